@@ -1,0 +1,517 @@
+//! The JSON-RPC 2.0 envelope: what every MCP message looks like before its method is known.
+//!
+//! Decoding is two-step on purpose. [`Message::decode`] reads only the envelope and keeps
+//! `params` / `result` as unparsed [`RawValue`]s; the receiver then parses them once, straight
+//! into the concrete type the `method` names. No trial parsing through untagged enums.
+
+use std::fmt;
+
+use serde::de::IgnoredAny;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+pub use serde_json::value::RawValue;
+
+/// A JSON-RPC request id: a string or an integer, never `null` (MCP forbids it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+/// A JSON-RPC error code. Open on purpose: a peer may send any integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// Invalid method parameters. MCP also uses it for unknown tools, prompts and resources.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// The connection closed before the answer came (SDK-side, as the Python SDK uses it).
+    pub const CONNECTION_CLOSED: ErrorCode = ErrorCode(-32000);
+    /// A request timed out on the client (SDK-side, as the Python SDK uses it).
+    pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32001);
+    /// Handshake-era "resource not found"; 2026-07-28 uses [`ErrorCode::INVALID_PARAMS`] instead.
+    pub const RESOURCE_NOT_FOUND_LEGACY: ErrorCode = ErrorCode(-32002);
+    /// An HTTP header disagrees with the body, or a required header is missing (2026-07-28).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// The request needs a client capability the client did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// The requested protocol version is not supported (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// 2025-11-25 only: the server needs a URL-mode elicitation first.
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Invalid JSON was received (-32700).
+pub const PARSE_ERROR: ErrorCode = ErrorCode::PARSE_ERROR;
+/// The JSON sent is not a valid request object (-32600).
+pub const INVALID_REQUEST: ErrorCode = ErrorCode::INVALID_REQUEST;
+/// The method does not exist or is not available (-32601).
+pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode::METHOD_NOT_FOUND;
+/// Invalid method parameters (-32602).
+pub const INVALID_PARAMS: ErrorCode = ErrorCode::INVALID_PARAMS;
+/// Internal error (-32603).
+pub const INTERNAL_ERROR: ErrorCode = ErrorCode::INTERNAL_ERROR;
+/// The connection closed before an answer came (-32000).
+pub const CONNECTION_CLOSED: ErrorCode = ErrorCode::CONNECTION_CLOSED;
+/// A request timed out (-32001).
+pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode::REQUEST_TIMEOUT;
+/// A header disagrees with the body (-32020).
+pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
+/// A required client capability is missing (-32021).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode =
+    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
+/// The protocol version is not supported (-32022).
+pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
+/// A URL elicitation is required first (-32042, 2025-11-25 only).
+pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode::URL_ELICITATION_REQUIRED;
+
+/// A JSON-RPC error object: what the peer's JSON-RPC layer sees when a request fails.
+///
+/// A tool may return one on purpose to fail the whole `tools/call` (the seed's `MCPError`):
+/// `code`, `message` and `data` reach the client verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpError {
+    /// The error code, e.g. [`INVALID_PARAMS`].
+    pub code: ErrorCode,
+    /// A short description, shown to the host.
+    pub message: String,
+    /// Anything else the receiver should know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl McpError {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> McpError {
+        McpError { code, message: message.into(), data: None }
+    }
+
+    /// Attaches `data`.
+    pub fn with_data(mut self, data: Value) -> McpError {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32602 with a message.
+    pub fn invalid_params(message: impl Into<String>) -> McpError {
+        McpError::new(INVALID_PARAMS, message)
+    }
+
+    /// -32600 with a message.
+    pub fn invalid_request(message: impl Into<String>) -> McpError {
+        McpError::new(INVALID_REQUEST, message)
+    }
+
+    /// -32603 with a message.
+    pub fn internal(message: impl Into<String>) -> McpError {
+        McpError::new(INTERNAL_ERROR, message)
+    }
+
+    /// -32601 `Method not found`, naming the method in `data`.
+    pub fn method_not_found(method: &str) -> McpError {
+        McpError::new(METHOD_NOT_FOUND, "Method not found").with_data(Value::from(method))
+    }
+
+    /// -32700 `Parse error`.
+    pub fn parse_error(detail: impl fmt::Display) -> McpError {
+        McpError::new(PARSE_ERROR, format!("Parse error: {detail}"))
+    }
+}
+
+impl fmt::Display for McpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for McpError {}
+
+/// A request: it expects exactly one [`Response`] with the same id.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Unique among the sender's in-flight requests.
+    pub id: RequestId,
+    /// The method, e.g. `tools/call`.
+    pub method: String,
+    /// The parameters, unparsed until the method is known.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification: no id, never answered.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method, e.g. `notifications/progress`.
+    pub method: String,
+    /// The parameters, unparsed until the method is known.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// The answer to a [`Request`]: a result or an error, never both.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the request; `None` (sent as `null`) only when it could not be read.
+    pub id: Option<RequestId>,
+    /// The result, or the JSON-RPC error.
+    pub result: Result<Box<RawValue>, McpError>,
+}
+
+/// Any JSON-RPC message. Batches are not part of MCP (removed in 2025-06-18).
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response(Response),
+}
+
+/// Why bytes did not decode into a [`Message`], and what to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecodeError {
+    /// Not JSON at all (-32700, answered with id `null`).
+    Parse(String),
+    /// JSON, but not a JSON-RPC message (-32600). The id, when it could be read, is echoed.
+    Invalid {
+        /// The request id, if the object had a valid one.
+        id: Option<RequestId>,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl DecodeError {
+    /// The error response the receiver should send back.
+    pub fn to_response(&self) -> Response {
+        match self {
+            DecodeError::Parse(detail) => {
+                Response { id: None, result: Err(McpError::parse_error(detail)) }
+            }
+            DecodeError::Invalid { id, reason } => Response {
+                id: id.clone(),
+                result: Err(McpError::invalid_request(format!("Invalid request: {reason}"))),
+            },
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Parse(detail) => write!(f, "parse error: {detail}"),
+            DecodeError::Invalid { reason, .. } => write!(f, "invalid message: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The envelope as it arrives: every member optional and loosely typed, so a malformed
+/// message still yields its id for the error answer.
+#[derive(Deserialize)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Box<RawValue>>,
+    result: Option<Box<RawValue>>,
+    error: Option<Value>,
+}
+
+/// Keeps `"id": null` apart from a missing id: a present `null` becomes `Some(Value::Null)`.
+fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(de).map(Some)
+}
+
+fn request_id(value: &Value) -> Option<RequestId> {
+    match value {
+        Value::String(s) => Some(RequestId::String(s.clone())),
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        _ => None,
+    }
+}
+
+impl Message {
+    /// Decodes one message from bytes (one stdio line, one HTTP body).
+    pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
+        match serde_json::from_slice::<Envelope>(bytes) {
+            Ok(envelope) => envelope.classify(),
+            // Valid JSON of the wrong shape (an array, a number, a duplicate key) is an invalid
+            // request, not a parse error; only re-check on this cold path.
+            Err(err) if serde_json::from_slice::<IgnoredAny>(bytes).is_ok() => {
+                Err(DecodeError::Invalid { id: None, reason: err.to_string() })
+            }
+            Err(err) => Err(DecodeError::Parse(err.to_string())),
+        }
+    }
+
+    /// Decodes one message from a string.
+    pub fn decode_str(text: &str) -> Result<Message, DecodeError> {
+        Message::decode(text.as_bytes())
+    }
+
+    /// Serializes the message as one line of JSON (no newline, none embedded).
+    pub fn encode(&self) -> String {
+        // Serializing our own types cannot fail: ids, strings, raw JSON and `Value`s only.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Appends the serialized message to `buf`.
+    pub fn encode_into(&self, buf: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail, and our types always serialize.
+        let _ = serde_json::to_writer(buf, self);
+    }
+}
+
+impl Envelope {
+    fn classify(self) -> Result<Message, DecodeError> {
+        let id = match &self.id {
+            Some(value) => request_id(value),
+            None => None,
+        };
+        let invalid = |reason: &str| DecodeError::Invalid { id: id.clone(), reason: reason.into() };
+        if self.jsonrpc != Some(Value::String("2.0".into())) {
+            return Err(invalid("\"jsonrpc\" must be \"2.0\""));
+        }
+        if let Some(method) = self.method {
+            let Value::String(method) = method else {
+                return Err(invalid("\"method\" must be a string"));
+            };
+            if self.result.is_some() || self.error.is_some() {
+                return Err(invalid("a request cannot carry \"result\" or \"error\""));
+            }
+            return match self.id {
+                None => Ok(Message::Notification(Notification { method, params: self.params })),
+                Some(_) => match id {
+                    Some(id) => Ok(Message::Request(Request { id, method, params: self.params })),
+                    None => Err(invalid("\"id\" must be a string or an integer")),
+                },
+            };
+        }
+        if self.params.is_some() {
+            return Err(invalid("\"params\" without \"method\""));
+        }
+        let result = match (self.result, self.error) {
+            (Some(result), None) => Ok(result),
+            (None, Some(error)) => {
+                Err(serde_json::from_value::<McpError>(error).map_err(|_| {
+                    invalid("\"error\" must be an object with \"code\" and \"message\"")
+                })?)
+            }
+            (Some(_), Some(_)) => {
+                return Err(invalid("a response has \"result\" or \"error\", not both"));
+            }
+            (None, None) => return Err(invalid("missing \"method\", \"result\" or \"error\"")),
+        };
+        match (&self.id, id.clone()) {
+            (Some(_), Some(id)) => Ok(Message::Response(Response { id: Some(id), result })),
+            (Some(Value::Null), None) if result.is_err() => {
+                Ok(Message::Response(Response { id: None, result }))
+            }
+            _ => Err(invalid("a response needs the request's \"id\"")),
+        }
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(r) => r.serialize(serializer),
+            Message::Notification(n) => n.serialize(serializer),
+            Message::Response(r) => r.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for Request {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Request", 4)?;
+        s.serialize_field("jsonrpc", "2.0")?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("method", &self.method)?;
+        if let Some(params) = &self.params {
+            s.serialize_field("params", params)?;
+        }
+        s.end()
+    }
+}
+
+impl Serialize for Notification {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Notification", 3)?;
+        s.serialize_field("jsonrpc", "2.0")?;
+        s.serialize_field("method", &self.method)?;
+        if let Some(params) = &self.params {
+            s.serialize_field("params", params)?;
+        }
+        s.end()
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Response", 3)?;
+        s.serialize_field("jsonrpc", "2.0")?;
+        s.serialize_field("id", &self.id)?;
+        match &self.result {
+            Ok(result) => s.serialize_field("result", result)?,
+            Err(error) => s.serialize_field("error", error)?,
+        }
+        s.end()
+    }
+}
+
+/// Serializes `value` into a [`RawValue`], ready to embed as `params` or `result`.
+pub fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+impl Request {
+    /// A request whose params are serialized from `params`.
+    pub fn new(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: &impl Serialize,
+    ) -> Result<Request, serde_json::Error> {
+        Ok(Request { id: id.into(), method: method.into(), params: Some(to_raw(params)?) })
+    }
+}
+
+impl Notification {
+    /// A notification whose params are serialized from `params`.
+    pub fn new(
+        method: impl Into<String>,
+        params: &impl Serialize,
+    ) -> Result<Notification, serde_json::Error> {
+        Ok(Notification { method: method.into(), params: Some(to_raw(params)?) })
+    }
+}
+
+impl Response {
+    /// A successful response.
+    pub fn ok(id: RequestId, result: Box<RawValue>) -> Response {
+        Response { id: Some(id), result: Ok(result) }
+    }
+
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: McpError) -> Response {
+        Response { id, result: Err(error) }
+    }
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Message {
+        Message::Request(r)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Message {
+        Message::Notification(n)
+    }
+}
+
+impl From<Response> for Message {
+    fn from(r: Response) -> Message {
+        Message::Response(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check_roundtrip(line: &str) {
+        let message = Message::decode_str(line).expect("decodes");
+        assert_eq!(message.encode(), line);
+    }
+
+    #[test]
+    fn envelopes_roundtrip_byte_for_byte() {
+        check_roundtrip(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        check_roundtrip(
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"cursor":"x"}}"#,
+        );
+        check_roundtrip(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        check_roundtrip(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        check_roundtrip(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        );
+    }
+
+    #[track_caller]
+    fn check_invalid(line: &str, id: Option<RequestId>) {
+        match Message::decode_str(line) {
+            Err(DecodeError::Invalid { id: got, .. }) => assert_eq!(got, id, "{line}"),
+            other => panic!("{line}: expected invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_envelopes_keep_their_id() {
+        check_invalid(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, Some(RequestId::Number(3)));
+        check_invalid(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, None);
+        check_invalid(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, None);
+        check_invalid(r#"{"jsonrpc":"2.0","id":"x","method":5}"#, Some("x".into()));
+        check_invalid(r#"{"jsonrpc":"2.0","id":2}"#, Some(RequestId::Number(2)));
+        check_invalid(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, None);
+        check_invalid(r#"42"#, None);
+    }
+
+    #[test]
+    fn garbage_is_a_parse_error() {
+        assert!(matches!(
+            Message::decode_str(r#"{"jsonrpc":"2.0","id":1,"method":"#),
+            Err(DecodeError::Parse(_))
+        ));
+        assert!(matches!(Message::decode(b"\xff\xfe"), Err(DecodeError::Parse(_))));
+    }
+}
