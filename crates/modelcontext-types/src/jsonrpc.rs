@@ -195,7 +195,7 @@ pub struct Notification {
 /// The answer to a [`Request`]: a result or an error, never both.
 #[derive(Debug, Clone)]
 pub struct Response {
-    /// The id of the request; `None` (sent as `null`) only when it could not be read.
+    /// The id of the request; `None` (the member is omitted) only when it could not be read.
     pub id: Option<RequestId>,
     /// The result, or the JSON-RPC error.
     pub result: Result<Box<RawValue>, McpError>,
@@ -215,7 +215,7 @@ pub enum Message {
 /// Why bytes did not decode into a [`Message`], and what to answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DecodeError {
-    /// Not JSON at all (-32700, answered with id `null`).
+    /// Not JSON at all (-32700, answered without an id).
     Parse(String),
     /// JSON, but not a JSON-RPC message (-32600). The id, when it could be read, is echoed.
     Invalid {
@@ -352,7 +352,7 @@ impl Envelope {
         };
         match (&self.id, id.clone()) {
             (Some(_), Some(id)) => Ok(Message::Response(Response { id: Some(id), result })),
-            (Some(Value::Null), None) if result.is_err() => {
+            (None | Some(Value::Null), None) if result.is_err() => {
                 Ok(Message::Response(Response { id: None, result }))
             }
             _ => Err(invalid("a response needs the request's \"id\"")),
@@ -399,7 +399,11 @@ impl Serialize for Response {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("Response", 3)?;
         s.serialize_field("jsonrpc", "2.0")?;
-        s.serialize_field("id", &self.id)?;
+        // An unreadable id is omitted: the MCP schema (2025-11-25 on) types `id` as string or
+        // integer, so JSON-RPC's `"id": null` would not validate.
+        if let Some(id) = &self.id {
+            s.serialize_field("id", id)?;
+        }
         match &self.result {
             Ok(result) => s.serialize_field("result", result)?,
             Err(error) => s.serialize_field("error", error)?,
@@ -482,8 +486,14 @@ mod tests {
         );
         check_roundtrip(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         check_roundtrip(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
-        check_roundtrip(
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        check_roundtrip(r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#);
+        // A JSON-RPC `null` id is read, and written back the MCP way: omitted.
+        let null_id =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+        let decoded = Message::decode_str(null_id).expect("decodes");
+        assert_eq!(
+            decoded.encode(),
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#
         );
     }
 

@@ -7,8 +7,47 @@
 //! a definition in every revision: fields a revision lacks are `Option`s that stay absent.
 //! Unknown members of `_meta` and of extension objects are kept and survive a round trip.
 
+pub mod capabilities;
+pub mod completion;
+pub mod content;
+pub mod elicitation;
+pub mod errors;
 pub mod jsonrpc;
+pub mod lifecycle;
+pub mod logging;
+pub mod messages;
+pub mod meta;
+pub mod mrtr;
+pub mod notifications;
+mod num;
+pub mod prompts;
+pub mod resources;
+pub mod result;
+pub mod roots;
+pub mod sampling;
+pub mod schema;
+pub mod subscriptions;
+pub mod tools;
 pub mod version;
 
+pub use capabilities::*;
+pub use completion::*;
+pub use content::*;
+pub use elicitation::*;
+pub use errors::*;
 pub use jsonrpc::*;
+pub use lifecycle::*;
+pub use logging::*;
+pub use messages::*;
+pub use meta::*;
+pub use mrtr::*;
+pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
+pub use result::*;
+pub use roots::*;
+pub use sampling::*;
+pub use schema::*;
+pub use subscriptions::*;
+pub use tools::*;
 pub use version::*;

@@ -1,1 +1,7 @@
-//! Integration tests.
+//! The integration tests: one crate, through public API and wire bytes only.
+
+mod bad_input;
+mod engine;
+mod seed;
+mod stdio;
+mod support;

@@ -1,0 +1,111 @@
+//! The options inside `#[tool(...)]`, `#[prompt(...)]` and `#[resource("uri", ...)]`.
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, format_ident, quote};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Ident, LitBool, LitStr};
+
+use crate::signature::Kind;
+
+/// Options shared by the three item macros; each kind accepts a subset (see [`keys`]).
+#[derive(Default)]
+pub struct Options {
+    /// `name = "..."`: overrides the function's name.
+    pub name: Option<LitStr>,
+    /// `title = "..."`: a human-readable title.
+    pub title: Option<LitStr>,
+    /// `description = "..."`: overrides the doc comment.
+    pub description: Option<LitStr>,
+    /// `mime_type = "..."` (resources).
+    pub mime_type: Option<LitStr>,
+    /// `annotations(...)` (tools).
+    pub annotations: Option<Annotations>,
+}
+
+/// `annotations(title = "...", read_only = true, ...)`: the fields of `ToolAnnotations` to set.
+#[derive(Default)]
+pub struct Annotations {
+    fields: Vec<(Ident, TokenStream)>,
+}
+
+/// The option keys `kind` accepts.
+fn keys(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Tool => &["name", "title", "description", "annotations"],
+        Kind::Resource => &["name", "title", "description", "mime_type"],
+        Kind::Prompt => &["name", "title", "description"],
+    }
+}
+
+impl Options {
+    /// Parses a comma-separated option list such as `name = "x", title = "X"`.
+    pub fn parse(tokens: TokenStream, kind: Kind) -> syn::Result<Options> {
+        let mut options = Options::default();
+        let parser = syn::meta::parser(|meta| options.parse_one(&meta, kind));
+        parser.parse2(tokens)?;
+        Ok(options)
+    }
+
+    fn parse_one(&mut self, meta: &ParseNestedMeta, kind: Kind) -> syn::Result<()> {
+        let key = meta.path.to_token_stream().to_string();
+        match key.as_str() {
+            _ if !keys(kind).contains(&key.as_str()) => Err(meta.error(format!(
+                "unknown `#[{}]` option `{key}`; expected one of: {}",
+                kind.name(),
+                keys(kind).join(", ")
+            ))),
+            "name" => set(&mut self.name, meta, meta.value()?.parse()?),
+            "title" => set(&mut self.title, meta, meta.value()?.parse()?),
+            "description" => set(&mut self.description, meta, meta.value()?.parse()?),
+            "mime_type" => set(&mut self.mime_type, meta, meta.value()?.parse()?),
+            "annotations" => set(&mut self.annotations, meta, Annotations::parse(meta)?),
+            _ => unreachable!("`{key}` is in keys() but has no parser"),
+        }
+    }
+}
+
+impl Annotations {
+    fn parse(meta: &ParseNestedMeta) -> syn::Result<Annotations> {
+        let mut annotations = Annotations::default();
+        meta.parse_nested_meta(|inner| {
+            let key = inner.path.to_token_stream().to_string();
+            let value = match key.as_str() {
+                "title" => {
+                    let title: LitStr = inner.value()?.parse()?;
+                    quote!(::std::option::Option::Some(::std::string::String::from(#title)))
+                }
+                "read_only" | "destructive" | "idempotent" | "open_world" => {
+                    let hint: LitBool = inner.value()?.parse()?;
+                    quote!(::std::option::Option::Some(#hint))
+                }
+                _ => return Err(inner.error(format!(
+                    "unknown annotation `{key}`; expected one of: title, read_only, destructive, idempotent, open_world"
+                ))),
+            };
+            let field = if key == "title" { format_ident!("title") } else { format_ident!("{key}_hint") };
+            annotations.fields.push((field, value));
+            Ok(())
+        })?;
+        Ok(annotations)
+    }
+
+    /// A `ToolAnnotations` literal with the given fields set and the rest defaulted.
+    pub fn to_expr(&self) -> TokenStream {
+        let fields = self.fields.iter().map(|(field, value)| quote!(#field: #value));
+        quote! {
+            ::modelcontext::types::ToolAnnotations {
+                #(#fields,)*
+                ..::std::default::Default::default()
+            }
+        }
+    }
+}
+
+fn set<T>(slot: &mut Option<T>, meta: &ParseNestedMeta, value: T) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error("this option is given twice"));
+    }
+    *slot = Some(value);
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! `#[resource("uri or template", ...)]` on a free function.
+//!
+//! ```text
+//! /// A book's text.
+//! #[resource("books://{title}")]
+//! async fn book(title: String) -> Result<String, ResourceError> { .. }
+//! ```
+//! keeps the function and adds:
+//! ```text
+//! #[doc(hidden)]
+//! mod book {
+//!     use super::*;
+//!     #[derive(Deserialize, JsonSchema)]
+//!     pub struct Params { pub title: String }
+//!     pub fn resource() -> ::modelcontext::ResourceDef {
+//!         ::modelcontext::ResourceDef::new("books://{title}", |params: Params| async move { super::book(params.title).await })
+//!             .name("book")
+//!             .description("A book's text.")
+//!     }
+//! }
+//! ```
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr, Token};
+
+use crate::args_struct::{args_struct, assertions};
+use crate::handler::{Callee, closure, description, fn_module, needs_struct, setter};
+use crate::options::Options;
+use crate::signature::{Kind, Param, Signature, both, parse_item_fn};
+use crate::tool::with_error;
+
+/// Expands `#[resource(attr)] item`.
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut func = match parse_item_fn(item, Kind::Resource) {
+        Ok(func) => func,
+        Err((error, item)) => return with_error(item, error),
+    };
+    let attr = parse_attr(attr);
+    let sig = Signature::parse(&mut func.sig, Kind::Resource, false);
+    let expanded = both(attr, sig).and_then(|((uri, options), sig)| {
+        check_params(&uri, &sig)?;
+        Ok(module(&func, &sig, &uri, &options))
+    });
+    match expanded {
+        Ok(module) => quote!(#func #module),
+        Err(error) => with_error(quote!(#func), error),
+    }
+}
+
+/// `"uri", option = value, ...`
+fn parse_attr(attr: TokenStream) -> syn::Result<(LitStr, Options)> {
+    if attr.is_empty() {
+        let message =
+            "`#[resource]` needs a URI or URI template, like `#[resource(\"books://{title}\")]`";
+        return Err(syn::Error::new(Span::call_site(), message));
+    }
+    let parser = |input: ParseStream| {
+        let uri: LitStr = input.parse()?;
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+        Ok((uri, Options::parse(input.parse()?, Kind::Resource)?))
+    };
+    parser.parse2(attr)
+}
+
+/// The parameters (other than a `Context`) must be exactly the template's variables.
+fn check_params(uri: &LitStr, sig: &Signature) -> syn::Result<()> {
+    let variables =
+        template_variables(&uri.value()).map_err(|message| syn::Error::new(uri.span(), message))?;
+    let params: BTreeSet<String> = sig.args().map(Param::wire_name).collect();
+    if variables == params {
+        return Ok(());
+    }
+    let message = format!(
+        "the parameters of `{}` must be the variables of its URI template\n  template variables:  {}\n  function parameters: {}",
+        sig.ident.unraw(),
+        list(&variables),
+        list(&params),
+    );
+    Err(syn::Error::new(uri.span(), message))
+}
+
+fn list(names: &BTreeSet<String>) -> String {
+    match names.is_empty() {
+        true => "(none)".to_owned(),
+        false => names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// The variable names of an RFC 6570 template: `{title}`, `{+path}`, `{?q,page}`, `{id:3}`,
+/// `{list*}` name `title`, `path`, `q`, `page`, `id` and `list`.
+fn template_variables(template: &str) -> Result<BTreeSet<String>, String> {
+    let mut names = BTreeSet::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(length) = rest[start..].find('}') else {
+            return Err("this URI template has a `{` without its `}`".to_owned());
+        };
+        let expression = &rest[start + 1..start + length];
+        let expression = expression.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for spec in expression.split(',') {
+            let name = spec.split(':').next().unwrap_or_default().trim_end_matches('*');
+            if name.is_empty() {
+                return Err(format!(
+                    "this URI template has an empty variable in `{{{expression}}}`"
+                ));
+            }
+            names.insert(name.to_owned());
+        }
+        rest = &rest[start + length + 1..];
+    }
+    Ok(names)
+}
+
+fn module(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) -> TokenStream {
+    let fn_name = &sig.ident;
+    let params: Vec<&Param> = sig.args().collect();
+    let params_ty = needs_struct(sig).then(|| quote!(Params));
+    let params_struct = params_ty.as_ref().map(|_| args_struct(&format_ident!("Params"), &params));
+    let param_checks = assertions(&params, "assert_resource_param");
+    let result_check = sig.output.as_ref().map(|ty| {
+        quote_spanned!(ty.span()=> ::modelcontext::__private::assert_resource_result::<#ty>();)
+    });
+    let callee = Callee { path: quote!(super::#fn_name), shares_self: false };
+    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"));
+    let name =
+        options.name.as_ref().map(LitStr::value).unwrap_or_else(|| fn_name.unraw().to_string());
+    let description = description(options.description.as_ref(), &func.attrs);
+    let mime_type = setter("mime_type", options.mime_type.as_ref());
+    let title = setter("title", options.title.as_ref());
+    let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
+    let constructor = quote! {
+        #[doc = #doc]
+        pub fn resource() -> ::modelcontext::ResourceDef {
+            #param_checks
+            #result_check
+            ::modelcontext::ResourceDef::new(#uri, #handler)
+                .name(#name) #description #mime_type #title
+        }
+    };
+    fn_module(func, params_struct, constructor)
+}

@@ -1,0 +1,13 @@
+use modelcontext::tool;
+
+struct Bookshop;
+
+impl Bookshop {
+    /// Count the books.
+    #[tool]
+    fn count(&self) -> String {
+        "0".to_owned()
+    }
+}
+
+fn main() {}

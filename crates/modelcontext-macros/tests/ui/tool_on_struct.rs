@@ -1,0 +1,8 @@
+use modelcontext::tool;
+
+#[tool]
+struct Bookshop {
+    books: Vec<String>,
+}
+
+fn main() {}

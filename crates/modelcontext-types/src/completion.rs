@@ -1,0 +1,102 @@
+//! Argument completion: `completion/complete`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Meta, RequestMeta, ResultType};
+
+/// What is being completed: a prompt's argument or a resource template's variable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Reference {
+    /// `"ref/prompt"`: an argument of a prompt.
+    #[serde(rename = "ref/prompt")]
+    Prompt(PromptReference),
+    /// `"ref/resource"`: a variable of a resource template.
+    #[serde(rename = "ref/resource")]
+    Resource(ResourceTemplateReference),
+}
+
+/// A prompt, by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptReference {
+    /// The prompt's name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// A resource template, by URI template (or a resource, by URI).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateReference {
+    /// The URI template or URI.
+    pub uri: String,
+}
+
+/// The argument being completed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionArgument {
+    /// Its name.
+    pub name: String,
+    /// What the user typed so far.
+    pub value: String,
+}
+
+/// Already-resolved arguments, to narrow suggestions (2025-06-18+).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionContext {
+    /// Values of other arguments, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<BTreeMap<String, String>>,
+}
+
+/// Params of `completion/complete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// What is being completed.
+    #[serde(rename = "ref")]
+    pub reference: Reference,
+    /// The argument and its partial value.
+    pub argument: CompletionArgument,
+    /// Other arguments already chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<CompletionContext>,
+}
+
+/// The suggestions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// At most 100 values.
+    pub values: Vec<String>,
+    /// How many values exist in all, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Whether more values exist than were sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+/// The answer to `completion/complete`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// The suggestions.
+    pub completion: Completion,
+}

@@ -1,0 +1,133 @@
+//! Who a peer is ([`Implementation`], [`Icon`]) and how a conversation starts: the handshake
+//! era's `initialize` and the modern era's `server/discover`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{CacheScope, ClientCapabilities, Meta, RequestMeta, ResultType, ServerCapabilities};
+
+/// The name and version of an MCP implementation (`clientInfo`, `serverInfo`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Version string.
+    pub version: String,
+    /// What the implementation does (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Home page (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// Icons to show for it (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+}
+
+impl Implementation {
+    /// An implementation with a name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Implementation {
+        Implementation { name: name.into(), version: version.into(), ..Implementation::default() }
+    }
+}
+
+/// An icon for an implementation, tool, prompt or resource (2025-11-25+).
+///
+/// Renderers treat icons as untrusted: only `https:` and `data:` sources (spec `basic/index.mdx`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// An `https:` URL or a `data:` URI.
+    pub src: String,
+    /// MIME type, when the source does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes the icon suits, e.g. `"48x48"` or `"any"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// The background theme the icon is drawn for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<IconTheme>,
+}
+
+impl Icon {
+    /// An icon from a source URL.
+    pub fn new(src: impl Into<String>) -> Icon {
+        Icon { src: src.into(), ..Icon::default() }
+    }
+}
+
+/// The theme an [`Icon`] is drawn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IconTheme {
+    /// For light backgrounds.
+    Light,
+    /// For dark backgrounds.
+    Dark,
+}
+
+/// Params of `initialize` (handshake era only; removed in 2026-07-28).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The newest revision the client supports.
+    pub protocol_version: String,
+    /// What the client supports.
+    pub capabilities: ClientCapabilities,
+    /// Who the client is.
+    pub client_info: Implementation,
+}
+
+/// The answer to `initialize`: the negotiated revision and what the server supports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (never sent by handshake-era servers; kept for symmetry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// The client's revision when the server supports it, else the server's newest
+    /// (spec `basic/lifecycle.mdx`, "Version Negotiation").
+    pub protocol_version: String,
+    /// What the server supports.
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// How to use the server, for the model's system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// The answer to `server/discover` (2026-07-28; servers MUST implement it). Cacheable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// Result metadata; SHOULD carry [`crate::SERVER_INFO_META_KEY`].
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Every revision the server speaks.
+    pub supported_versions: Vec<String>,
+    /// What the server supports.
+    pub capabilities: ServerCapabilities,
+    /// How to use the server, for the model's system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// How long the result may be cached, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}

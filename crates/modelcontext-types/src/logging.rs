@@ -1,0 +1,75 @@
+//! Logging: `notifications/message` and its levels.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{Meta, RequestMeta};
+
+/// A log level (RFC 5424 severities), ordered from least to most severe.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum LoggingLevel {
+    /// Debug-level messages.
+    #[default]
+    Debug,
+    /// Informational messages.
+    Info,
+    /// Normal but significant conditions.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LoggingLevel {
+    /// The wire name, e.g. `"warning"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoggingLevel::Debug => "debug",
+            LoggingLevel::Info => "info",
+            LoggingLevel::Notice => "notice",
+            LoggingLevel::Warning => "warning",
+            LoggingLevel::Error => "error",
+            LoggingLevel::Critical => "critical",
+            LoggingLevel::Alert => "alert",
+            LoggingLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// Params of `logging/setLevel` (handshake era only; 2026-07-28 uses
+/// [`crate::LOG_LEVEL_META_KEY`] per request instead).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetLevelRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The lowest level the client wants.
+    pub level: LoggingLevel,
+}
+
+/// Params of `notifications/message`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggingMessageNotificationParams {
+    /// Notification metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Severity.
+    pub level: LoggingLevel,
+    /// Which logger wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// The message: any JSON value.
+    pub data: Value,
+}

@@ -1,0 +1,140 @@
+//! `_meta` objects and the parameter shapes every request and notification shares.
+//!
+//! Since 2026-07-28 every client request carries its protocol version, capabilities and
+//! identity in `params._meta` (spec `basic/index.mdx`, "Request metadata"); [`RequestMeta`]
+//! types those keys and keeps every other key verbatim.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ClientCapabilities, Implementation, LoggingLevel};
+
+/// An open `_meta` object: unknown keys survive a round trip.
+pub type Meta = serde_json::Map<String, serde_json::Value>;
+
+/// `_meta` key of the protocol revision a modern request speaks (required since 2026-07-28).
+pub const PROTOCOL_VERSION_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client's capabilities on a modern request (required since 2026-07-28).
+pub const CLIENT_CAPABILITIES_META_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the client's self-reported identity (SHOULD since 2026-07-28).
+pub const CLIENT_INFO_META_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of the log level a request asks for (2026-07-28; replaces `logging/setLevel`).
+pub const LOG_LEVEL_META_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of the server's identity on results (SHOULD since 2026-07-28).
+pub const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key tagging listen-stream notifications with the `subscriptions/listen` request id.
+pub const SUBSCRIPTION_ID_META_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+/// `_meta` key of a request's progress token.
+pub const PROGRESS_TOKEN_META_KEY: &str = "progressToken";
+
+/// A progress token: a string or an integer, unique among the sender's active requests.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProgressToken {
+    /// An integer token.
+    Number(i64),
+    /// A string token.
+    String(String),
+}
+
+impl From<i64> for ProgressToken {
+    fn from(n: i64) -> Self {
+        ProgressToken::Number(n)
+    }
+}
+
+impl From<String> for ProgressToken {
+    fn from(s: String) -> Self {
+        ProgressToken::String(s)
+    }
+}
+
+impl From<&str> for ProgressToken {
+    fn from(s: &str) -> Self {
+        ProgressToken::String(s.to_owned())
+    }
+}
+
+/// The `_meta` of a request's params: the typed per-request fields plus every other key.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestMeta {
+    /// Asks for `notifications/progress` tagged with this token.
+    #[serde(rename = "progressToken", default, skip_serializing_if = "Option::is_none")]
+    pub progress_token: Option<ProgressToken>,
+    /// The revision this request speaks; its presence marks a modern (2026-07-28+) request.
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub protocol_version: Option<String>,
+    /// The client's capabilities for this request (modern era; required there).
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_capabilities: Option<ClientCapabilities>,
+    /// The client's self-reported identity; a server MUST NOT require it.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<Implementation>,
+    /// The lowest level of `notifications/message` the client wants for this request; without
+    /// it a modern server MUST NOT log to this request (spec 2026-07-28 `utilities/logging`).
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_level: Option<LoggingLevel>,
+    /// Every other key, kept verbatim (`traceparent`, extension keys, ...).
+    #[serde(flatten)]
+    pub other: Meta,
+}
+
+impl RequestMeta {
+    /// Metadata for a modern request: version, capabilities and client identity.
+    pub fn modern(
+        protocol_version: impl Into<String>,
+        client_capabilities: ClientCapabilities,
+        client_info: Option<Implementation>,
+    ) -> RequestMeta {
+        RequestMeta {
+            protocol_version: Some(protocol_version.into()),
+            client_capabilities: Some(client_capabilities),
+            client_info,
+            ..RequestMeta::default()
+        }
+    }
+}
+
+/// Params of a request that carries only `_meta` (`ping`, `server/discover`, `roots/list`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// Params of a notification that carries only `_meta` (the `list_changed` family).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NotificationParams {
+    /// Notification metadata; on a listen stream it carries [`SUBSCRIPTION_ID_META_KEY`].
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Params of the paginated list requests (`tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginatedRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The opaque cursor from the previous page's `nextCursor`; `""` is a valid cursor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}

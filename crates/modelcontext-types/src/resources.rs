@@ -1,0 +1,290 @@
+//! Resources: data a server exposes by URI, listed, templated, read and watched.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Annotations, CacheScope, Icon, InputResponses, Meta, RequestMeta, ResultType};
+
+/// A resource the server can read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// The resource's URI.
+    pub uri: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the resource is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Size in bytes, before any encoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Icons (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Resource {
+    /// A resource with a URI and a name.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Resource {
+        Resource { uri: uri.into(), name: name.into(), ..Resource::default() }
+    }
+}
+
+/// A family of resources named by an RFC 6570 URI template.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// The RFC 6570 URI template.
+    pub uri_template: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the resources are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type, when all matching resources share one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Icons (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ResourceTemplate {
+    /// A template with a URI template and a name.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> ResourceTemplate {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            ..ResourceTemplate::default()
+        }
+    }
+}
+
+/// Text contents of a resource.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The text.
+    pub text: String,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Binary contents of a resource, base64-encoded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The base64-encoded bytes.
+    pub blob: String,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// The contents of a resource: text or a blob. The wire has no tag; `text` or `blob` decides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// Text contents.
+    Text(TextResourceContents),
+    /// Binary contents.
+    Blob(BlobResourceContents),
+}
+
+impl ResourceContents {
+    /// Text contents of `uri`.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> ResourceContents {
+        ResourceContents::Text(TextResourceContents {
+            uri: uri.into(),
+            text: text.into(),
+            ..TextResourceContents::default()
+        })
+    }
+
+    /// Binary contents of `uri`, already base64-encoded.
+    pub fn blob(uri: impl Into<String>, blob_b64: impl Into<String>) -> ResourceContents {
+        ResourceContents::Blob(BlobResourceContents {
+            uri: uri.into(),
+            blob: blob_b64.into(),
+            ..BlobResourceContents::default()
+        })
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> ResourceContents {
+        let slot = match &mut self {
+            ResourceContents::Text(t) => &mut t.mime_type,
+            ResourceContents::Blob(b) => &mut b.mime_type,
+        };
+        *slot = Some(mime_type.into());
+        self
+    }
+
+    /// The URI.
+    pub fn uri(&self) -> &str {
+        match self {
+            ResourceContents::Text(t) => &t.uri,
+            ResourceContents::Blob(b) => &b.uri,
+        }
+    }
+}
+
+impl From<TextResourceContents> for ResourceContents {
+    fn from(c: TextResourceContents) -> Self {
+        ResourceContents::Text(c)
+    }
+}
+
+impl From<BlobResourceContents> for ResourceContents {
+    fn from(c: BlobResourceContents) -> Self {
+        ResourceContents::Blob(c)
+    }
+}
+
+/// The answer to `resources/list`. Cacheable, paginated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResourcesResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// This page of resources.
+    pub resources: Vec<Resource>,
+    /// The cursor of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// How long the result may be cached, in milliseconds (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the result; the same on every page (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+/// The answer to `resources/templates/list`. Cacheable, paginated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResourceTemplatesResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// This page of templates.
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// The cursor of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// How long the result may be cached, in milliseconds (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the result; the same on every page (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+/// Params of `resources/read`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadResourceRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The URI to read.
+    pub uri: String,
+    /// MRTR retry: the answers to the previous `inputRequests`, by key (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// MRTR retry: the previous `requestState`, echoed byte for byte (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+/// The answer to `resources/read`. Cacheable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadResourceResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// The contents; 2026-07-28 forbids an empty list for a missing resource (use -32602).
+    pub contents: Vec<ResourceContents>,
+    /// How long the result may be cached, in milliseconds (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the result (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+/// Params of `resources/subscribe` (handshake era only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribeRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The URI to watch.
+    pub uri: String,
+}
+
+/// Params of `resources/unsubscribe` (handshake era only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnsubscribeRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The URI to stop watching.
+    pub uri: String,
+}
+
+/// Params of `notifications/resources/updated`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceUpdatedNotificationParams {
+    /// Notification metadata; on a listen stream it carries the subscription id.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The URI that changed (possibly a sub-resource of the one subscribed to).
+    pub uri: String,
+}

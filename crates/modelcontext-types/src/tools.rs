@@ -1,0 +1,174 @@
+//! Tools: functions the model can call through the server.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{
+    CacheScope, ContentBlock, Icon, InputResponses, JsonObject, Meta, RequestMeta, ResultType,
+};
+
+/// A tool the server offers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Unique name; SHOULD be 1-128 characters of `[A-Za-z0-9_.-]`.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments: an object schema with `"type": "object"`, never null.
+    /// Unknown keywords are kept verbatim (spec 2025-11-25 `server/tools.mdx`).
+    pub input_schema: JsonObject,
+    /// JSON Schema of `structuredContent` (2025-06-18+; any schema since 2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints; untrusted unless the server is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// 2025-11-25 tasks: `{"taskSupport": ...}`, kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Tool {
+    /// A tool with a name and an input schema.
+    pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Tool {
+        Tool { name: name.into(), input_schema, ..Tool::default() }
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Tool {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// Hints about a tool's behaviour. All default as the spec says when absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy data (default true; meaningful only when not read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches an open world of external entities (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// The answer to `tools/list`. Cacheable, paginated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// This page of tools, in a deterministic order.
+    pub tools: Vec<Tool>,
+    /// The cursor of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// How long the result may be cached, in milliseconds (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the result; the same on every page (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+/// Params of `tools/call`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolRequestParams {
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The tool to call.
+    pub name: String,
+    /// The arguments, checked against the tool's `inputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<JsonObject>,
+    /// MRTR retry: the answers to the previous `inputRequests`, by key (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// MRTR retry: the previous `requestState`, echoed byte for byte (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+    /// 2025-11-25 tasks: run as a task (`{"ttl": ...}`), kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Value>,
+}
+
+impl CallToolRequestParams {
+    /// A call of `name` with `arguments`.
+    pub fn new(name: impl Into<String>, arguments: Option<JsonObject>) -> CallToolRequestParams {
+        CallToolRequestParams { name: name.into(), arguments, ..CallToolRequestParams::default() }
+    }
+}
+
+/// The answer to `tools/call`.
+///
+/// A failure the model should see (bad arguments, a failed API call) is a result with
+/// `isError: true`, not a JSON-RPC error (spec 2025-11-25 `server/tools.mdx`, "Error Handling").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result kind (2026-07-28+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Unstructured result, for the model.
+    pub content: Vec<ContentBlock>,
+    /// Structured result, conforming to the tool's `outputSchema` (2025-06-18+; an object
+    /// until 2025-11-25, any JSON value since 2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the call failed. An `Option` so that an explicit `"isError": false` survives a
+    /// round trip; absent means false (use [`CallToolResult::is_error`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+impl CallToolResult {
+    /// A successful result.
+    pub fn success(content: Vec<ContentBlock>) -> CallToolResult {
+        CallToolResult { content, ..CallToolResult::default() }
+    }
+
+    /// A failed result (`isError: true`) the model can read and react to.
+    pub fn error(content: Vec<ContentBlock>) -> CallToolResult {
+        CallToolResult { content, is_error: Some(true), ..CallToolResult::default() }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    }
+
+    /// Whether the call failed (`isError` absent counts as false).
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+}

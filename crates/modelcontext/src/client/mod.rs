@@ -1,0 +1,432 @@
+//! The client: connect to any MCP server, in either era, and call what it exposes.
+//!
+//! [`Client::connect`] returns a client that is ready: the era is chosen and, for the
+//! handshake era, `initialize` is done. There is no "call initialize first" error to meet.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), modelcontext::Error> {
+//! use modelcontext::{Client, ChildProcess};
+//! let client = Client::connect(ChildProcess::new("bookshop").spawn()?).await?;
+//! let result = client.call_tool("get_author", serde_json::json!({"title": "Dune"})).await?;
+//! assert!(!result.is_error);
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use modelcontext_types::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientNotification,
+    CompleteRequestParams, CompleteResult, CompletionArgument, DiscoverResult, Era,
+    GetPromptRequestParams, GetPromptResult, Implementation, InitializeRequestParams,
+    InitializeResult, LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, McpError, Notification,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference, Request,
+    RequestMeta, RequestParams, ResultType, ServerCapabilities, Tool, era_of, to_raw,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+
+use crate::Error;
+use crate::engine::{Dispatch, Outcome, Peer, Reply, RequestOptions, Stop};
+use crate::transport::Transport;
+
+/// The default time a request may take before the client gives up on it.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which protocol era the client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EraMode {
+    /// Probe with `server/discover`; fall back to `initialize` on any error (the spec's
+    /// dual-era client rule: the fallback is not keyed to one error code).
+    #[default]
+    Auto,
+    /// Always `initialize` (2025-11-25 offered, older revisions accepted).
+    Handshake,
+    /// Always the stateless 2026-07-28 wire, without a probe.
+    Modern,
+}
+
+/// Builds a [`Client`] with options.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    info: Implementation,
+    mode: EraMode,
+    timeout: Option<Duration>,
+    capabilities: ClientCapabilities,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            info: Implementation {
+                name: "modelcontext".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                ..Default::default()
+            },
+            mode: EraMode::Auto,
+            timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            capabilities: ClientCapabilities::default(),
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// Sets the `clientInfo` name and version.
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self.info.version = version.into();
+        self
+    }
+
+    /// Chooses the era (default [`EraMode::Auto`]).
+    pub fn era(mut self, mode: EraMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets the per-request timeout (default 60 s); `None` waits forever.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Connects over `transport` and negotiates.
+    pub async fn connect(self, transport: impl Transport) -> Result<Client, Error> {
+        let (peer, run, stop) = crate::engine::start(transport.open(), ClientDispatch);
+        let engine = tokio::spawn(run);
+        let mut client = Client {
+            peer,
+            engine: Some(engine),
+            stop: Some(stop),
+            options: self,
+            era: Era::Handshake,
+            protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
+            server_info: None,
+            server_capabilities: ServerCapabilities::default(),
+            instructions: None,
+        };
+        client.negotiate().await?;
+        Ok(client)
+    }
+}
+
+/// A connected client. Every call is a real request over the transport.
+#[derive(Debug)]
+pub struct Client {
+    peer: Peer,
+    engine: Option<JoinHandle<()>>,
+    stop: Option<Stop>,
+    options: ClientBuilder,
+    era: Era,
+    protocol_version: String,
+    server_info: Option<Implementation>,
+    server_capabilities: ServerCapabilities,
+    instructions: Option<String>,
+}
+
+impl std::fmt::Debug for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stop")
+    }
+}
+
+impl Client {
+    /// Connects with default options (era [`EraMode::Auto`], 60 s timeout).
+    pub async fn connect(transport: impl Transport) -> Result<Client, Error> {
+        ClientBuilder::default().connect(transport).await
+    }
+
+    /// A builder for a client with options.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The era in use.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The protocol revision in use.
+    pub fn protocol_version(&self) -> &str {
+        &self.protocol_version
+    }
+
+    /// The server's self-description, when it gave one.
+    pub fn server_info(&self) -> Option<&Implementation> {
+        self.server_info.as_ref()
+    }
+
+    /// The capabilities the server declared.
+    pub fn server_capabilities(&self) -> &ServerCapabilities {
+        &self.server_capabilities
+    }
+
+    /// The server's instructions for the model, if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    async fn negotiate(&mut self) -> Result<(), Error> {
+        match self.options.mode {
+            EraMode::Handshake => self.initialize().await,
+            EraMode::Modern => self.discover().await,
+            EraMode::Auto => match self.discover().await {
+                Ok(()) => Ok(()),
+                Err(err) if err.kind() == crate::ErrorKind::Closed => Err(err),
+                Err(err) => {
+                    tracing::debug!(%err, "server/discover failed; falling back to initialize");
+                    self.initialize().await
+                }
+            },
+        }
+    }
+
+    async fn discover(&mut self) -> Result<(), Error> {
+        self.era = Era::Modern;
+        self.protocol_version = LATEST_MODERN_VERSION.to_owned();
+        let result: DiscoverResult =
+            self.request("server/discover", RequestParams { meta: self.meta() }).await?;
+        if !result.supported_versions.iter().any(|v| v == LATEST_MODERN_VERSION) {
+            return Err(Error::negotiation(format!(
+                "server supports {:?}, not {LATEST_MODERN_VERSION}",
+                result.supported_versions
+            )));
+        }
+        self.server_info = server_info_from_meta(result.meta.as_ref());
+        self.server_capabilities = result.capabilities;
+        self.instructions = result.instructions;
+        Ok(())
+    }
+
+    async fn initialize(&mut self) -> Result<(), Error> {
+        self.era = Era::Handshake;
+        let params = InitializeRequestParams {
+            meta: None,
+            protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
+            capabilities: self.options.capabilities.clone(),
+            client_info: self.options.info.clone(),
+        };
+        let result: InitializeResult = self.request("initialize", params).await?;
+        if era_of(&result.protocol_version) != Some(Era::Handshake) {
+            return Err(Error::negotiation(format!(
+                "server answered initialize with unsupported version {}",
+                result.protocol_version
+            )));
+        }
+        self.protocol_version = result.protocol_version;
+        self.server_info = Some(result.server_info);
+        self.server_capabilities = result.capabilities;
+        self.instructions = result.instructions;
+        let initialized = Notification { method: "notifications/initialized".into(), params: None };
+        self.peer.notify(initialized).await?;
+        Ok(())
+    }
+
+    /// The `_meta` of every request: the modern envelope, or nothing in the handshake era.
+    fn meta(&self) -> Option<RequestMeta> {
+        (self.era == Era::Modern).then(|| RequestMeta {
+            protocol_version: Some(self.protocol_version.clone()),
+            client_capabilities: Some(self.options.capabilities.clone()),
+            client_info: Some(self.options.info.clone()),
+            ..Default::default()
+        })
+    }
+
+    /// Sends any request and parses its result. `params` must already carry the envelope
+    /// (the typed methods do that for you).
+    pub async fn request<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+    ) -> Result<R, Error> {
+        let raw = to_raw(&params)?;
+        let id = self.peer.next_id();
+        let options = RequestOptions { timeout: self.options.timeout, ..Default::default() };
+        let outcome: Outcome = self.peer.request(id, method, Some(raw), options).await;
+        let raw = outcome?;
+        check_result_type(method, raw.get())?;
+        Ok(serde_json::from_str(raw.get())?)
+    }
+
+    /// One page of the server's tools.
+    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
+        self.request("tools/list", PaginatedRequestParams { meta: self.meta(), cursor }).await
+    }
+
+    /// Every tool, following `nextCursor` to the last page.
+    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.list_tools(cursor).await?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// Calls a tool. A tool that fails is still `Ok`: check [`CallToolResult::is_error`]. An
+    /// `Err` means the request itself failed (a JSON-RPC error, a timeout, a closed connection).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, Error> {
+        let arguments = match serde_json::to_value(arguments)? {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Err(McpError::invalid_params(format!(
+                    "tool arguments must be a JSON object, not {other}"
+                ))
+                .into());
+            }
+        };
+        let params = CallToolRequestParams {
+            meta: self.meta(),
+            name: name.to_owned(),
+            arguments,
+            ..Default::default()
+        };
+        self.request("tools/call", params).await
+    }
+
+    /// One page of the server's resources.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, Error> {
+        self.request("resources/list", PaginatedRequestParams { meta: self.meta(), cursor }).await
+    }
+
+    /// One page of the server's resource templates.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        self.request(
+            "resources/templates/list",
+            PaginatedRequestParams { meta: self.meta(), cursor },
+        )
+        .await
+    }
+
+    /// Reads a resource.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        let params = ReadResourceRequestParams {
+            meta: self.meta(),
+            uri: uri.to_owned(),
+            ..Default::default()
+        };
+        self.request("resources/read", params).await
+    }
+
+    /// One page of the server's prompts.
+    pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
+        self.request("prompts/list", PaginatedRequestParams { meta: self.meta(), cursor }).await
+    }
+
+    /// Renders a prompt with string arguments.
+    pub async fn get_prompt<K: Into<String>, V: Into<String>>(
+        &self,
+        name: &str,
+        arguments: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<GetPromptResult, Error> {
+        let arguments = arguments.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let params = GetPromptRequestParams {
+            meta: self.meta(),
+            name: name.to_owned(),
+            arguments: Some(arguments),
+            ..Default::default()
+        };
+        self.request("prompts/get", params).await
+    }
+
+    /// Asks for completions of `argument` (name, partial value) of a prompt or template.
+    pub async fn complete(
+        &self,
+        reference: Reference,
+        argument: (&str, &str),
+    ) -> Result<CompleteResult, Error> {
+        let params = CompleteRequestParams {
+            meta: self.meta(),
+            reference,
+            argument: CompletionArgument {
+                name: argument.0.to_owned(),
+                value: argument.1.to_owned(),
+            },
+            context: None,
+        };
+        self.request("completion/complete", params).await
+    }
+
+    /// `ping` (handshake era only: 2026-07-28 removed it).
+    pub async fn ping(&self) -> Result<(), Error> {
+        let _: Map<String, Value> = self.request("ping", RequestParams { meta: None }).await?;
+        Ok(())
+    }
+
+    /// Closes the connection: the server sees end of input; a child process is reaped as
+    /// the spec says (wait, SIGTERM, SIGKILL).
+    pub async fn close(mut self) {
+        self.stop.take();
+        let engine = self.engine.take();
+        drop(self);
+        if let Some(engine) = engine {
+            let _ = engine.await;
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // Dropping `stop` ends the engine loop; the transport's own tasks then finish.
+        self.stop.take();
+    }
+}
+
+fn server_info_from_meta(meta: Option<&modelcontext_types::Meta>) -> Option<Implementation> {
+    let info = meta?.get(modelcontext_types::SERVER_INFO_META_KEY)?;
+    serde_json::from_value(info.clone()).ok()
+}
+
+/// A modern result other than `complete` needs handling this client does not do yet; an
+/// absent `resultType` (a handshake-era server) means complete.
+fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Probe {
+        result_type: Option<ResultType>,
+    }
+    match serde_json::from_str::<Probe>(raw).map(|p| p.result_type) {
+        Ok(None | Some(ResultType::Complete)) | Err(_) => Ok(()),
+        Ok(Some(other)) => Err(McpError::internal(format!(
+            "'{method}' answered with resultType '{other}', which this client does not handle"
+        ))
+        .into()),
+    }
+}
+
+/// The client side of the protocol: answers the server's requests.
+struct ClientDispatch;
+
+impl Dispatch for ClientDispatch {
+    fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
+        match request.method.as_str() {
+            "ping" => {
+                Reply::Now(to_raw(&Map::new()).map_err(|e| McpError::internal(e.to_string())))
+            }
+            method => Reply::Now(Err(McpError::method_not_found(method))),
+        }
+    }
+
+    fn notification(&mut self, notification: Notification, _peer: &Peer) {
+        let _ = ClientNotification::parse;
+        tracing::debug!(method = %notification.method, "server notification");
+    }
+}

@@ -1,0 +1,8 @@
+//! Guide chapters.
+#![doc = "See the submodules."]
+
+#[doc = include_str!("../docs/handling-errors.md")]
+pub mod handling_errors {}
+
+#[doc = include_str!("../docs/troubleshooting.md")]
+pub mod troubleshooting {}

@@ -1,0 +1,336 @@
+//! The JSON-RPC engine both peers run on.
+//!
+//! One loop per connection owns the connection's state. For every incoming message, in order:
+//! responses complete the matching outgoing request; `notifications/cancelled` aborts the
+//! handler it names (a cancelled request gets no answer); `notifications/progress` reaches the
+//! caller that asked for it; other notifications go to the [`Dispatch`] in order; requests go
+//! to the [`Dispatch`] too, which answers at once or returns a future that runs concurrently
+//! with everything else.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use modelcontext_types::{
+    CONNECTION_CLOSED, McpError, Message, Notification, REQUEST_TIMEOUT, RawValue, Request,
+    RequestId, Response,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::transport::{Connection, Incoming};
+
+/// A boxed, sendable future: what request handlers return.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// The outcome of a request as it goes on the wire.
+pub type Outcome = Result<Box<RawValue>, McpError>;
+
+/// How the [`Dispatch`] answers a request.
+pub(crate) enum Reply {
+    /// The answer is ready.
+    Now(Outcome),
+    /// The answer needs work; it runs concurrently and can be cancelled.
+    Later(BoxFuture<Outcome>),
+}
+
+/// The protocol side of a connection: what to do with requests and notifications.
+///
+/// Called from the engine loop, one message at a time and in arrival order, with `&mut self`:
+/// per-connection state (the negotiated era, say) needs no lock.
+pub(crate) trait Dispatch: Send + 'static {
+    fn request(&mut self, request: Request, peer: &Peer) -> Reply;
+    fn notification(&mut self, notification: Notification, peer: &Peer);
+}
+
+/// Progress updates for one outgoing request, as raw `notifications/progress` params.
+pub(crate) type ProgressSink = mpsc::UnboundedSender<Value>;
+
+/// The sending half of a connection: requests and notifications to the peer. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    inner: Arc<PeerInner>,
+}
+
+struct PeerInner {
+    outgoing: mpsc::Sender<Message>,
+    next_id: AtomicI64,
+    /// Outgoing requests waiting for their response. Per connection, held only for map
+    /// operations, never across an `.await`.
+    pending: Mutex<Pending>,
+}
+
+#[derive(Default)]
+struct Pending {
+    responses: HashMap<RequestId, oneshot::Sender<Outcome>>,
+    progress: HashMap<String, ProgressSink>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").finish_non_exhaustive()
+    }
+}
+
+/// Options for one outgoing request.
+#[derive(Default)]
+pub(crate) struct RequestOptions {
+    pub timeout: Option<Duration>,
+    /// Progress token (already in the params' `_meta`) and where its updates go.
+    pub progress: Option<(Value, ProgressSink)>,
+}
+
+fn closed_error() -> McpError {
+    McpError::new(CONNECTION_CLOSED, "Connection closed")
+}
+
+impl Peer {
+    fn new(outgoing: mpsc::Sender<Message>) -> Peer {
+        let inner = PeerInner { outgoing, next_id: AtomicI64::new(1), pending: Default::default() };
+        Peer { inner: Arc::new(inner) }
+    }
+
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        // A poisoned map only means another thread panicked mid-insert; the map is still valid.
+        self.inner.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A fresh request id.
+    pub(crate) fn next_id(&self) -> RequestId {
+        RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, notification: Notification) -> Result<(), McpError> {
+        self.send(notification.into()).await
+    }
+
+    async fn send(&self, message: Message) -> Result<(), McpError> {
+        self.inner.outgoing.send(message).await.map_err(|_| closed_error())
+    }
+
+    /// Sends a request and waits for its response, its timeout, or the connection's end.
+    /// On timeout the peer is told with `notifications/cancelled`.
+    pub(crate) async fn request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Outcome {
+        let (tx, rx) = oneshot::channel();
+        let progress_key = options.progress.as_ref().map(|(token, _)| token.to_string());
+        {
+            let mut pending = self.pending();
+            if pending.closed {
+                return Err(closed_error());
+            }
+            pending.responses.insert(id.clone(), tx);
+            if let (Some(key), Some((_, sink))) = (&progress_key, options.progress) {
+                pending.progress.insert(key.clone(), sink);
+            }
+        }
+        let request = Request { id: id.clone(), method: method.to_owned(), params };
+        let outcome = match self.send(request.into()).await {
+            Ok(()) => self.wait(&id, method, rx, options.timeout).await,
+            Err(err) => Err(err),
+        };
+        let mut pending = self.pending();
+        pending.responses.remove(&id);
+        if let Some(key) = progress_key {
+            pending.progress.remove(&key);
+        }
+        outcome
+    }
+
+    async fn wait(
+        &self,
+        id: &RequestId,
+        method: &str,
+        rx: oneshot::Receiver<Outcome>,
+        timeout: Option<Duration>,
+    ) -> Outcome {
+        let Some(timeout) = timeout else {
+            return rx.await.unwrap_or_else(|_| Err(closed_error()));
+        };
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(outcome) => outcome.unwrap_or_else(|_| Err(closed_error())),
+            Err(_) => {
+                let reason = format!("Timed out after {timeout:?} waiting for '{method}'");
+                self.cancel(id, &reason).await;
+                Err(McpError::new(REQUEST_TIMEOUT, reason))
+            }
+        }
+    }
+
+    /// Tells the peer we no longer want the answer to `id`.
+    pub(crate) async fn cancel(&self, id: &RequestId, reason: &str) {
+        let params = serde_json::json!({ "requestId": id, "reason": reason });
+        if let Ok(notification) = Notification::new("notifications/cancelled", &params) {
+            let _ = self.notify(notification).await;
+        }
+    }
+
+    fn complete(&self, response: Response) {
+        let Some(id) = response.id else {
+            tracing::warn!(error = ?response.result.err(), "peer sent an error with a null id");
+            return;
+        };
+        match self.pending().responses.remove(&id) {
+            Some(tx) => {
+                let _ = tx.send(response.result);
+            }
+            None => tracing::debug!(%id, "response to an unknown or finished request"),
+        }
+    }
+
+    fn route_progress(&self, params: Option<&RawValue>) {
+        let Some(params) = params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok()) else {
+            return;
+        };
+        let Some(token) = params.get("progressToken") else { return };
+        if let Some(sink) = self.pending().progress.get(&token.to_string()) {
+            let _ = sink.send(params);
+        }
+    }
+
+    fn close(&self) {
+        let mut pending = self.pending();
+        pending.closed = true;
+        for (_, tx) in pending.responses.drain() {
+            let _ = tx.send(Err(closed_error()));
+        }
+        pending.progress.clear();
+    }
+
+    /// True once the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.pending().closed
+    }
+}
+
+/// The loop's own state: requests from the peer that are still running.
+struct Engine<D> {
+    dispatch: D,
+    peer: Peer,
+    running: HashMap<RequestId, AbortHandle>,
+    finished_tx: mpsc::UnboundedSender<RequestId>,
+}
+
+/// Stops the engine loop when dropped (or when [`Stop::stop`] is called).
+pub(crate) struct Stop(#[allow(dead_code)] oneshot::Sender<()>);
+
+/// Starts the engine on `connection`. Returns the [`Peer`] for sending, the loop's future
+/// (the caller spawns or awaits it; it ends when the peer goes away or [`Stop`] is dropped,
+/// then finishes the transport's shutdown), and the [`Stop`] handle.
+pub(crate) fn start<D: Dispatch>(
+    connection: Connection,
+    dispatch: D,
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
+    let Connection { sender, receiver, shutdown } = connection;
+    let peer = Peer::new(sender);
+    let (finished_tx, finished_rx) = mpsc::unbounded_channel();
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let engine = Engine { dispatch, peer: peer.clone(), running: HashMap::new(), finished_tx };
+    let run = async move {
+        engine.run(receiver, finished_rx, stop_rx).await;
+        if let Some(shutdown) = shutdown {
+            shutdown.await;
+        }
+    };
+    (peer, run, Stop(stop_tx))
+}
+
+impl<D: Dispatch> Engine<D> {
+    async fn run(
+        mut self,
+        mut incoming: mpsc::Receiver<Incoming>,
+        mut finished: mpsc::UnboundedReceiver<RequestId>,
+        mut stop: oneshot::Receiver<()>,
+    ) {
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                message = incoming.recv() => match message {
+                    Some(message) => self.handle(message).await,
+                    None => break,
+                },
+                Some(id) = finished.recv() => {
+                    self.running.remove(&id);
+                }
+            }
+        }
+        for (_, handle) in self.running.drain() {
+            handle.abort();
+        }
+        self.peer.close();
+    }
+
+    async fn handle(&mut self, incoming: Incoming) {
+        match incoming {
+            Ok(Message::Request(request)) => self.handle_request(request).await,
+            Ok(Message::Response(response)) => self.peer.complete(response),
+            Ok(Message::Notification(notification)) => self.handle_notification(notification),
+            Err(err) => {
+                tracing::debug!(%err, "undecodable message");
+                let _ = self.peer.send(err.to_response().into()).await;
+            }
+        }
+    }
+
+    async fn handle_request(&mut self, request: Request) {
+        let id = request.id.clone();
+        if self.running.contains_key(&id) {
+            let error = McpError::invalid_request(format!("Request id {id} is already in use"));
+            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
+            return;
+        }
+        match self.dispatch.request(request, &self.peer) {
+            Reply::Now(outcome) => {
+                let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
+            }
+            Reply::Later(future) => self.spawn(id, future),
+        }
+    }
+
+    fn spawn(&mut self, id: RequestId, future: BoxFuture<Outcome>) {
+        let outgoing = self.peer.inner.outgoing.clone();
+        let finished = self.finished_tx.clone();
+        let task_id = id.clone();
+        let handle = tokio::spawn(async move {
+            let outcome = future.await;
+            let _ =
+                outgoing.send(Response { id: Some(task_id.clone()), result: outcome }.into()).await;
+            let _ = finished.send(task_id);
+        });
+        self.running.insert(id, handle.abort_handle());
+    }
+
+    fn handle_notification(&mut self, notification: Notification) {
+        match notification.method.as_str() {
+            "notifications/cancelled" => self.cancel(notification.params.as_deref()),
+            "notifications/progress" => self.peer.route_progress(notification.params.as_deref()),
+            _ => self.dispatch.notification(notification, &self.peer),
+        }
+    }
+
+    /// Aborts the handler named by `notifications/cancelled`. Unknown or finished ids are
+    /// ignored, as the spec allows.
+    fn cancel(&mut self, params: Option<&RawValue>) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Cancelled {
+            request_id: RequestId,
+        }
+        let Some(params) = params else { return };
+        let Ok(Cancelled { request_id }) = serde_json::from_str(params.get()) else { return };
+        if let Some(handle) = self.running.remove(&request_id) {
+            handle.abort();
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The server: tools, resources and prompts, served in both protocol eras.
+//!
+//! ```no_run
+//! use modelcontext::{McpServer, tool};
+//!
+//! /// Look up the author of a book in the catalog.
+//! #[tool]
+//! fn get_author(title: String) -> Result<String, String> {
+//!     match title.as_str() {
+//!         "Dune" => Ok("Frank Herbert".into()),
+//!         _ => Err(format!("No book titled '{title}' in the catalog.")),
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), modelcontext::Error> {
+//! McpServer::new("Bookshop").tool(get_author::tool())?.run_stdio().await
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use modelcontext_types::{
+    Icon, Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities,
+    ToolsCapability,
+};
+
+use crate::Error;
+use crate::transport::{Connection, Stdio, Transport, memory_pair};
+
+mod completion;
+mod context;
+mod output;
+mod prompt;
+mod resource;
+pub(crate) mod schema;
+mod session;
+mod tool;
+pub mod uri_template;
+
+pub use completion::CompletionHandler;
+pub use context::Context;
+pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
+pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
+pub use resource::{
+    IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
+};
+pub use tool::{ToolDef, ToolHandler};
+
+use resource::TemplateEntry;
+use tool::ToolEntry;
+
+/// An MCP server: what it exposes, and how it answers. Cheap to clone; every connection
+/// shares the same registry.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer").field("name", &self.inner.info.name).finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct ServerInner {
+    pub info: Implementation,
+    pub instructions: Option<String>,
+    pub withhold_error_messages: bool,
+    pub max_line_bytes: usize,
+    pub tools: Registry<Arc<ToolEntry>>,
+    pub resources: Registry<ResourceDef>,
+    pub templates: Registry<Arc<TemplateEntry>>,
+    pub prompts: Registry<PromptDef>,
+    pub completion: Option<Arc<dyn CompletionHandler>>,
+}
+
+/// Named entries in registration order (the order `*/list` answers with), found by name.
+#[derive(Clone)]
+pub(crate) struct Registry<T> {
+    entries: Vec<T>,
+    index: HashMap<String, usize>,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry { entries: Vec::new(), index: HashMap::new() }
+    }
+}
+
+impl<T> Registry<T> {
+    fn insert(&mut self, kind: &str, name: &str, entry: T) -> Result<(), Error> {
+        if self.index.contains_key(name) {
+            return Err(Error::registration(format!(
+                "duplicate {kind} '{name}': each {kind} needs a unique name"
+            )));
+        }
+        self.index.insert(name.to_owned(), self.entries.len());
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&T> {
+        self.index.get(name).map(|&i| &self.entries[i])
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.entries.iter()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl McpServer {
+    /// A server named `name` with nothing registered yet.
+    pub fn new(name: impl Into<String>) -> McpServer {
+        let info =
+            Implementation { name: name.into(), version: "0.1.0".into(), ..Default::default() };
+        let inner = ServerInner {
+            info,
+            instructions: None,
+            withhold_error_messages: false,
+            max_line_bytes: crate::transport::DEFAULT_MAX_LINE_BYTES,
+            tools: Registry::default(),
+            resources: Registry::default(),
+            templates: Registry::default(),
+            prompts: Registry::default(),
+            completion: None,
+        };
+        McpServer { inner: Arc::new(inner) }
+    }
+
+    fn inner_mut(&mut self) -> &mut ServerInner {
+        Arc::make_mut(&mut self.inner)
+    }
+
+    /// Sets the version reported in `serverInfo`.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.inner_mut().info.version = version.into();
+        self
+    }
+
+    /// Sets a human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.inner_mut().info.title = Some(title.into());
+        self
+    }
+
+    /// Sets a description of the server.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.inner_mut().info.description = Some(description.into());
+        self
+    }
+
+    /// Sets instructions: how and when to use this server, for the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.inner_mut().instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the server's website.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.inner_mut().info.website_url = Some(url.into());
+        self
+    }
+
+    /// Sets the server's icons.
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.inner_mut().info.icons = Some(icons);
+        self
+    }
+
+    /// Withholds the messages of ordinary tool, resource and prompt errors from clients
+    /// (they are logged instead). Only [`ToolError`]s, [`ResourceError`]s and `McpError`s,
+    /// which the author marks as meant for the peer, keep their message. Off by default.
+    pub fn withhold_error_messages(mut self, withhold: bool) -> Self {
+        self.inner_mut().withhold_error_messages = withhold;
+        self
+    }
+
+    /// Sets the longest stdio line accepted, in bytes (default 4 MiB).
+    pub fn max_line_bytes(mut self, limit: usize) -> Self {
+        self.inner_mut().max_line_bytes = limit;
+        self
+    }
+
+    /// Registers a tool. Fails on a duplicate or invalid name, or a schema that does not compile.
+    pub fn tool(mut self, def: ToolDef) -> Result<Self, Error> {
+        self.add_tool(def)?;
+        Ok(self)
+    }
+
+    /// Registers several tools.
+    pub fn tools(mut self, defs: impl IntoIterator<Item = ToolDef>) -> Result<Self, Error> {
+        for def in defs {
+            self.add_tool(def)?;
+        }
+        Ok(self)
+    }
+
+    /// Registers a tool in place.
+    pub fn add_tool(&mut self, def: ToolDef) -> Result<(), Error> {
+        let name = def.tool.name.clone();
+        check_tool_name(&name)?;
+        let entry = ToolEntry::compile(def).map_err(Error::registration)?;
+        self.inner_mut().tools.insert("tool", &name, Arc::new(entry))
+    }
+
+    /// Registers a resource, or a resource template when its URI holds `{variables}`.
+    pub fn resource(mut self, def: ResourceDef) -> Result<Self, Error> {
+        self.add_resource(def)?;
+        Ok(self)
+    }
+
+    /// Registers a resource or template in place.
+    pub fn add_resource(&mut self, def: ResourceDef) -> Result<(), Error> {
+        let uri = def.uri.clone();
+        if uri.contains('{') {
+            let entry = TemplateEntry::compile(def).map_err(Error::registration)?;
+            self.inner_mut().templates.insert("resource template", &uri, Arc::new(entry))
+        } else {
+            self.inner_mut().resources.insert("resource", &uri, def)
+        }
+    }
+
+    /// Registers a prompt.
+    pub fn prompt(mut self, def: PromptDef) -> Result<Self, Error> {
+        self.add_prompt(def)?;
+        Ok(self)
+    }
+
+    /// Registers a prompt in place.
+    pub fn add_prompt(&mut self, def: PromptDef) -> Result<(), Error> {
+        let name = def.prompt.name.clone();
+        self.inner_mut().prompts.insert("prompt", &name, def)
+    }
+
+    /// Sets the handler of `completion/complete` (and declares the `completions` capability).
+    pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
+        self.inner_mut().completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// The capabilities this server declares, derived from what is registered.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        self.inner.capabilities()
+    }
+
+    /// Serves one connection until the peer goes away.
+    pub async fn serve(&self, transport: impl Transport) {
+        let session = session::ServerSession::new(self.inner.clone());
+        let (_peer, run, _stop) = crate::engine::start(transport.open(), session);
+        run.await;
+    }
+
+    /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.
+    pub async fn run_stdio(&self) -> Result<(), Error> {
+        let stdio = Stdio::stdio().max_line_bytes(self.inner.max_line_bytes);
+        self.serve(stdio).await;
+        Ok(())
+    }
+
+    /// Starts serving an in-memory connection and returns the client's end: pass it to
+    /// [`Client::connect`](crate::Client::connect). Every message is serialized and parsed
+    /// as on a real wire.
+    pub fn in_memory(&self) -> Connection {
+        let (client_end, server_end) = memory_pair();
+        let server = self.clone();
+        tokio::spawn(async move { server.serve(server_end).await });
+        client_end
+    }
+}
+
+impl ServerInner {
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
+        ServerCapabilities {
+            tools: (!self.tools.is_empty())
+                .then(|| ToolsCapability { list_changed: Some(false), ..Default::default() }),
+            resources: has_resources.then(|| ResourcesCapability {
+                subscribe: Some(false),
+                list_changed: Some(false),
+                ..Default::default()
+            }),
+            prompts: (!self.prompts.is_empty())
+                .then(|| PromptsCapability { list_changed: Some(false), ..Default::default() }),
+            completions: self.completion.as_ref().map(|_| Default::default()),
+            ..Default::default()
+        }
+    }
+}
+
+/// Tool names (spec 2025-11-25 `server/tools`): 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
+fn check_tool_name(name: &str) -> Result<(), Error> {
+    let valid_chars =
+        name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if name.is_empty() || name.len() > 128 || !valid_chars {
+        return Err(Error::registration(format!(
+            "invalid tool name '{name}': use 1 to 128 characters from A-Z, a-z, 0-9, '_', '-' and '.'"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,369 @@
+//! One connection's protocol state: which era it speaks, and how each request is answered.
+//!
+//! Era rules (spec 2026-07-28 `basic/lifecycle`, backward compatibility): on stdio and in
+//! memory the first request that commits to an era pins it for the connection. `initialize`
+//! pins the handshake era; a request carrying the modern `_meta` envelope (or a modern-only
+//! method) pins the modern era. A request that commits to neither (a bare `tools/list` before
+//! `initialize`) is refused without pinning, so the client can still choose. `ping` is
+//! answered before initialization, as the handshake-era lifecycle allows.
+
+use std::sync::Arc;
+
+use modelcontext_types::{
+    CacheScope, CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest,
+    CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult,
+    INVALID_PARAMS, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    MODERN_VERSIONS, McpError, Meta, Notification, ParamsError, ReadResourceRequestParams,
+    ReadResourceResult, Request, RequestMeta, ResultType, SERVER_INFO_META_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION, negotiate_handshake, to_raw,
+};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::ServerInner;
+use super::context::{ClientView, Context};
+use crate::engine::{Dispatch, Outcome, Peer, Reply};
+
+/// Per-connection server state, owned by the engine loop.
+pub(crate) struct ServerSession {
+    server: Arc<ServerInner>,
+    era: EraState,
+    log_level: Option<LoggingLevel>,
+}
+
+enum EraState {
+    Unpinned,
+    Handshake(ClientView),
+    Modern,
+}
+
+impl ServerSession {
+    pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
+        ServerSession { server, era: EraState::Unpinned, log_level: None }
+    }
+}
+
+impl Dispatch for ServerSession {
+    fn request(&mut self, request: Request, peer: &Peer) -> Reply {
+        let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
+            Ok(parsed) => parsed,
+            Err(ParamsError::UnknownMethod) => {
+                return Reply::Now(Err(McpError::method_not_found(&request.method)));
+            }
+            Err(err) => {
+                let message = format!("Invalid params for '{}': {err}", request.method);
+                return Reply::Now(Err(McpError::invalid_params(message)));
+            }
+        };
+        if let ClientRequest::Initialize(params) = &parsed {
+            return Reply::Now(self.initialize(params));
+        }
+        let client = match self.client_view(&parsed) {
+            Ok(client) => client,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let call = Call { server: &self.server, client: &client, peer, request_id: request.id };
+        match parsed {
+            ClientRequest::SetLevel(params) => {
+                self.log_level = Some(params.level);
+                Reply::Now(call.finish(EmptyResult::default()))
+            }
+            other => call.dispatch(other),
+        }
+    }
+
+    fn notification(&mut self, notification: Notification, _peer: &Peer) {
+        match ClientNotification::parse(&notification.method, notification.params.as_deref()) {
+            Ok(ClientNotification::Initialized(_)) => tracing::debug!("client initialized"),
+            Ok(_) => {}
+            Err(err) => {
+                tracing::debug!(method = %notification.method, ?err, "ignored notification")
+            }
+        }
+    }
+}
+
+impl ServerSession {
+    fn initialize(&mut self, params: &InitializeRequestParams) -> Outcome {
+        if let EraState::Modern = self.era {
+            let message = format!(
+                "this connection speaks {}; the initialize handshake is not accepted",
+                MODERN_VERSIONS.join(", ")
+            );
+            let data =
+                json!({ "supported": MODERN_VERSIONS, "requested": params.protocol_version });
+            return Err(McpError::new(UNSUPPORTED_PROTOCOL_VERSION, message).with_data(data));
+        }
+        let version = negotiate_handshake(&params.protocol_version);
+        self.era = EraState::Handshake(ClientView {
+            era: Era::Handshake,
+            protocol_version: version,
+            info: Some(params.client_info.clone()),
+            capabilities: params.capabilities.clone(),
+        });
+        let result = InitializeResult {
+            protocol_version: version.to_owned(),
+            capabilities: self.server.capabilities(),
+            server_info: self.server.info.clone(),
+            instructions: self.server.instructions.clone(),
+            ..Default::default()
+        };
+        to_raw(&result).map_err(internal)
+    }
+
+    /// Who is asking, in which era: pins the era on the first committed request.
+    fn client_view(&mut self, request: &ClientRequest) -> Result<ClientView, McpError> {
+        let meta = request.meta();
+        let wants_modern = has_envelope(meta) || is_modern_only(request);
+        match &self.era {
+            EraState::Modern => modern_view(meta),
+            EraState::Handshake(_) if has_envelope(meta) => Err(McpError::invalid_request(
+                "this connection negotiated the handshake era with initialize; \
+                 requests must not carry the 2026-07-28 _meta envelope",
+            )),
+            EraState::Handshake(_) if is_modern_only(request) => {
+                Err(McpError::method_not_found(request.method()))
+            }
+            EraState::Handshake(view) => Ok(view.clone()),
+            EraState::Unpinned if wants_modern => {
+                let view = modern_view(meta)?;
+                self.era = EraState::Modern;
+                Ok(view)
+            }
+            EraState::Unpinned if matches!(request, ClientRequest::Ping(_)) => Ok(ClientView {
+                era: Era::Handshake,
+                protocol_version: modelcontext_types::LATEST_HANDSHAKE_VERSION,
+                info: None,
+                capabilities: Default::default(),
+            }),
+            EraState::Unpinned => Err(McpError::invalid_request(format!(
+                "'{}' before initialization: send 'initialize' first, or carry the 2026-07-28 \
+                 '_meta' envelope (io.modelcontextprotocol/protocolVersion and clientCapabilities)",
+                request.method()
+            ))),
+        }
+    }
+}
+
+fn has_envelope(meta: Option<&RequestMeta>) -> bool {
+    meta.is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some())
+}
+
+fn is_modern_only(request: &ClientRequest) -> bool {
+    matches!(request, ClientRequest::Discover(_) | ClientRequest::SubscriptionsListen(_))
+}
+
+/// Checks the per-request envelope of 2026-07-28 (`basic/index`, request metadata): version
+/// first, then its support, then the capabilities.
+fn modern_view(meta: Option<&RequestMeta>) -> Result<ClientView, McpError> {
+    let missing =
+        |key: &str| McpError::invalid_params(format!("Missing required _meta field '{key}'"));
+    let meta = meta.ok_or_else(|| missing(modelcontext_types::PROTOCOL_VERSION_META_KEY))?;
+    let requested = meta
+        .protocol_version
+        .as_deref()
+        .ok_or_else(|| missing(modelcontext_types::PROTOCOL_VERSION_META_KEY))?;
+    let Some(version) = MODERN_VERSIONS.iter().find(|v| **v == requested) else {
+        let data = json!({ "supported": MODERN_VERSIONS, "requested": requested });
+        return Err(McpError::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
+            .with_data(data));
+    };
+    let capabilities = meta
+        .client_capabilities
+        .clone()
+        .ok_or_else(|| missing(modelcontext_types::CLIENT_CAPABILITIES_META_KEY))?;
+    Ok(ClientView {
+        era: Era::Modern,
+        protocol_version: version,
+        info: meta.client_info.clone(),
+        capabilities,
+    })
+}
+
+/// One request being answered: everything a method handler needs, borrowed from the loop.
+struct Call<'a> {
+    server: &'a Arc<ServerInner>,
+    client: &'a ClientView,
+    peer: &'a Peer,
+    request_id: modelcontext_types::RequestId,
+}
+
+impl Call<'_> {
+    fn dispatch(self, request: ClientRequest) -> Reply {
+        let server = self.server;
+        match request {
+            ClientRequest::Ping(_) => Reply::Now(self.finish(EmptyResult::default())),
+            ClientRequest::Discover(_) => Reply::Now(self.finish(DiscoverResult {
+                supported_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
+                capabilities: server.capabilities(),
+                instructions: server.instructions.clone(),
+                ..Default::default()
+            })),
+            ClientRequest::ListTools(_) => Reply::Now(self.finish(ListToolsResult {
+                tools: server.tools.iter().map(|t| t.def.tool.clone()).collect(),
+                ..Default::default()
+            })),
+            ClientRequest::CallTool(params) => self.call_tool(params),
+            ClientRequest::ListResources(_) => Reply::Now(self.finish(ListResourcesResult {
+                resources: server.resources.iter().map(|r| r.to_resource()).collect(),
+                ..Default::default()
+            })),
+            ClientRequest::ListResourceTemplates(_) => {
+                Reply::Now(self.finish(ListResourceTemplatesResult {
+                    resource_templates:
+                        server.templates.iter().map(|t| t.def.to_template()).collect(),
+                    ..Default::default()
+                }))
+            }
+            ClientRequest::ReadResource(params) => self.read_resource(params),
+            ClientRequest::ListPrompts(_) => Reply::Now(self.finish(ListPromptsResult {
+                prompts: server.prompts.iter().map(|p| p.prompt.clone()).collect(),
+                ..Default::default()
+            })),
+            ClientRequest::GetPrompt(params) => self.get_prompt(params),
+            ClientRequest::Complete(params) => match &server.completion {
+                Some(handler) => {
+                    let future = handler.complete(params);
+                    self.later(async move {
+                        future
+                            .await
+                            .map(|completion| CompleteResult { completion, ..Default::default() })
+                    })
+                }
+                None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
+            },
+            // Declared unsupported: no `resources.subscribe` capability, no listen streams yet.
+            other => Reply::Now(Err(McpError::method_not_found(other.method()))),
+        }
+    }
+
+    fn context(&self, meta: Option<RequestMeta>) -> Context {
+        Context::new(self.request_id.clone(), self.client, meta, self.peer)
+    }
+
+    fn call_tool(self, params: CallToolRequestParams) -> Reply {
+        let Some(entry) = self.server.tools.get(&params.name) else {
+            // Spec (server/tools, error handling): an unknown tool is a protocol error.
+            let message = format!("Unknown tool: {}", params.name);
+            return Reply::Now(Err(McpError::new(INVALID_PARAMS, message)));
+        };
+        let cx = self.context(params.meta);
+        let arguments = params.arguments.unwrap_or_default();
+        match entry.call(cx, arguments, self.server.withhold_error_messages) {
+            Ok(future) => self.later(future),
+            Err(rejected) => Reply::Now(self.finish::<CallToolResult>(rejected)),
+        }
+    }
+
+    fn read_resource(self, params: ReadResourceRequestParams) -> Reply {
+        let uri = params.uri;
+        let withhold = self.server.withhold_error_messages;
+        let cx = self.context(params.meta);
+        let future = if let Some(def) = self.server.resources.get(&uri) {
+            super::resource::read(def, cx, &uri, Map::new(), withhold)
+        } else if let Some((entry, args)) =
+            self.server.templates.iter().find_map(|t| Some((t, t.match_uri(&uri)?)))
+        {
+            super::resource::read(&entry.def, cx, &uri, args, withhold)
+        } else {
+            let error = McpError::new(INVALID_PARAMS, format!("Unknown resource: {uri}"))
+                .with_data(json!({ "uri": uri }));
+            return Reply::Now(Err(error));
+        };
+        self.later(async move {
+            future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
+        })
+    }
+
+    fn get_prompt(self, params: GetPromptRequestParams) -> Reply {
+        let Some(def) = self.server.prompts.get(&params.name) else {
+            return Reply::Now(Err(McpError::invalid_params(format!(
+                "Unknown prompt: {}",
+                params.name
+            ))));
+        };
+        let args: Map<String, Value> = params
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        match def.get(self.context(params.meta), args, self.server.withhold_error_messages) {
+            Ok(future) => self.later::<GetPromptResult>(future),
+            Err(error) => Reply::Now(Err(error)),
+        }
+    }
+
+    /// Runs `future` concurrently, then stamps and serializes its result.
+    fn later<R: WireResult>(
+        self,
+        future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
+    ) -> Reply {
+        let stamp = Stamp::new(self.server, self.client.era);
+        Reply::Later(Box::pin(async move { stamp.apply(future.await?) }))
+    }
+
+    fn finish<R: WireResult>(&self, result: R) -> Outcome {
+        Stamp::new(self.server, self.client.era).apply(result)
+    }
+}
+
+/// What the modern era adds to every result: `resultType`, the `serverInfo` stamp, and the
+/// caching hints on cacheable results (spec 2026-07-28, SEP-2549: `ttlMs: 0`, private by
+/// default). The handshake era gets none of them.
+struct Stamp {
+    server_info: Option<Value>,
+}
+
+impl Stamp {
+    fn new(server: &ServerInner, era: Era) -> Stamp {
+        let server_info =
+            (era == Era::Modern).then(|| serde_json::to_value(&server.info).unwrap_or_default());
+        Stamp { server_info }
+    }
+
+    fn apply<R: WireResult>(&self, mut result: R) -> Outcome {
+        if let Some(info) = &self.server_info {
+            result.stamp(info.clone());
+        }
+        to_raw(&result).map_err(internal)
+    }
+}
+
+fn internal(err: serde_json::Error) -> McpError {
+    McpError::internal(format!("result did not serialize: {err}"))
+}
+
+/// A result type with the shared result fields.
+trait WireResult: Serialize + Send + 'static {
+    fn stamp(&mut self, server_info: Value);
+}
+
+fn stamp_meta(meta: &mut Option<Meta>, server_info: Value) {
+    meta.get_or_insert_with(Meta::new).insert(SERVER_INFO_META_KEY.into(), server_info);
+}
+
+macro_rules! wire_result {
+    (plain: $($ty:ty),*) => {$(
+        impl WireResult for $ty {
+            fn stamp(&mut self, server_info: Value) {
+                self.result_type = Some(ResultType::Complete);
+                stamp_meta(&mut self.meta, server_info);
+            }
+        }
+    )*};
+    (cacheable: $($ty:ty),*) => {$(
+        impl WireResult for $ty {
+            fn stamp(&mut self, server_info: Value) {
+                self.result_type = Some(ResultType::Complete);
+                self.ttl_ms.get_or_insert(0);
+                self.cache_scope.get_or_insert(CacheScope::Private);
+                stamp_meta(&mut self.meta, server_info);
+            }
+        }
+    )*};
+}
+
+wire_result!(plain: EmptyResult, CallToolResult, GetPromptResult, CompleteResult);
+wire_result!(cacheable: DiscoverResult, ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult, ReadResourceResult);

@@ -1,0 +1,58 @@
+//! Transports move whole JSON-RPC messages between two peers; framing lives inside them.
+//!
+//! The engine never sees bytes: it gets a [`Connection`], a pair of channels (the shape
+//! lsp-server chose). Channels rather than `async fn send/recv(&mut self)` because the engine
+//! must read while it writes, and two `&mut self` futures cannot both be pending in a `select!`.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use modelcontext_types::{DecodeError, Message};
+use tokio::sync::mpsc;
+
+mod child;
+mod memory;
+mod stdio;
+
+pub use child::ChildProcess;
+pub use memory::memory_pair;
+pub use stdio::{DEFAULT_MAX_LINE_BYTES, Stdio};
+
+/// What a transport hands the engine: a decoded message, or the reason a frame did not decode
+/// (the engine answers those with the JSON-RPC error the spec prescribes).
+pub type Incoming = Result<Message, DecodeError>;
+
+/// A future that finishes a transport's shutdown once the engine has let go of the sender.
+pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// One open connection to a peer: channels of whole messages.
+pub struct Connection {
+    /// Messages to the peer. Dropping every clone closes the outgoing side (EOF on stdio).
+    pub sender: mpsc::Sender<Message>,
+    /// Messages from the peer; `None` once the peer is gone.
+    pub receiver: mpsc::Receiver<Incoming>,
+    /// Awaited after the engine stops, e.g. to reap a child process.
+    pub shutdown: Option<Shutdown>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
+}
+
+/// Anything that can carry whole JSON-RPC messages.
+pub trait Transport: Send + 'static {
+    /// Starts the transport's IO tasks and returns the message channels. Needs a Tokio runtime.
+    fn open(self) -> Connection;
+}
+
+impl Transport for Connection {
+    fn open(self) -> Connection {
+        self
+    }
+}
+
+/// How many messages may wait in a channel before the sender waits: enough to batch writes,
+/// small enough to push back on a peer that floods us.
+pub(crate) const CHANNEL_CAPACITY: usize = 64;

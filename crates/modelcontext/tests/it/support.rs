@@ -1,0 +1,262 @@
+//! Shared fixtures: a Bookshop built with the hand-written API, a raw wire harness, and
+//! validation of every message against the official schema of the revision in use.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use modelcontext::types::{INVALID_PARAMS, Message};
+use modelcontext::{
+    McpError, McpServer, PromptDef, ResourceDef, ResourceError, Stdio, ToolDef, ToolError,
+};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+use modelcontext::__private::schemars::JsonSchema;
+
+const CATALOG: &[(&str, &str)] = &[("Dune", "Frank Herbert"), ("Neuromancer", "William Gibson")];
+
+fn lookup(title: &str) -> Option<&'static str> {
+    CATALOG.iter().find(|(t, _)| *t == title).map(|(_, a)| *a)
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelcontext::__private::schemars")]
+pub struct TitleArgs {
+    title: String,
+}
+
+fn default_limit() -> i64 {
+    10
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelcontext::__private::schemars")]
+pub struct SearchArgs {
+    /// Title or author to search for.
+    query: String,
+    /// Maximum number of results.
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 50))]
+    limit: i64,
+}
+
+/// The seed's Bookshop, written without macros, plus fixtures for the crash paths.
+pub fn bookshop() -> McpServer {
+    try_bookshop().expect("the bookshop registers")
+}
+
+fn try_bookshop() -> Result<McpServer, modelcontext::Error> {
+    let get_author = ToolDef::new("get_author", |TitleArgs { title }: TitleArgs| async move {
+        lookup(&title)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("No book titled '{title}' in the catalog."))
+    })
+    .description("Look up the author of a book in the catalog.");
+    let get_author_strict =
+        ToolDef::new("get_author_strict", |TitleArgs { title }: TitleArgs| async move {
+            lookup(&title).map(str::to_owned).ok_or_else(|| {
+                McpError::new(INVALID_PARAMS, format!("No book titled '{title}' in the catalog."))
+            })
+        });
+    let search_books = ToolDef::new("search_books", |args: SearchArgs| async move {
+        let needle = args.query.to_lowercase();
+        let hits: Vec<&str> = CATALOG
+            .iter()
+            .filter(|(t, a)| {
+                t.to_lowercase().contains(&needle) || a.to_lowercase().contains(&needle)
+            })
+            .map(|(t, _)| *t)
+            .take(args.limit as usize)
+            .collect();
+        hits.join("\n")
+    })
+    .description("Search the catalog by title or author.");
+    let add = ToolDef::new("add", |Pair { a, b }: Pair| async move { a + b });
+    let boom = ToolDef::new("boom", || async move {
+        if true {
+            panic!("secret internals");
+        }
+    });
+    let model_error = ToolDef::new("model_error", || async move {
+        Err::<String, _>(ToolError::new("try a shorter title"))
+    });
+    let book = ResourceDef::new("books://{title}", |TitleArgs { title }: TitleArgs| async move {
+        match lookup(&title) {
+            Some(author) => Ok(format!("{title} by {author}")),
+            None => {
+                Err(ResourceError::not_found(format!("No book titled '{title}' in the catalog.")))
+            }
+        }
+    })
+    .name("book");
+    let broken =
+        ResourceDef::new("broken://{title}", |TitleArgs { title }: TitleArgs| async move {
+            Err::<String, _>(ResourceError::new(format!("backend down for {title}")))
+        });
+    let review = PromptDef::new("review", |TitleArgs { title }: TitleArgs| async move {
+        format!("Write a two-sentence review of {title}.")
+    })
+    .description("Ask for a short review of a book.");
+    McpServer::new("Bookshop")
+        .version("1.0.0")
+        .instructions("Use search_books.")
+        .tool(get_author)?
+        .tool(get_author_strict)?
+        .tool(search_books)?
+        .tool(add)?
+        .tool(boom)?
+        .tool(model_error)?
+        .resource(book)?
+        .resource(broken)?
+        .prompt(review)
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "modelcontext::__private::schemars")]
+pub struct Pair {
+    a: i64,
+    b: i64,
+}
+
+/// The `_meta` envelope of a 2026-07-28 request, as JSON text to splice into literal lines.
+pub const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+/// A server on the other end of an in-memory byte pipe, spoken to in literal JSON lines.
+pub struct Wire {
+    writer: DuplexStream,
+    reader: Lines<BufReader<DuplexStream>>,
+    /// The revision whose schema every received message must satisfy.
+    pub revision: &'static str,
+    methods: HashMap<String, String>,
+}
+
+impl Wire {
+    pub fn start(server: McpServer, revision: &'static str) -> Wire {
+        Wire::start_with(server, revision, |stdio| stdio)
+    }
+
+    pub fn start_with(
+        server: McpServer,
+        revision: &'static str,
+        configure: impl FnOnce(
+            Stdio<BufReader<DuplexStream>, DuplexStream>,
+        ) -> Stdio<BufReader<DuplexStream>, DuplexStream>,
+    ) -> Wire {
+        let (client_write, server_read) = tokio::io::duplex(1 << 20);
+        let (server_write, client_read) = tokio::io::duplex(1 << 20);
+        let stdio = configure(Stdio::new(BufReader::new(server_read), server_write));
+        tokio::spawn(async move { server.serve(stdio).await });
+        Wire {
+            writer: client_write,
+            reader: BufReader::new(client_read).lines(),
+            revision,
+            methods: HashMap::new(),
+        }
+    }
+
+    /// Sends one line exactly as given.
+    pub async fn send(&mut self, line: &str) {
+        if let Ok(Message::Request(request)) = Message::decode_str(line) {
+            self.methods.insert(request.id.to_string(), request.method);
+        }
+        self.writer.write_all(line.as_bytes()).await.expect("write");
+        self.writer.write_all(b"\n").await.expect("write");
+    }
+
+    /// The next line from the server, checked against the schema.
+    pub async fn recv(&mut self) -> String {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.reader.next_line())
+            .await
+            .expect("the server answered within 5 s")
+            .expect("read")
+            .expect("the server kept the stream open");
+        self.validate(&line);
+        line
+    }
+
+    /// Sends a line and returns the answer.
+    pub async fn call(&mut self, line: &str) -> String {
+        self.send(line).await;
+        self.recv().await
+    }
+
+    fn validate(&self, line: &str) {
+        let value: Value = serde_json::from_str(line).expect("the server sent JSON");
+        assert_valid(self.revision, "JSONRPCMessage", &value);
+        let method = value.get("id").and_then(|id| self.methods.get(&id.to_string()));
+        if let (Some(result), Some(method)) = (value.get("result"), method) {
+            if let Some(def) = result_definition(method) {
+                assert_valid(self.revision, def, result);
+            }
+        }
+    }
+
+    /// Asserts the connection still serves: `ping` in the handshake era, `tools/list` in the modern one.
+    pub async fn assert_alive(&mut self) {
+        let line = if self.revision == "2026-07-28" {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"alive","method":"tools/list","params":{{{MODERN_META}}}}}"#
+            )
+        } else {
+            r#"{"jsonrpc":"2.0","id":"alive","method":"ping"}"#.to_owned()
+        };
+        let answer: Value = serde_json::from_str(&self.call(&line).await).expect("json");
+        assert_eq!(answer["id"], "alive", "{answer}");
+        assert!(answer.get("result").is_some(), "still serving: {answer}");
+    }
+
+    pub async fn initialize(&mut self) {
+        let answer = self.call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}"#).await;
+        assert!(answer.contains(r#""protocolVersion":"2025-11-25""#), "{answer}");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    }
+}
+
+/// The schema definition of the result of `method`.
+pub fn result_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "initialize" => "InitializeResult",
+        "server/discover" => "DiscoverResult",
+        "ping" | "logging/setLevel" => "EmptyResult",
+        "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
+        "prompts/list" => "ListPromptsResult",
+        "prompts/get" => "GetPromptResult",
+        "completion/complete" => "CompleteResult",
+        _ => return None,
+    })
+}
+
+type Validators = HashMap<(String, String), jsonschema::Validator>;
+
+/// Validates `value` against `#/$defs/<definition>` of `../shared/spec/<revision>/schema.json`.
+#[track_caller]
+pub fn assert_valid(revision: &str, definition: &str, value: &Value) {
+    static CACHE: OnceLock<Mutex<Validators>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let validator = cache
+        .entry((revision.to_owned(), definition.to_owned()))
+        .or_insert_with(|| compile(revision, definition));
+    let problems: Vec<String> =
+        validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(
+        problems.is_empty(),
+        "{revision} {definition} rejects {value}:\n{}",
+        problems.join("\n")
+    );
+}
+
+fn compile(revision: &str, definition: &str) -> jsonschema::Validator {
+    let path =
+        format!("{}/../../../shared/spec/{revision}/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut schema: Value = serde_json::from_str(&text).expect("schema JSON");
+    let defs = if schema.get("$defs").is_some() { "$defs" } else { "definitions" };
+    schema["$ref"] = Value::from(format!("#/{defs}/{definition}"));
+    jsonschema::validator_for(&schema).expect("the official schema compiles")
+}

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Drive the Rust `bookshop` example with the official Python MCP client (`mcp` 2.3.0).
+
+Usage: python tests/interop/python_bookshop.py <path-to-bookshop-binary>
+
+The server is spawned over stdio once per client mode (`legacy`, `2026-07-28`, `auto`). Every
+check prints one line, `ok <mode> <check>` or `FAIL <mode> <check>: <detail>`, and the run ends
+with exactly one `N passed, M failed` line (CI reads it). The exit code is 1 when anything failed.
+
+The expectations are the "Handling errors" chapter (shared/seed/handling-errors.md): a plain tool
+error is an `is_error` result carrying the message, an `McpError` is a JSON-RPC error, and a
+missing resource is -32602 with the URI in `data`.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any, Awaitable, Callable
+
+import anyio
+from mcp import Client, MCPError, StdioServerParameters
+
+MODES: list[tuple[str, str]] = [
+    # (client mode, the protocol version it must end up on)
+    ("legacy", "2025-11-25"),
+    ("2026-07-28", "2026-07-28"),
+    ("auto", "2026-07-28"),
+]
+
+MODE_TIMEOUT_S = 30.0  # a hang fails the mode instead of blocking CI
+REQUEST_TIMEOUT_S = 10.0  # per request, inside the mode budget
+
+MISSING = "No book titled 'Nothing' in the catalog."
+
+# Every check, in order; any not reached (the session died or timed out) counts as failed.
+CHECKS = [
+    "protocol_version",
+    "server_info",
+    "list_tools.names",
+    "list_tools.get_author.description",
+    "list_tools.search_books.input_schema",
+    "call_tool.get_author.found",
+    "call_tool.get_author.missing",
+    "call_tool.get_author_strict.missing",
+    "call_tool.search_books.limit_too_big",
+    "call_tool.get_author.wrong_type",
+    "read_resource.found",
+    "read_resource.missing",
+    "read_resource.unknown",
+    "list_prompts.review",
+    "get_prompt.review",
+]
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(cond: bool, detail: str) -> None:
+    if not cond:
+        raise CheckFailed(detail)
+
+
+class Report:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+        self.seen: dict[str, set[str]] = {}
+
+    def ok(self, mode: str, check: str) -> None:
+        self.seen.setdefault(mode, set()).add(check)
+        self.passed += 1
+        print(f"ok {mode} {check}", flush=True)
+
+    def fail(self, mode: str, check: str, detail: str) -> None:
+        self.seen.setdefault(mode, set()).add(check)
+        self.failed += 1
+        detail = detail.replace("\n", "\\n")
+        print(f"FAIL {mode} {check}: {detail}", flush=True)
+
+    async def run(self, mode: str, check: str, body: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await body()
+        except CheckFailed as e:
+            self.fail(mode, check, str(e))
+        except MCPError as e:
+            self.fail(mode, check, f"unexpected MCPError code={e.code} message={e.message!r} data={e.data!r}")
+        except Exception as e:  # noqa: BLE001 - any other failure is a failed check, not a crash
+            self.fail(mode, check, f"unexpected {type(e).__name__}: {e}")
+        else:
+            self.ok(mode, check)
+
+
+def texts(content: list[Any]) -> list[str]:
+    return [getattr(block, "text", None) for block in content]
+
+
+def describe_content(content: list[Any]) -> str:
+    return repr([(getattr(b, "type", type(b).__name__), getattr(b, "text", None)) for b in content])
+
+
+async def expect_mcp_error(call: Awaitable[Any], code: int, message: str, data: Any = ..., *, what: str) -> None:
+    try:
+        result = await call
+    except MCPError as e:
+        expect(e.code == code, f"{what}: code {e.code} (message {e.message!r}), want {code}")
+        expect(e.message == message, f"{what}: message {e.message!r}, want {message!r}")
+        if data is not ...:
+            expect(e.data == data, f"{what}: data {e.data!r}, want {data!r}")
+        return
+    raise CheckFailed(f"{what}: no MCPError raised; got a result {result!r}")
+
+
+async def check_mode(server: str, mode: str, want_version: str, report: Report) -> None:
+    params = StdioServerParameters(command=server, args=[])
+    async with Client(params, mode=mode, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
+        r = report.run
+
+        async def protocol_version() -> None:
+            got = client.protocol_version
+            expect(got == want_version, f"negotiated {got!r}, want {want_version!r}")
+
+        await r(mode, "protocol_version", protocol_version)
+
+        async def server_info() -> None:
+            if mode in ("legacy", "auto"):
+                info = client.server_info
+                expect(info is not None, "server_info is None")
+                expect(info.name == "Bookshop", f"server name {info.name!r}, want 'Bookshop'")
+                return
+            # A pinned client sends no discover and so knows no serverInfo: probe server/discover
+            # by hand (at the end, so the first request of this connection was an ordinary one).
+            raw = await client.session.send_discover(want_version)
+            supported = raw.get("supportedVersions")
+            expect(
+                isinstance(supported, list) and want_version in supported,
+                f"server/discover supportedVersions {supported!r} lacks {want_version!r}",
+            )
+            info = (raw.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo") or {}
+            expect(info.get("name") == "Bookshop", f"serverInfo stamp {info!r}, want name 'Bookshop'")
+
+        if mode in ("legacy", "auto"):
+            await r(mode, "server_info", server_info)
+
+        tools: dict[str, Any] = {}
+
+        async def list_tools() -> None:
+            result = await client.list_tools()
+            tools.update({t.name: t for t in result.tools})
+            want = {"get_author", "get_author_strict", "search_books"}
+            expect(want <= tools.keys(), f"tools {sorted(tools)}, missing {sorted(want - tools.keys())}")
+
+        await r(mode, "list_tools.names", list_tools)
+
+        async def get_author_description() -> None:
+            expect("get_author" in tools, "get_author not listed")
+            desc = tools["get_author"].description
+            want = "Look up the author of a book in the catalog."
+            expect(desc == want, f"description {desc!r}, want {want!r}")
+
+        await r(mode, "list_tools.get_author.description", get_author_description)
+
+        async def search_books_schema() -> None:
+            expect("search_books" in tools, "search_books not listed")
+            schema = tools["search_books"].input_schema
+            props = schema.get("properties") or {}
+            limit = props.get("limit")
+            expect(isinstance(limit, dict), f"no 'limit' property in {schema!r}")
+            for key, want in (("minimum", 1), ("maximum", 50), ("default", 10)):
+                expect(limit.get(key) == want, f"limit.{key} = {limit.get(key)!r}, want {want!r} (limit: {limit!r})")
+            expect("query" in props, f"no 'query' property in {schema!r}")
+            required = schema.get("required") or []
+            expect("query" in required, f"required {required!r} lacks 'query'")
+            expect("limit" not in required, f"required {required!r} has 'limit', which has a default")
+
+        await r(mode, "list_tools.search_books.input_schema", search_books_schema)
+
+        async def get_author_found() -> None:
+            res = await client.call_tool("get_author", {"title": "Dune"})
+            expect(not res.is_error, f"is_error=True, content {describe_content(res.content)}")
+            expect(texts(res.content) == ["Frank Herbert"], f"content {describe_content(res.content)}, want one text 'Frank Herbert'")
+
+        await r(mode, "call_tool.get_author.found", get_author_found)
+
+        async def get_author_missing() -> None:
+            res = await client.call_tool("get_author", {"title": "Nothing"})
+            want = f"Error executing tool get_author: {MISSING}"
+            expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
+            expect(
+                len(res.content) == 1 and getattr(res.content[0], "type", None) == "text" and res.content[0].text == want,
+                f"content {describe_content(res.content)}, want exactly one text block {want!r}",
+            )
+            expect(res.structured_content is None, f"structured_content {res.structured_content!r}, want None")
+
+        await r(mode, "call_tool.get_author.missing", get_author_missing)
+
+        async def get_author_strict_missing() -> None:
+            await expect_mcp_error(
+                client.call_tool("get_author_strict", {"title": "Nothing"}),
+                -32602,
+                MISSING,
+                what="get_author_strict",
+            )
+
+        await r(mode, "call_tool.get_author_strict.missing", get_author_strict_missing)
+
+        async def search_books_limit() -> None:
+            res = await client.call_tool("search_books", {"query": "d", "limit": 999})
+            expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
+            text = "\n".join(t or "" for t in texts(res.content))
+            prefix = "Error executing tool search_books: "
+            expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
+            expect("limit" in text and "50" in text, f"text {text!r} does not mention 'limit' and '50'")
+
+        await r(mode, "call_tool.search_books.limit_too_big", search_books_limit)
+
+        async def get_author_wrong_type() -> None:
+            res = await client.call_tool("get_author", {"title": 5})
+            expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
+            text = "\n".join(t or "" for t in texts(res.content))
+            prefix = "Error executing tool get_author: "
+            expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
+            expect("title" in text, f"text {text!r} does not mention 'title'")
+
+        await r(mode, "call_tool.get_author.wrong_type", get_author_wrong_type)
+
+        async def read_found() -> None:
+            res = await client.read_resource("books://Dune")
+            got = [getattr(c, "text", None) for c in res.contents]
+            expect(got == ["Dune by Frank Herbert"], f"contents {res.contents!r}, want one text 'Dune by Frank Herbert'")
+
+        await r(mode, "read_resource.found", read_found)
+
+        async def read_missing() -> None:
+            await expect_mcp_error(
+                client.read_resource("books://Nothing"),
+                -32602,
+                MISSING,
+                {"uri": "books://Nothing"},
+                what="books://Nothing",
+            )
+
+        await r(mode, "read_resource.missing", read_missing)
+
+        async def read_unknown() -> None:
+            await expect_mcp_error(
+                client.read_resource("nomatch://x"),
+                -32602,
+                "Unknown resource: nomatch://x",
+                what="nomatch://x",
+            )
+
+        await r(mode, "read_resource.unknown", read_unknown)
+
+        async def prompts_listed() -> None:
+            res = await client.list_prompts()
+            names = [p.name for p in res.prompts]
+            expect("review" in names, f"prompts {names!r} lack 'review'")
+
+        await r(mode, "list_prompts.review", prompts_listed)
+
+        async def prompt_get() -> None:
+            res = await client.get_prompt("review", {"title": "Dune"})
+            msgs = res.messages
+            expect(len(msgs) == 1, f"{len(msgs)} messages, want 1: {msgs!r}")
+            msg = msgs[0]
+            expect(msg.role == "user", f"role {msg.role!r}, want 'user'")
+            text = getattr(msg.content, "text", None)
+            expect(isinstance(text, str) and "Dune" in text, f"content {msg.content!r} does not contain 'Dune'")
+
+        await r(mode, "get_prompt.review", prompt_get)
+
+        if mode not in ("legacy", "auto"):
+            await r(mode, "server_info", server_info)
+
+
+async def main(server: str) -> int:
+    report = Report()
+    for mode, want_version in MODES:
+        print(f"== mode {mode}", flush=True)
+        try:
+            with anyio.fail_after(MODE_TIMEOUT_S):
+                await check_mode(server, mode, want_version, report)
+        except TimeoutError:
+            report.fail(mode, "session", f"timed out after {MODE_TIMEOUT_S:.0f} s")
+        except BaseException as e:  # noqa: BLE001 - ExceptionGroup from anyio, connection loss, ...
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            tb = "".join(traceback.format_exception_only(type(e), e)).strip()
+            sys.stderr.write(traceback.format_exc())
+            report.fail(mode, "session", tb)
+        seen = report.seen.get(mode, set())
+        for check in CHECKS:
+            if check not in seen:
+                report.fail(mode, check, "not run (the session ended early)")
+    print(f"{report.passed} passed, {report.failed} failed", flush=True)
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.stderr.write(f"usage: {sys.argv[0]} <path-to-bookshop-binary>\n")
+        sys.exit(2)
+    sys.exit(anyio.run(main, sys.argv[1]))
