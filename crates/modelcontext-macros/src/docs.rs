@@ -8,7 +8,8 @@ pub fn doc_string(attrs: &[Attribute]) -> Option<String> {
     let lines: Vec<String> = attrs
         .iter()
         .filter_map(doc_text)
-        .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+        // `split`, not `lines`: an empty `///` line is a paragraph break and must count.
+        .flat_map(|text| text.split('\n').map(str::to_owned).collect::<Vec<_>>())
         .collect();
     let indent = lines
         .iter()

@@ -270,6 +270,18 @@ fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Value>, D::
     Value::deserialize(de).map(Some)
 }
 
+/// Explains valid JSON that is not a message object.
+fn shape_error(bytes: &[u8], err: &serde_json::Error) -> String {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'[') => {
+            "batches (JSON arrays) are not supported since 2025-06-18: send one message at a time"
+                .into()
+        }
+        Some(b'{') => err.to_string(),
+        _ => "a message must be a JSON object".into(),
+    }
+}
+
 fn request_id(value: &Value) -> Option<RequestId> {
     match value {
         Value::String(s) => Some(RequestId::String(s.clone())),
@@ -286,7 +298,7 @@ impl Message {
             // Valid JSON of the wrong shape (an array, a number, a duplicate key) is an invalid
             // request, not a parse error; only re-check on this cold path.
             Err(err) if serde_json::from_slice::<IgnoredAny>(bytes).is_ok() => {
-                Err(DecodeError::Invalid { id: None, reason: err.to_string() })
+                Err(DecodeError::Invalid { id: None, reason: shape_error(bytes, &err) })
             }
             Err(err) => Err(DecodeError::Parse(err.to_string())),
         }

@@ -45,7 +45,7 @@ pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler}
 pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
 };
-pub use tool::{ToolDef, ToolHandler};
+pub use tool::{NoArgs, ToolDef, ToolHandler};
 
 use resource::TemplateEntry;
 use tool::ToolEntry;
@@ -288,6 +288,8 @@ impl ServerInner {
             prompts: (!self.prompts.is_empty())
                 .then(|| PromptsCapability { list_changed: Some(false), ..Default::default() }),
             completions: self.completion.as_ref().map(|_| Default::default()),
+            // `logging/setLevel` is always accepted (handshake era), so logging is declared.
+            logging: Some(Default::default()),
             ..Default::default()
         }
     }

@@ -51,10 +51,11 @@ impl Dispatch for ServerSession {
             Err(ParamsError::UnknownMethod) => {
                 return Reply::Now(Err(McpError::method_not_found(&request.method)));
             }
-            Err(err) => {
-                let message = format!("Invalid params for '{}': {err}", request.method);
+            Err(ParamsError::Invalid(reason)) => {
+                let message = format!("Invalid params for '{}': {reason}", request.method);
                 return Reply::Now(Err(McpError::invalid_params(message)));
             }
+            Err(other) => return Reply::Now(Err(McpError::invalid_params(other.to_string()))),
         };
         if let ClientRequest::Initialize(params) = &parsed {
             return Reply::Now(self.initialize(params));
@@ -63,6 +64,9 @@ impl Dispatch for ServerSession {
             Ok(client) => client,
             Err(error) => return Reply::Now(Err(error)),
         };
+        if client.era == Era::Modern && is_removed_in_modern(&parsed) {
+            return Reply::Now(Err(McpError::method_not_found(parsed.method())));
+        }
         let call = Call { server: &self.server, client: &client, peer, request_id: request.id };
         match parsed {
             ClientRequest::SetLevel(params) => {
@@ -148,6 +152,17 @@ impl ServerSession {
 
 fn has_envelope(meta: Option<&RequestMeta>) -> bool {
     meta.is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some())
+}
+
+/// Methods 2026-07-28 removed: answered -32601 on a modern connection.
+fn is_removed_in_modern(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::Ping(_)
+            | ClientRequest::SetLevel(_)
+            | ClientRequest::Subscribe(_)
+            | ClientRequest::Unsubscribe(_)
+    )
 }
 
 fn is_modern_only(request: &ClientRequest) -> bool {

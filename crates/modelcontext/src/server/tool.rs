@@ -117,9 +117,9 @@ pub trait ToolHandler<A, M>: Clone + Send + Sync + 'static {
     fn call(&self, cx: Context, args: A) -> BoxFuture<Result<CallToolResult, ToolFailure>>;
 }
 
-/// Arguments of a tool that takes none: any object is accepted and ignored.
-#[doc(hidden)]
-#[derive(serde::Deserialize, JsonSchema)]
+/// Arguments of a tool that takes none, e.g. `|cx: Context, _: NoArgs| async { .. }`.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(crate = "serde")]
 pub struct NoArgs {}
 
 impl<F, Fut, R> ToolHandler<NoArgs, fn() -> R> for F
