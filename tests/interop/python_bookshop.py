@@ -275,6 +275,15 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             await r(mode, "server_info", server_info)
 
 
+def describe_leaves(e: BaseException) -> list[str]:
+    """The innermost exceptions of anyio's nested ExceptionGroups, one `Type: message` each."""
+    if isinstance(e, BaseExceptionGroup):
+        return [leaf for sub in e.exceptions for leaf in describe_leaves(sub)]
+    if isinstance(e, MCPError):
+        return [f"MCPError code={e.code} message={e.message!r} data={e.data!r}"]
+    return [f"{type(e).__name__}: {e}"]
+
+
 async def main(server: str) -> int:
     report = Report()
     for mode, want_version in MODES:
@@ -287,9 +296,8 @@ async def main(server: str) -> int:
         except BaseException as e:  # noqa: BLE001 - ExceptionGroup from anyio, connection loss, ...
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
-            tb = "".join(traceback.format_exception_only(type(e), e)).strip()
             sys.stderr.write(traceback.format_exc())
-            report.fail(mode, "session", tb)
+            report.fail(mode, "session", "; ".join(describe_leaves(e)))
         seen = report.seen.get(mode, set())
         for check in CHECKS:
             if check not in seen:

@@ -207,11 +207,6 @@ impl Peer {
         }
         pending.progress.clear();
     }
-
-    /// True once the connection has ended.
-    pub fn is_closed(&self) -> bool {
-        self.pending().closed
-    }
 }
 
 /// The loop's own state: requests from the peer that are still running.
@@ -253,13 +248,23 @@ impl<D: Dispatch> Engine<D> {
         mut finished: mpsc::UnboundedReceiver<RequestId>,
         mut stop: oneshot::Receiver<()>,
     ) {
-        loop {
+        let peer_gone = loop {
             tokio::select! {
-                _ = &mut stop => break,
+                _ = &mut stop => break false,
                 message = incoming.recv() => match message {
                     Some(message) => self.handle(message).await,
-                    None => break,
+                    None => break true,
                 },
+                Some(id) = finished.recv() => {
+                    self.running.remove(&id);
+                }
+            }
+        };
+        // End of input is how a stdio client asks a server to exit: answer what is already
+        // running first (`printf ... | server` must not lose answers), unless told to stop.
+        while peer_gone && !self.running.is_empty() {
+            tokio::select! {
+                _ = &mut stop => break,
                 Some(id) = finished.recv() => {
                     self.running.remove(&id);
                 }
