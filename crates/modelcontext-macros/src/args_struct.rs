@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Ident, Lit};
+use syn::{Expr, ExprLit, Ident, Lit, LitStr};
 
 use crate::signature::Param;
 
@@ -50,8 +50,12 @@ fn field(param: &Param) -> TokenStream {
     let range = bounds("range", &options.minimum, &options.maximum);
     let length = bounds("length", &options.min_length, &options.max_length);
     let pattern = options.pattern.iter().map(|regex| quote!(#[schemars(pattern(#regex))]));
+    let bound = LitStr::new(
+        &format!("{}: ::modelcontext::__private::ToolArgument", quote!(#ty)),
+        ty.span(),
+    );
     quote! {
-        #(#doc)* #(#rename)* #default #range #length #(#pattern)* #(#field_attrs)*
+        #[serde(bound = #bound)] #(#doc)* #(#rename)* #default #range #length #(#pattern)* #(#field_attrs)*
         pub #ident: #ty
     }
 }

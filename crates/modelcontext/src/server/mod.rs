@@ -258,7 +258,7 @@ impl McpServer {
 
     /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.
     pub async fn run_stdio(&self) -> Result<(), Error> {
-        let stdio = Stdio::stdio().max_line_bytes(self.inner.max_line_bytes);
+        let stdio = Stdio::stdin_stdout().max_line_bytes(self.inner.max_line_bytes);
         self.serve(stdio).await;
         Ok(())
     }

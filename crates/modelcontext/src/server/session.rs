@@ -34,7 +34,7 @@ pub(crate) struct ServerSession {
 
 enum EraState {
     Unpinned,
-    Handshake(ClientView),
+    Handshake(Box<ClientView>),
     Modern,
 }
 
@@ -100,12 +100,12 @@ impl ServerSession {
             return Err(McpError::new(UNSUPPORTED_PROTOCOL_VERSION, message).with_data(data));
         }
         let version = negotiate_handshake(&params.protocol_version);
-        self.era = EraState::Handshake(ClientView {
+        self.era = EraState::Handshake(Box::new(ClientView {
             era: Era::Handshake,
             protocol_version: version,
             info: Some(params.client_info.clone()),
             capabilities: params.capabilities.clone(),
-        });
+        }));
         let result = InitializeResult {
             protocol_version: version.to_owned(),
             capabilities: self.server.capabilities(),
@@ -129,7 +129,7 @@ impl ServerSession {
             EraState::Handshake(_) if is_modern_only(request) => {
                 Err(McpError::method_not_found(request.method()))
             }
-            EraState::Handshake(view) => Ok(view.clone()),
+            EraState::Handshake(view) => Ok((**view).clone()),
             EraState::Unpinned if wants_modern => {
                 let view = modern_view(meta)?;
                 self.era = EraState::Modern;
@@ -267,7 +267,7 @@ impl Call<'_> {
         let arguments = params.arguments.unwrap_or_default();
         match entry.call(cx, arguments, self.server.withhold_error_messages) {
             Ok(future) => self.later(future),
-            Err(rejected) => Reply::Now(self.finish::<CallToolResult>(rejected)),
+            Err(rejected) => Reply::Now(self.finish::<CallToolResult>(*rejected)),
         }
     }
 

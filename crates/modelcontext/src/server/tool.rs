@@ -255,13 +255,16 @@ impl ToolEntry {
         cx: Context,
         args: Map<String, Value>,
         withhold_messages: bool,
-    ) -> Result<BoxFuture<Result<CallToolResult, McpError>>, CallToolResult> {
+    ) -> Result<BoxFuture<Result<CallToolResult, McpError>>, Box<CallToolResult>> {
         let name = self.def.tool.name.clone();
         let args = Value::Object(args);
         if let Err(problems) = self.input.check(&args) {
-            return Err(error_result(&name, Some(&format!("Invalid arguments: {problems}"))));
+            return Err(Box::new(error_result(
+                &name,
+                Some(&format!("Invalid arguments: {problems}")),
+            )));
         }
-        let Value::Object(args) = args else { return Err(error_result(&name, None)) };
+        let Value::Object(args) = args else { return Err(Box::new(error_result(&name, None))) };
         let future = AssertUnwindSafe(self.def.handler.call(cx, args)).catch_unwind();
         let output = self.output.clone();
         Ok(Box::pin(async move {

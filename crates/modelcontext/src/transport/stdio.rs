@@ -24,7 +24,7 @@ pub struct Stdio<R, W> {
 
 impl Stdio<BufReader<tokio::io::Stdin>, tokio::io::Stdout> {
     /// The process's own stdin and stdout, for a server launched by a host.
-    pub fn stdio() -> Self {
+    pub fn stdin_stdout() -> Self {
         Stdio::new(BufReader::new(tokio::io::stdin()), tokio::io::stdout())
     }
 }
