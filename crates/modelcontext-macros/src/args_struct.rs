@@ -5,12 +5,25 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Ident, Lit, LitStr};
+use syn::{Expr, ExprLit, Ident, Lit, Type};
 
-use crate::signature::Param;
+use crate::signature::{Param, Signature};
 
-/// `pub struct #name { .. }` and the `__default_*` functions its `#[serde(default)]`s name.
-pub fn args_struct(name: &Ident, params: &[&Param]) -> TokenStream {
+/// The struct named `name` for the function's arguments, if it needs one: its name, and the
+/// items to emit where the handler closure can see them. A function needs one if it has
+/// arguments or takes the context (the `Fn(Context, A)` form needs an `A`, even an empty one).
+pub fn struct_for(sig: &Signature, name: &str) -> Option<(Ident, TokenStream)> {
+    if sig.args().next().is_none() && !sig.has_context() {
+        return None;
+    }
+    let name = format_ident!("{name}");
+    let params: Vec<&Param> = sig.args().collect();
+    let items = args_struct(&name, &params);
+    Some((name, items))
+}
+
+/// `struct #name { .. }` and the `__default_*` functions its `#[serde(default)]`s name.
+fn args_struct(name: &Ident, params: &[&Param]) -> TokenStream {
     let fields = params.iter().map(|param| field(param));
     let defaults = params.iter().filter_map(|param| default_fn(param));
     quote! {
@@ -20,7 +33,7 @@ pub fn args_struct(name: &Ident, params: &[&Param]) -> TokenStream {
         )]
         #[serde(crate = "::modelcontext::__private::serde")]
         #[schemars(crate = "::modelcontext::__private::schemars")]
-        pub struct #name {
+        struct #name {
             #(#fields,)*
         }
 
@@ -31,12 +44,13 @@ pub fn args_struct(name: &Ident, params: &[&Param]) -> TokenStream {
 /// `assert_fn::<T>();` for each parameter type, spanned on the type so that an unsuitable type
 /// is reported where the user wrote it, with the message of the assertion's trait.
 pub fn assertions(params: &[&Param], assert_fn: &str) -> TokenStream {
+    params.iter().map(|param| assertion(&param.ty, assert_fn)).collect()
+}
+
+/// `::modelcontext::__private::<assert_fn>::<T>();`, spanned on `ty`.
+pub fn assertion(ty: &Type, assert_fn: &str) -> TokenStream {
     let assert_fn = format_ident!("{assert_fn}");
-    let calls = params.iter().map(|param| {
-        let ty = &param.ty;
-        quote_spanned!(ty.span()=> ::modelcontext::__private::#assert_fn::<#ty>();)
-    });
-    quote!(#(#calls)*)
+    quote_spanned!(ty.span()=> ::modelcontext::__private::#assert_fn::<#ty>();)
 }
 
 fn field(param: &Param) -> TokenStream {
@@ -50,13 +64,9 @@ fn field(param: &Param) -> TokenStream {
     let range = bounds("range", &options.minimum, &options.maximum);
     let length = bounds("length", &options.min_length, &options.max_length);
     let pattern = options.pattern.iter().map(|regex| quote!(#[schemars(pattern(#regex))]));
-    let bound = LitStr::new(
-        &format!("{}: ::modelcontext::__private::ToolArgument", quote!(#ty)),
-        ty.span(),
-    );
     quote! {
-        #[serde(bound = #bound)] #(#doc)* #(#rename)* #default #range #length #(#pattern)* #(#field_attrs)*
-        pub #ident: #ty
+        #(#doc)* #(#rename)* #default #range #length #(#pattern)* #(#field_attrs)*
+        #ident: #ty
     }
 }
 

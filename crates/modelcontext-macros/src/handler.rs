@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
+use syn::ext::IdentExt;
 use syn::{Attribute, Ident, ItemFn, LitStr};
 
 use crate::docs::doc_string;
@@ -10,9 +11,10 @@ use crate::signature::{Input, Signature};
 
 /// How the closure reaches the user's function.
 pub struct Callee {
-    /// The path or method call, such as `super::get_author` or `this.search`.
+    /// The function's path, such as `get_author` or `Self::search`.
     pub path: TokenStream,
-    /// Whether the closure captures `this: Arc<Self>` and clones it into each call's future.
+    /// Whether the closure captures `this: Arc<Self>`, clones it into each call's future and
+    /// passes `&this` as the receiver.
     pub shares_self: bool,
 }
 
@@ -20,15 +22,16 @@ pub struct Callee {
 /// `|cx: Context, args: Args| ..`. `args_ty` is `None` when no struct was generated.
 ///
 /// ```text
-/// |args: Args| async move { super::get_author(args.title) }
+/// |args: Args| async move { get_author(args.title) }
 /// ```
 pub fn closure(
     sig: &Signature,
     callee: &Callee,
-    args_ty: Option<&TokenStream>,
+    args_ty: Option<&Ident>,
     binding: &Ident,
 ) -> TokenStream {
-    let call_args = sig.inputs.iter().map(|input| match input {
+    let receiver = callee.shares_self.then(|| quote!(&this));
+    let inputs = sig.inputs.iter().map(|input| match input {
         Input::Context => quote!(cx),
         Input::Arg(param) => {
             let field = &param.ident;
@@ -37,6 +40,7 @@ pub fn closure(
     });
     let path = &callee.path;
     let await_call = sig.is_async.then(|| quote!(.await));
+    let call_args = receiver.into_iter().chain(inputs);
     let future = quote!(async move { #path(#(#call_args),*) #await_call });
     let unused = sig.args().next().is_none();
     let params = match (sig.has_context(), args_ty) {
@@ -53,12 +57,6 @@ pub fn closure(
     } else {
         quote!(|#params| #future)
     }
-}
-
-/// Whether the function needs a generated struct: it has arguments, or it takes the context
-/// (the `Fn(Context, A)` form needs an `A`, even an empty one).
-pub fn needs_struct(sig: &Signature) -> bool {
-    sig.args().next().is_some() || sig.has_context()
 }
 
 /// `.description("..")`, from the option or else the doc comment; nothing if neither exists.
@@ -79,24 +77,22 @@ pub fn setter(method: &str, value: Option<&impl ToTokens>) -> TokenStream {
     }
 }
 
-/// The hidden module beside a free function, named like it (modules and functions live in
-/// different namespaces): a glob import of the parent, so parameter types resolve as they do
-/// at the function, the arguments struct, and the constructor.
-pub fn fn_module(
-    func: &ItemFn,
-    args_struct: Option<TokenStream>,
-    constructor: TokenStream,
-) -> TokenStream {
+/// The companion of a free function: an empty braced struct of the same name, whose
+/// associated function (the constructor) builds the definition. A braced struct lives only in
+/// the type namespace, so it coexists with the function, and `get_author::tool()` reads like a
+/// module path. Unlike a module, the constructor sees everything the function sees, including
+/// items declared in the same function body (tests, doctests) and `self::`/`super::` paths.
+pub fn companion(func: &ItemFn, constructor: TokenStream) -> TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
+    let doc = format!(" Holds the constructor of the `{}` definition.", name.unraw());
     quote! {
         #[doc(hidden)]
-        #[allow(unused_imports, missing_docs)]
-        #vis mod #name {
-            use super::*;
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {}
 
-            #args_struct
-
+        impl #name {
             #constructor
         }
     }

@@ -4,7 +4,10 @@
 //! They are sugar and nothing else. Each one keeps the function as written and adds, next to
 //! it, code you could have written by hand with the public API: an arguments struct deriving
 //! `Deserialize` and `JsonSchema`, and a constructor calling [`ToolDef::new`],
-//! [`ResourceDef::new`] or [`PromptDef::new`]. The doc comment becomes the description.
+//! [`ResourceDef::new`] or [`PromptDef::new`] (`get_author::tool()`). The doc comment becomes
+//! the description. Types that do not fit (an argument that is not `Deserialize + JsonSchema`,
+//! a return type that is not a tool output) are reported where they are written, with a
+//! message saying what they must implement.
 //!
 //! Use them through the `modelcontext` crate (feature `macros`, on by default), whose
 //! `modelcontext::tool` and friends re-export these. The expansions name `::modelcontext`, so
@@ -19,6 +22,7 @@ use proc_macro::TokenStream;
 mod arg;
 mod args_struct;
 mod docs;
+mod errors;
 mod handler;
 mod options;
 mod prompt;
@@ -29,7 +33,9 @@ mod tools;
 
 /// Turns a function into an MCP tool.
 ///
-/// ```ignore
+/// ```
+/// use modelcontext::{McpServer, tool};
+///
 /// /// Search the catalog.
 /// #[tool(title = "Search", annotations(read_only = true))]
 /// async fn search_books(
@@ -37,14 +43,17 @@ mod tools;
 ///     #[arg(description = "Maximum number of results.", default = 10, minimum = 1, maximum = 50)]
 ///     limit: i64,
 /// ) -> Result<String, String> {
-///     # todo!()
+///     Ok(format!("up to {limit} books matching {query}"))
 /// }
 ///
 /// let server = McpServer::new("Bookshop").tool(search_books::tool())?;
+/// # Ok::<(), modelcontext::Error>(())
 /// ```
 ///
-/// The function stays callable as written. Next to it comes a hidden module of the same name
-/// holding `Args` (one field per parameter) and `tool() -> ToolDef`.
+/// The function stays callable as written. Beside it comes a hidden, empty struct of the same
+/// name (types and functions live in different namespaces) whose `tool() -> ToolDef` holds the
+/// `Args` struct (one field per parameter, deriving `Deserialize` and `JsonSchema`) and the
+/// `ToolDef::new` call. Functions declared inside a function body work too.
 ///
 /// - The tool's name is the function's name; its description is the doc comment.
 /// - Options: `name = "..."`, `title = "..."`, `description = "..."`, and
@@ -55,6 +64,8 @@ mod tools;
 /// - `#[arg(...)]` on a parameter: `description = "..."`, `default = expr` (makes it optional),
 ///   `minimum`/`maximum`, `min_length`/`max_length`, `pattern = "regex"`, `rename = "..."`.
 ///   `#[serde(...)]` and `#[schemars(...)]` attributes on a parameter move to its field.
+/// - Parameter types must be `Deserialize + JsonSchema` and owned; the return type must
+///   implement `IntoToolResult`. A type that does not fit is reported where it is written.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
@@ -62,21 +73,34 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Turns the `#[tool]` methods of an inherent `impl` block into tools sharing one value.
 ///
-/// ```ignore
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// use modelcontext::{McpServer, tools};
+///
+/// #[derive(Default)]
+/// struct Bookshop {
+///     visits: AtomicUsize,
+/// }
+///
 /// #[tools]
 /// impl Bookshop {
-///     /// Count the books in the catalog.
+///     /// Record a visit and return how many there were.
 ///     #[tool]
-///     async fn count_books(&self) -> usize { self.books.len() }
+///     async fn visit(&self) -> String {
+///         (self.visits.fetch_add(1, Ordering::SeqCst) + 1).to_string()
+///     }
 /// }
 ///
 /// let shop = Arc::new(Bookshop::default());
 /// let server = McpServer::new("Bookshop").tools(shop.tool_defs())?;
+/// # Ok::<(), modelcontext::Error>(())
 /// ```
 ///
 /// Adds `pub fn tool_defs(self: Arc<Self>) -> Vec<ToolDef>`; every tool holds a clone of the
-/// `Arc`. Tool methods take `&self` (or no receiver); `#[tool]` and `#[arg]` work as on free
-/// functions. Use one `#[tools]` block per type.
+/// `Arc`. Tool methods take `&self` (or no receiver); `#[tool(...)]` and `#[arg(...)]` work as
+/// on free functions. Each `#[tools]` block adds its own `tool_defs`, so use one per type.
 #[proc_macro_attribute]
 pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     tools::expand(attr.into(), item.into()).into()
@@ -84,20 +108,24 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Turns a function into an MCP resource, or a resource template when the URI has variables.
 ///
-/// ```ignore
+/// ```
+/// use modelcontext::{McpServer, ResourceError, resource};
+///
 /// /// A book's text.
 /// #[resource("books://{title}", mime_type = "text/plain")]
 /// async fn book(title: String) -> Result<String, ResourceError> {
-///     # todo!()
+///     Err(ResourceError::not_found(format!("No book titled '{title}'")))
 /// }
 ///
 /// let server = McpServer::new("Bookshop").resource(book::resource())?;
+/// # Ok::<(), modelcontext::Error>(())
 /// ```
 ///
 /// The parameters must be exactly the template's variables (checked at compile time); a
-/// `Context` parameter is allowed besides them. Adds a hidden module with `Params` and
-/// `resource() -> ResourceDef`, named after the function unless `name = "..."` is given.
-/// Other options: `title`, `description` (default: the doc comment), `mime_type`.
+/// `Context` parameter is allowed besides them. Adds a hidden struct of the same name with
+/// `resource() -> ResourceDef`, which holds the `Params` struct of a template. The resource's name
+/// is the function's unless `name = "..."` is given; other options are `title`,
+/// `description` (default: the doc comment) and `mime_type`.
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     resource::expand(attr.into(), item.into()).into()
@@ -105,23 +133,26 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Turns a function into an MCP prompt.
 ///
-/// ```ignore
+/// ```
+/// use modelcontext::{McpServer, prompt};
+///
 /// /// Ask for a review of a book.
 /// #[prompt]
 /// fn review(
 ///     #[arg(description = "The book to review.")] title: String,
 ///     style: Option<String>,
 /// ) -> String {
-///     # todo!()
+///     format!("Review {title} in a {} style.", style.as_deref().unwrap_or("neutral"))
 /// }
 ///
 /// let server = McpServer::new("Bookshop").prompt(review::prompt())?;
+/// # Ok::<(), modelcontext::Error>(())
 /// ```
 ///
 /// Prompt arguments are strings on the wire, so parameters are `String` (required) or
-/// `Option<String>` (optional), plus an optional `Context`. Adds a hidden module with `Args`
-/// and `prompt() -> PromptDef`. Options: `name`, `title`, `description`; `#[arg(...)]` takes
-/// `description`, `rename` and `default`.
+/// `Option<String>` (optional), plus an optional `Context`. Adds a hidden struct of the same
+/// name with `prompt() -> PromptDef`, which holds the `Args` struct. Options: `name`, `title`, `description`;
+/// `#[arg(...)]` takes `description`, `rename` and `default`.
 #[proc_macro_attribute]
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand(attr.into(), item.into()).into()

@@ -5,15 +5,16 @@
 //! #[resource("books://{title}")]
 //! async fn book(title: String) -> Result<String, ResourceError> { .. }
 //! ```
-//! keeps the function and adds:
+//! keeps the function and adds (paths shortened, assertions left out):
 //! ```text
 //! #[doc(hidden)]
-//! mod book {
-//!     use super::*;
-//!     #[derive(Deserialize, JsonSchema)]
-//!     pub struct Params { pub title: String }
+//! pub struct book {}
+//!
+//! impl book {
 //!     pub fn resource() -> ::modelcontext::ResourceDef {
-//!         ::modelcontext::ResourceDef::new("books://{title}", |params: Params| async move { super::book(params.title).await })
+//!         #[derive(Deserialize, JsonSchema)]
+//!         struct Params { title: String }
+//!         ::modelcontext::ResourceDef::new("books://{title}", |params: Params| async move { book(params.title).await })
 //!             .name("book")
 //!             .description("A book's text.")
 //!     }
@@ -23,17 +24,16 @@
 use std::collections::BTreeSet;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
-use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr, Token};
 
-use crate::args_struct::{args_struct, assertions};
-use crate::handler::{Callee, closure, description, fn_module, needs_struct, setter};
+use crate::args_struct::{assertion, assertions, struct_for};
+use crate::errors::{both, parse_item_fn, with_error};
+use crate::handler::{Callee, closure, companion, description, setter};
 use crate::options::Options;
-use crate::signature::{Kind, Param, Signature, both, parse_item_fn};
-use crate::tool::with_error;
+use crate::signature::{Kind, Param, Signature};
 
 /// Expands `#[resource(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -45,10 +45,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let sig = Signature::parse(&mut func.sig, Kind::Resource, false);
     let expanded = both(attr, sig).and_then(|((uri, options), sig)| {
         check_params(&uri, &sig)?;
-        Ok(module(&func, &sig, &uri, &options))
+        Ok(companion(&func, constructor(&func, &sig, &uri, &options)))
     });
     match expanded {
-        Ok(module) => quote!(#func #module),
+        Ok(companion) => quote!(#func #companion),
         Err(error) => with_error(quote!(#func), error),
     }
 }
@@ -119,31 +119,27 @@ fn template_variables(template: &str) -> Result<BTreeSet<String>, String> {
     Ok(names)
 }
 
-fn module(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) -> TokenStream {
+fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) -> TokenStream {
     let fn_name = &sig.ident;
     let params: Vec<&Param> = sig.args().collect();
-    let params_ty = needs_struct(sig).then(|| quote!(Params));
-    let params_struct = params_ty.as_ref().map(|_| args_struct(&format_ident!("Params"), &params));
     let param_checks = assertions(&params, "assert_resource_param");
-    let result_check = sig.output.as_ref().map(|ty| {
-        quote_spanned!(ty.span()=> ::modelcontext::__private::assert_resource_result::<#ty>();)
-    });
-    let callee = Callee { path: quote!(super::#fn_name), shares_self: false };
+    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_resource_result"));
+    let (params_ty, params_struct) = struct_for(sig, "Params").unzip();
+    let callee = Callee { path: quote!(#fn_name), shares_self: false };
     let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"));
-    let name =
-        options.name.as_ref().map(LitStr::value).unwrap_or_else(|| fn_name.unraw().to_string());
+    let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let mime_type = setter("mime_type", options.mime_type.as_ref());
     let title = setter("title", options.title.as_ref());
     let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
-    let constructor = quote! {
+    quote! {
         #[doc = #doc]
         pub fn resource() -> ::modelcontext::ResourceDef {
             #param_checks
             #result_check
+            #params_struct
             ::modelcontext::ResourceDef::new(#uri, #handler)
                 .name(#name) #description #mime_type #title
         }
-    };
-    fn_module(func, params_struct, constructor)
+    }
 }

@@ -4,10 +4,10 @@
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, Pat, PatIdent, PatType, ReturnType, Type, parse_quote};
 
 use crate::arg::ArgOptions;
+use crate::errors::combine;
 
 /// Which macro is reading the signature; each has its own rules and wording.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -139,26 +139,6 @@ impl Signature {
     }
 }
 
-/// Turns several errors into one, so the user sees all of them at once.
-pub fn combine(errors: impl IntoIterator<Item = syn::Error>) -> syn::Result<()> {
-    let mut errors = errors.into_iter();
-    let Some(mut first) = errors.next() else { return Ok(()) };
-    errors.for_each(|error| first.combine(error));
-    Err(first)
-}
-
-/// Both values, or every error.
-pub fn both<A, B>(a: syn::Result<A>, b: syn::Result<B>) -> syn::Result<(A, B)> {
-    match (a, b) {
-        (Ok(a), Ok(b)) => Ok((a, b)),
-        (Err(mut first), Err(second)) => {
-            first.combine(second);
-            Err(first)
-        }
-        (Err(error), _) | (_, Err(error)) => Err(error),
-    }
-}
-
 fn check_fn(sig: &syn::Signature, kind: Kind) -> syn::Result<()> {
     let kind = kind.name();
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
@@ -203,7 +183,7 @@ fn check_receiver(receiver: &syn::Receiver, kind: Kind, in_impl: bool) -> syn::R
     let message = match (kind, in_impl) {
         (_, true) if shared_ref && receiver.colon_token.is_none() => return Ok(()),
         (_, true) => {
-            "tool methods take `&self`: one value serves concurrent calls through an `Arc`"
+            "tool methods take `&self`: one value serves concurrent calls through an `Arc` (keep mutable state in a `Mutex` or atomics)"
         }
         (Kind::Tool, false) => "`#[tool]` on a method needs `#[tools]` on its `impl` block",
         (Kind::Resource, false) => "`#[resource]` goes on a free function, not a method",
@@ -282,7 +262,7 @@ fn check_type(ty: &Type, kind: Kind) -> syn::Result<()> {
     } else {
         return Ok(());
     };
-    Err(syn::Error::new(ty.span(), message))
+    Err(syn::Error::new_spanned(ty, message))
 }
 
 /// Whether the type is spelled `Context` (any path ending in it).
@@ -330,35 +310,4 @@ fn has_token(tokens: TokenStream, predicate: &impl Fn(&TokenTree) -> bool) -> bo
 
 fn is_ident(tt: &TokenTree, name: &str) -> bool {
     matches!(tt, TokenTree::Ident(ident) if ident == name)
-}
-
-/// The function an item macro is applied to; anything else is an error naming the macro.
-/// On error, the item is returned unchanged as tokens, to be emitted beside the error.
-pub fn parse_item_fn(
-    item: TokenStream,
-    kind: Kind,
-) -> Result<syn::ItemFn, (syn::Error, TokenStream)> {
-    let parsed = match syn::parse2::<syn::Item>(item.clone()) {
-        Ok(parsed) => parsed,
-        Err(error) => return Err((error, item)),
-    };
-    let name = kind.name();
-    let (head, hint) = match &parsed {
-        syn::Item::Fn(func) => return Ok(func.clone()),
-        syn::Item::Impl(imp) if kind == Kind::Tool => (
-            imp.impl_token.to_token_stream(),
-            "; on an `impl` block, use `#[tools]` and mark its methods `#[tool]`",
-        ),
-        syn::Item::Struct(item) => (pair(&item.struct_token, &item.ident), ""),
-        syn::Item::Enum(item) => (pair(&item.enum_token, &item.ident), ""),
-        other => (other.to_token_stream(), ""),
-    };
-    let message = format!("`#[{name}]` goes on a function{hint}");
-    Err((syn::Error::new_spanned(head, message), item))
-}
-
-fn pair(keyword: &impl ToTokens, ident: &Ident) -> TokenStream {
-    let mut tokens = keyword.to_token_stream();
-    ident.to_tokens(&mut tokens);
-    tokens
 }

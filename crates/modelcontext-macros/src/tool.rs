@@ -5,32 +5,33 @@
 //! #[tool]
 //! fn get_author(title: String) -> Result<String, String> { .. }
 //! ```
-//! keeps the function and adds:
+//! keeps the function and adds (paths shortened):
 //! ```text
 //! #[doc(hidden)]
-//! mod get_author {
-//!     use super::*;
-//!     #[derive(Deserialize, JsonSchema)]
-//!     pub struct Args { pub title: String }
+//! pub struct get_author {}
+//!
+//! impl get_author {
 //!     pub fn tool() -> ::modelcontext::ToolDef {
 //!         ::modelcontext::__private::assert_tool_argument::<String>();
 //!         ::modelcontext::__private::assert_tool_result::<Result<String, String>>();
-//!         ::modelcontext::ToolDef::new("get_author", |args: Args| async move { super::get_author(args.title) })
+//!         #[derive(Deserialize, JsonSchema)]
+//!         struct Args { title: String }
+//!         ::modelcontext::ToolDef::new("get_author", |args: Args| async move { get_author(args.title) })
 //!             .description("Look up the author of a book.")
 //!     }
 //! }
 //! ```
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
 use syn::{Attribute, ItemFn, LitStr};
 
-use crate::args_struct::{args_struct, assertions};
-use crate::handler::{Callee, closure, description, fn_module, needs_struct, setter};
+use crate::args_struct::{assertion, assertions, struct_for};
+use crate::errors::{both, parse_item_fn, with_error};
+use crate::handler::{Callee, closure, companion, description, setter};
 use crate::options::{Annotations, Options};
-use crate::signature::{Kind, Param, Signature, both, parse_item_fn};
+use crate::signature::{Kind, Param, Signature};
 
 /// Expands `#[tool(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -42,60 +43,50 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let sig = Signature::parse(&mut func.sig, Kind::Tool, false);
     match both(options, sig) {
         Ok((options, sig)) => {
-            let module = module(&func, &sig, &options);
-            quote!(#func #module)
+            let companion = companion(&func, constructor(&func, &sig, &options));
+            quote!(#func #companion)
         }
         Err(error) => with_error(quote!(#func), error),
     }
 }
 
-/// The item as written (minus the attributes we consumed) and the error: keeping the item
-/// avoids a second wave of "cannot find function" errors.
-pub fn with_error(item: TokenStream, error: syn::Error) -> TokenStream {
-    let error = error.to_compile_error();
-    quote!(#item #error)
-}
-
-fn module(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream {
+fn constructor(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream {
     let fn_name = &sig.ident;
-    let params: Vec<&Param> = sig.args().collect();
-    let args_ty = needs_struct(sig).then(|| quote!(Args));
-    let args_struct = args_ty.as_ref().map(|_| args_struct(&format_ident!("Args"), &params));
-    let callee = Callee { path: quote!(super::#fn_name), shares_self: false };
-    let def = tool_def(sig, options, &func.attrs, &callee, args_ty.as_ref());
+    let callee = Callee { path: quote!(#fn_name), shares_self: false };
+    let def = tool_def(sig, options, &func.attrs, &callee);
     let doc = format!(" The `{}` tool, to pass to `McpServer::tool`.", tool_name(sig, options));
-    let constructor = quote! {
+    quote! {
         #[doc = #doc]
         pub fn tool() -> ::modelcontext::ToolDef {
             #def
         }
-    };
-    fn_module(func, args_struct, constructor)
+    }
 }
 
-/// The type assertions, then `ToolDef::new(name, handler)` with its builder calls.
-/// Shared with `#[tools]`.
+/// The type assertions, the `Args` struct if needed, then `ToolDef::new(name, handler)` with
+/// its builder calls. Shared with `#[tools]`.
 pub fn tool_def(
     sig: &Signature,
     options: &Options,
     attrs: &[Attribute],
     callee: &Callee,
-    args_ty: Option<&TokenStream>,
 ) -> TokenStream {
     let params: Vec<&Param> = sig.args().collect();
+    let (args_ty, args_struct) = struct_for(sig, "Args").unzip();
     let arg_checks = assertions(&params, "assert_tool_argument");
-    let result_check = sig.output.as_ref().map(
-        |ty| quote_spanned!(ty.span()=> ::modelcontext::__private::assert_tool_result::<#ty>();),
-    );
+    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_tool_result"));
     let name = tool_name(sig, options);
-    let handler = closure(sig, callee, args_ty, &format_ident!("args"));
+    let handler = closure(sig, callee, args_ty.as_ref(), &format_ident!("args"));
     let description = description(options.description.as_ref(), attrs);
     let title = setter("title", options.title.as_ref());
     let annotations = options.annotations.as_ref().map(Annotations::to_expr);
     let annotations = setter("annotations", annotations.as_ref());
+    // The assertions go first: rustc reports errors in source order, and theirs say what the
+    // type must implement, while the derives' errors that follow only name a missing bound.
     quote! {
         #arg_checks
         #result_check
+        #args_struct
         ::modelcontext::ToolDef::new(#name, #handler) #description #title #annotations
     }
 }

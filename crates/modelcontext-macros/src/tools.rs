@@ -8,23 +8,18 @@
 //!     async fn search(&self, query: String) -> String { .. }
 //! }
 //! ```
-//! keeps the block (minus the `#[tool]` and `#[arg]` attributes) and adds:
+//! keeps the block (minus the `#[tool]` and `#[arg]` attributes) and adds (paths shortened,
+//! assertions left out):
 //! ```text
-//! #[doc(hidden)]
-//! mod __bookshop_tools {
-//!     pub mod search {
-//!         use super::super::*;
-//!         #[derive(Deserialize, JsonSchema)]
-//!         pub struct Args { pub query: String }
-//!     }
-//! }
 //! impl Bookshop {
 //!     pub fn tool_defs(self: Arc<Self>) -> Vec<ToolDef> {
 //!         vec![{
+//!             #[derive(Deserialize, JsonSchema)]
+//!             struct Args { query: String }
 //!             let this = Arc::clone(&self);
-//!             ToolDef::new("search", move |args: __bookshop_tools::search::Args| {
+//!             ToolDef::new("search", move |args: Args| {
 //!                 let this = Arc::clone(&this);
-//!                 async move { this.search(args.query).await }
+//!                 async move { Self::search(&this, args.query).await }
 //!             })
 //!             .description("Search the catalog.")
 //!         }]
@@ -33,14 +28,14 @@
 //! ```
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote};
-use syn::{Attribute, Ident, ImplItem, ItemImpl, Meta, Type};
+use quote::{ToTokens, quote};
+use syn::{Attribute, ImplItem, ItemImpl, Meta};
 
-use crate::args_struct::args_struct;
-use crate::handler::{Callee, needs_struct};
+use crate::errors::{both, combine, with_error};
+use crate::handler::Callee;
 use crate::options::Options;
-use crate::signature::{Kind, Param, Signature, both, combine};
-use crate::tool::{tool_def, with_error};
+use crate::signature::{Kind, Signature};
+use crate::tool::tool_def;
 
 /// Expands `#[tools(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -70,23 +65,15 @@ fn expand_impl(attr: TokenStream, imp: &mut ItemImpl) -> syn::Result<TokenStream
         let message = "`#[tools]` takes no options; give them to each `#[tool(...)]`";
         return Err(syn::Error::new_spanned(attr, message));
     }
-    let type_name = check_impl(imp)?;
+    check_impl(imp)?;
     let methods = take_methods(imp)?;
     if methods.is_empty() {
         let message = "this `#[tools]` block has no `#[tool]` methods";
         return Err(syn::Error::new_spanned(&imp.self_ty, message));
     }
-    let module = format_ident!("__{}_tools", snake_case(&type_name.to_string()));
-    let structs = methods.iter().filter_map(args_module);
-    let defs = methods.iter().map(|method| method_def(method, &module));
+    let defs = methods.iter().map(method_def);
     let self_ty = &imp.self_ty;
     Ok(quote! {
-        #[doc(hidden)]
-        #[allow(non_snake_case, unused_imports, missing_docs)]
-        mod #module {
-            #(#structs)*
-        }
-
         impl #self_ty {
             /// The `#[tool]` methods of this type as tool definitions sharing `self`; pass
             /// them to `McpServer::tools`.
@@ -97,8 +84,8 @@ fn expand_impl(attr: TokenStream, imp: &mut ItemImpl) -> syn::Result<TokenStream
     })
 }
 
-/// The type's name, for the hidden module; the block must be inherent and not generic.
-fn check_impl(imp: &ItemImpl) -> syn::Result<Ident> {
+/// The block must be inherent and not generic.
+fn check_impl(imp: &ItemImpl) -> syn::Result<()> {
     if let Some((_, path, _)) = &imp.trait_ {
         return Err(syn::Error::new_spanned(
             path,
@@ -111,16 +98,7 @@ fn check_impl(imp: &ItemImpl) -> syn::Result<Ident> {
             "`#[tools]` does not support generic `impl` blocks",
         ));
     }
-    match &*imp.self_ty {
-        Type::Path(path) if path.qself.is_none() => match path.path.segments.last() {
-            Some(segment) if segment.arguments.is_none() => Ok(segment.ident.clone()),
-            _ => Err(syn::Error::new_spanned(
-                path,
-                "`#[tools]` needs a type without generic arguments",
-            )),
-        },
-        other => Err(syn::Error::new_spanned(other, "`#[tools]` needs a named type")),
-    }
+    Ok(())
 }
 
 /// Reads every `#[tool]` method, taking off the attributes the expansion consumes. All methods
@@ -159,44 +137,12 @@ fn tool_options(attr: &Attribute) -> syn::Result<Options> {
     }
 }
 
-/// `pub mod <method> { use super::super::*; pub struct Args { .. } }`, if the method needs one.
-fn args_module(method: &Method) -> Option<TokenStream> {
-    if !needs_struct(&method.sig) {
-        return None;
-    }
-    let name = &method.sig.ident;
-    let params: Vec<&Param> = method.sig.args().collect();
-    let args_struct = args_struct(&format_ident!("Args"), &params);
-    Some(quote! {
-        pub mod #name {
-            use super::super::*;
-            #args_struct
-        }
-    })
-}
-
-/// `{ let this = Arc::clone(&self); ToolDef::new(..) }` for one method.
-fn method_def(method: &Method, module: &Ident) -> TokenStream {
+/// `{ struct Args { .. } let this = Arc::clone(&self); ToolDef::new(..) }` for one method.
+fn method_def(method: &Method) -> TokenStream {
     let Method { sig, options, attrs } = method;
     let name = &sig.ident;
-    let args_ty = needs_struct(sig).then(|| quote!(#module::#name::Args));
-    let callee = match sig.has_receiver {
-        true => Callee { path: quote!(this.#name), shares_self: true },
-        false => Callee { path: quote!(Self::#name), shares_self: false },
-    };
+    let callee = Callee { path: quote!(Self::#name), shares_self: sig.has_receiver };
     let this = callee.shares_self.then(|| quote!(let this = ::std::sync::Arc::clone(&self);));
-    let def = tool_def(sig, options, attrs, &callee, args_ty.as_ref());
+    let def = tool_def(sig, options, attrs, &callee);
     quote!({ #this #def })
-}
-
-/// `BookShop` -> `book_shop`.
-fn snake_case(name: &str) -> String {
-    let mut snake = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            snake.push('_');
-        }
-        snake.extend(c.to_lowercase());
-    }
-    snake
 }

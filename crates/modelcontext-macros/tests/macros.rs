@@ -115,12 +115,15 @@ fn server() -> Result<McpServer, modelcontext::Error> {
         .prompt(review::prompt())
 }
 
-/// Runs `f` against a fresh server through an in-memory client. Sync, so that the `check`
+/// Runs `f` against the server above through an in-memory client. Sync, so that the `check`
 /// functions below can be `#[track_caller]` and failures point at the test's line.
 fn with_client<T>(f: impl AsyncFnOnce(&Client) -> T) -> T {
+    with_server(server().expect("the server registers every item"), f)
+}
+
+fn with_server<T>(server: McpServer, f: impl AsyncFnOnce(&Client) -> T) -> T {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
     runtime.expect("runtime").block_on(async {
-        let server = server().expect("the server registers every item");
         let client = Client::connect(server.in_memory()).await.expect("handshake");
         f(&client).await
     })
@@ -354,6 +357,28 @@ fn prompt_arguments_and_rendering() {
     assert_eq!(listed, expected_prompt);
     assert_eq!(plain["messages"][0]["content"]["text"], "Review Dune in a neutral style.");
     assert_eq!(styled["messages"][0]["content"]["text"], "Review Dune in a playful style.");
+}
+
+#[test]
+fn items_declared_inside_a_function_body() {
+    // A module could not see `Point` or `sum` from here; the generated code must.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Point {
+        x: i64,
+        y: i64,
+    }
+
+    /// Add the coordinates of a point.
+    #[tool]
+    fn sum(point: Point) -> i64 {
+        point.x + point.y
+    }
+
+    let server = McpServer::new("Geometry").tool(sum::tool()).expect("registers");
+    let result = with_server(server, async |client| {
+        client.call_tool("sum", json!({ "point": { "x": 2, "y": 3 } })).await.expect("tools/call")
+    });
+    assert_eq!(result.structured_content, Some(json!({ "result": 5 })));
 }
 
 #[test]

@@ -27,7 +27,7 @@ pub use serde_json;
     note = "tool arguments are decoded from JSON and advertised as a JSON Schema: add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to your type",
     note = "argument types must also be owned (`String`, not `&str`) and `Send`"
 )]
-pub trait ToolArgument: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
+pub trait ToolArgument {}
 
 impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> ToolArgument for T {}
 

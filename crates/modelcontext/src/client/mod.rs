@@ -8,7 +8,7 @@
 //! use modelcontext::{Client, ChildProcess};
 //! let client = Client::connect(ChildProcess::new("bookshop").spawn()?).await?;
 //! let result = client.call_tool("get_author", serde_json::json!({"title": "Dune"})).await?;
-//! assert!(!result.is_error);
+//! assert!(!result.is_error());
 //! # Ok(()) }
 //! ```
 

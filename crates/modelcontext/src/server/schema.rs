@@ -31,6 +31,7 @@ pub(crate) fn input_schema_for<A: JsonSchema>() -> Map<String, Value> {
     if schema.get("type") != Some(&Value::from("object")) {
         schema.insert("type".into(), Value::from("object"));
     }
+    schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     schema
 }
 
