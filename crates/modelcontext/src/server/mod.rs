@@ -252,7 +252,10 @@ impl McpServer {
     /// Serves one connection until the peer goes away.
     pub async fn serve(&self, transport: impl Transport) {
         let session = session::ServerSession::new(self.inner.clone());
-        let (_peer, run, _stop) = crate::engine::start(transport.open(), session);
+        let (peer, run, _stop) = crate::engine::start(transport.open(), session);
+        // Only the engine sends on a server connection; letting go of this handle lets the
+        // transport close its output once the engine is done.
+        drop(peer);
         run.await;
     }
 

@@ -79,7 +79,13 @@ impl ChildProcess {
         };
         let mut connection =
             Stdio::new(BufReader::new(stdout), stdin).max_line_bytes(self.max_line_bytes).open();
-        connection.shutdown = Some(Box::pin(reap(child)));
+        let flushed = connection.shutdown.take();
+        connection.shutdown = Some(Box::pin(async move {
+            if let Some(flushed) = flushed {
+                flushed.await;
+            }
+            reap(child).await;
+        }));
         Ok(connection)
     }
 }

@@ -51,8 +51,13 @@ where
         let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
         tokio::spawn(read_lines(self.reader, self.max_line_bytes, in_tx));
-        tokio::spawn(write_lines(self.writer, out_rx));
-        Connection { sender: out_tx, receiver: in_rx, shutdown: None }
+        let writer = tokio::spawn(write_lines(self.writer, out_rx));
+        // Shutting down waits for the writer to flush what the engine already queued: a
+        // server that exits on EOF must not lose its last answers.
+        let flushed = async move {
+            let _ = writer.await;
+        };
+        Connection { sender: out_tx, receiver: in_rx, shutdown: Some(Box::pin(flushed)) }
     }
 }
 
