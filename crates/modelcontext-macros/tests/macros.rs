@@ -260,7 +260,7 @@ fn context_and_parameterless_tools() {
         json!({
             "name": "protocol",
             "description": "The protocol version of this call.",
-            "inputSchema": { "type": "object" },
+            "inputSchema": { "type": "object", "properties": {} },
         }),
     );
     check_call(
