@@ -5,7 +5,6 @@ use std::fmt;
 use modelcontext_types::{CONNECTION_CLOSED, ErrorCode, McpError, REQUEST_TIMEOUT};
 
 /// What went wrong, asked rather than matched (the serde_json pattern).
-#[derive(Debug)]
 pub struct Error {
     inner: Box<Inner>,
 }
@@ -73,6 +72,13 @@ impl Error {
 
     pub(crate) fn negotiation(message: impl Into<String>) -> Error {
         Error { inner: Box::new(Inner::Negotiation(message.into())) }
+    }
+}
+
+/// Shows the kind and the message: this is what `main` prints when it returns `Err`.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Error({:?}: {self})", self.kind())
     }
 }
 

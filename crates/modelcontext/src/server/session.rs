@@ -60,6 +60,9 @@ impl Dispatch for ServerSession {
         if let ClientRequest::Initialize(params) = &parsed {
             return Reply::Now(self.initialize(params));
         }
+        if matches!(self.era, EraState::Modern) && is_removed_in_modern(&parsed) {
+            return Reply::Now(Err(McpError::method_not_found(parsed.method())));
+        }
         let client = match self.client_view(&parsed) {
             Ok(client) => client,
             Err(error) => return Reply::Now(Err(error)),
