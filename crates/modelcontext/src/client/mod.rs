@@ -15,10 +15,10 @@
 use std::time::Duration;
 
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientNotification,
-    CompleteRequestParams, CompleteResult, CompletionArgument, DiscoverResult, Era,
-    GetPromptRequestParams, GetPromptResult, Implementation, InitializeRequestParams,
-    InitializeResult, LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
+    CompleteResult, CompletionArgument, DiscoverResult, Era, GetPromptRequestParams,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
+    LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, McpError, Notification,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference, Request,
     RequestMeta, RequestParams, ResultType, ServerCapabilities, Tool, era_of, to_raw,
@@ -426,7 +426,6 @@ impl Dispatch for ClientDispatch {
     }
 
     fn notification(&mut self, notification: Notification, _peer: &Peer) {
-        let _ = ClientNotification::parse;
         tracing::debug!(method = %notification.method, "server notification");
     }
 }

@@ -28,6 +28,8 @@ use crate::engine::{Dispatch, Outcome, Peer, Reply};
 /// Per-connection server state, owned by the engine loop.
 pub(crate) struct ServerSession {
     server: Arc<ServerInner>,
+    /// `serverInfo` as JSON, built once per connection for the modern result stamp.
+    server_info: Arc<Value>,
     era: EraState,
     log_level: Option<LoggingLevel>,
 }
@@ -40,7 +42,8 @@ enum EraState {
 
 impl ServerSession {
     pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
-        ServerSession { server, era: EraState::Unpinned, log_level: None }
+        let server_info = Arc::new(serde_json::to_value(&server.info).unwrap_or_default());
+        ServerSession { server, server_info, era: EraState::Unpinned, log_level: None }
     }
 }
 
@@ -70,7 +73,13 @@ impl Dispatch for ServerSession {
         if client.era == Era::Modern && is_removed_in_modern(&parsed) {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
-        let call = Call { server: &self.server, client: &client, peer, request_id: request.id };
+        let call = Call {
+            server: &self.server,
+            server_info: &self.server_info,
+            client: &client,
+            peer,
+            request_id: request.id,
+        };
         match parsed {
             ClientRequest::SetLevel(params) => {
                 self.log_level = Some(params.level);
@@ -202,6 +211,7 @@ fn modern_view(meta: Option<&RequestMeta>) -> Result<ClientView, McpError> {
 /// One request being answered: everything a method handler needs, borrowed from the loop.
 struct Call<'a> {
     server: &'a Arc<ServerInner>,
+    server_info: &'a Arc<Value>,
     client: &'a ClientView,
     peer: &'a Peer,
     request_id: modelcontext_types::RequestId,
@@ -318,12 +328,12 @@ impl Call<'_> {
         self,
         future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
     ) -> Reply {
-        let stamp = Stamp::new(self.server, self.client.era);
+        let stamp = Stamp::new(self.server_info, self.client.era);
         Reply::Later(Box::pin(async move { stamp.apply(future.await?) }))
     }
 
     fn finish<R: WireResult>(&self, result: R) -> Outcome {
-        Stamp::new(self.server, self.client.era).apply(result)
+        Stamp::new(self.server_info, self.client.era).apply(result)
     }
 }
 
@@ -331,19 +341,17 @@ impl Call<'_> {
 /// caching hints on cacheable results (spec 2026-07-28, SEP-2549: `ttlMs: 0`, private by
 /// default). The handshake era gets none of them.
 struct Stamp {
-    server_info: Option<Value>,
+    server_info: Option<Arc<Value>>,
 }
 
 impl Stamp {
-    fn new(server: &ServerInner, era: Era) -> Stamp {
-        let server_info =
-            (era == Era::Modern).then(|| serde_json::to_value(&server.info).unwrap_or_default());
-        Stamp { server_info }
+    fn new(server_info: &Arc<Value>, era: Era) -> Stamp {
+        Stamp { server_info: (era == Era::Modern).then(|| Arc::clone(server_info)) }
     }
 
     fn apply<R: WireResult>(&self, mut result: R) -> Outcome {
         if let Some(info) = &self.server_info {
-            result.stamp(info.clone());
+            result.stamp(Value::clone(info));
         }
         to_raw(&result).map_err(internal)
     }

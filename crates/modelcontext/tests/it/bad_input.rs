@@ -223,9 +223,9 @@ fn a_line_over_the_limit_is_answered_and_skipped() {
 }
 
 #[test]
-fn a_duplicate_in_flight_id_is_refused() {
-    // Covered in engine.rs with a tool that is still running; here an id reused after its
-    // answer is fine.
+fn an_id_may_be_reused_after_its_answer() {
+    // `initialize` used id 0 and was answered, so 0 is free again (a duplicate *in flight* is
+    // refused: see engine.rs).
     check(
         r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#,
         expect![[r#"{"jsonrpc":"2.0","id":0,"result":{}}"#]],
