@@ -1,8 +1,8 @@
 //! The Bookshop of the "Handling errors" chapter, line for line: two ways for a tool to fail,
 //! a resource that may not exist, and arguments checked before any function runs.
 //!
-//! `cargo run --example bookshop` serves it over stdio; a host (or `examples/quickstart.rs`)
-//! talks to it.
+//! `cargo run --example bookshop` serves it over stdio; `cargo run --example bookshop -- --http
+//! 127.0.0.1:8000` serves Streamable HTTP at `http://127.0.0.1:8000/mcp`.
 
 use modelcontext::types::INVALID_PARAMS;
 use modelcontext::{McpError, McpServer, ResourceError, prompt, resource, tool};
@@ -78,8 +78,18 @@ pub fn bookshop() -> Result<McpServer, modelcontext::Error> {
 }
 
 #[allow(dead_code)]
-#[tokio::main(flavor = "current_thread")]
+#[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
-    // Logs go to stderr: stdout carries only protocol messages.
-    bookshop()?.run_stdio().await
+    let server = bookshop()?;
+    // `-- --http 127.0.0.1:8000` serves Streamable HTTP at /mcp; the default is stdio, where
+    // stdout carries only protocol messages.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [flag, addr] if flag == "--http" => server.serve_http(addr).await,
+        [] => server.run_stdio().await,
+        _ => {
+            eprintln!("usage: bookshop [--http HOST:PORT]");
+            std::process::exit(2);
+        }
+    }
 }

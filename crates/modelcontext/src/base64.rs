@@ -1,5 +1,5 @@
-//! Standard base64 (RFC 4648, with padding), for binary resource contents. Twenty lines do
-//! not justify a dependency.
+//! Standard base64 (RFC 4648, with padding): binary resource contents, and the
+//! `=?base64?...?=` encoding of HTTP header values. A few lines do not justify a dependency.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -20,6 +20,24 @@ pub(crate) fn encode(bytes: &[u8]) -> String {
     out
 }
 
+/// Decodes padded or unpadded standard base64; `None` on any other character.
+pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim_end_matches('=');
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for byte in text.bytes() {
+        let value = ALPHABET.iter().position(|&c| c == byte)? as u32;
+        // Only the newest 14 bits are ever needed; masking keeps the shift from overflowing.
+        acc = ((acc << 6) | value) & 0x3FFF;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -35,6 +53,7 @@ mod tests {
         ];
         for (plain, encoded) in cases {
             assert_eq!(super::encode(plain.as_bytes()), encoded);
+            assert_eq!(super::decode(encoded).as_deref(), Some(plain.as_bytes()));
         }
     }
 }

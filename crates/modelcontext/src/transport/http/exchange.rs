@@ -1,0 +1,318 @@
+//! One HTTP request in, one HTTP response out: the checks every request passes, the choice
+//! of era, the modern (stateless) path, and the shape of the answer (JSON or SSE).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use modelcontext_types::{
+    ClientRequest, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    MODERN_VERSIONS, McpError, Message, PROTOCOL_VERSION_META_KEY, ParamsError, RequestId,
+    RequestMeta, Response as RpcResponse,
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::headers::{self, BodyFacts};
+use super::{Shared, json_body, sessions};
+use crate::transport::{CHANNEL_CAPACITY, Connection};
+
+/// Entry point for every request to the endpoint.
+pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
+    if let Some(refused) = check_security(&shared, request.headers()) {
+        return refused;
+    }
+    let modern_header = is_modern_header(request.headers());
+    match *request.method() {
+        Method::POST => post(shared, request).await,
+        // 2026-07-28 has no GET stream and no sessions to delete.
+        Method::GET | Method::DELETE if modern_header => method_not_allowed(),
+        Method::GET => sessions::get(&shared, request.headers()).await,
+        Method::DELETE => sessions::delete(&shared, request.headers()),
+        _ => method_not_allowed(),
+    }
+}
+
+/// Host first (421: the request was not meant for us), then Origin (403).
+fn check_security(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let allow = &shared.options.allow;
+    if !allow.host_ok(header_str(headers, header::HOST)) {
+        let error = McpError::invalid_request("Invalid Host header");
+        return Some(error_response(StatusCode::MISDIRECTED_REQUEST, None, error));
+    }
+    if !allow.origin_ok(header_str(headers, header::ORIGIN)) {
+        let error = McpError::invalid_request("Invalid Origin header");
+        return Some(error_response(StatusCode::FORBIDDEN, None, error));
+    }
+    None
+}
+
+pub(crate) fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn is_modern_header(headers: &HeaderMap) -> bool {
+    header_str(headers, "mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v.trim()))
+}
+
+async fn post(shared: Arc<Shared>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Some(refused) = check_content_headers(&parts.headers) {
+        return refused;
+    }
+    let bytes = match axum::body::to_bytes(body, shared.options.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            let limit = shared.options.max_body_bytes;
+            let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
+            return error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error);
+        }
+    };
+    let message = match Message::decode(&bytes) {
+        Ok(message) => message,
+        Err(err) => {
+            let answer = err.to_response();
+            return rpc_response(StatusCode::BAD_REQUEST, &answer);
+        }
+    };
+    if is_modern_header(&parts.headers) || claims_modern(&message) {
+        modern(&shared, &parts.headers, message).await
+    } else {
+        sessions::post(&shared, &parts.headers, message).await
+    }
+}
+
+/// 415 for a body that is not JSON; 406 when the client accepts neither JSON nor SSE.
+fn check_content_headers(headers: &HeaderMap) -> Option<Response> {
+    let content_type = header_str(headers, header::CONTENT_TYPE).unwrap_or("");
+    if !content_type.trim_start().to_ascii_lowercase().starts_with("application/json") {
+        let error = McpError::invalid_request("Content-Type must be application/json");
+        return Some(error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, error));
+    }
+    if let Some(accept) = header_str(headers, header::ACCEPT) {
+        let accept = accept.to_ascii_lowercase();
+        let usable = ["application/json", "text/event-stream", "*/*", "application/*", "text/*"];
+        if !usable.iter().any(|media| accept.contains(media)) {
+            let error = McpError::invalid_request(
+                "Accept must allow application/json and text/event-stream",
+            );
+            return Some(error_response(StatusCode::NOT_ACCEPTABLE, None, error));
+        }
+    }
+    None
+}
+
+/// A request that carries the modern envelope (even a malformed or unsupported one) or uses
+/// a modern-only method is answered on the stateless path, where its errors belong.
+fn claims_modern(message: &Message) -> bool {
+    let Message::Request(request) = message else { return false };
+    if matches!(request.method.as_str(), "server/discover" | "subscriptions/listen") {
+        return true;
+    }
+    let Some(params) = &request.params else { return false };
+    let Ok(Value::Object(params)) = serde_json::from_str::<Value>(params.get()) else {
+        return false;
+    };
+    params.get("_meta").and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).is_some()
+}
+
+/// The stateless path of 2026-07-28: checks, then one short-lived engine for this request.
+async fn modern(shared: &Shared, headers: &HeaderMap, message: Message) -> Response {
+    let request = match message {
+        Message::Request(request) => request,
+        // Cancellation on HTTP is closing the stream; nothing else is a valid notification.
+        Message::Notification(_) => return accepted(),
+        Message::Response(_) => {
+            let error = McpError::invalid_request("Clients do not send responses in 2026-07-28");
+            return error_response(StatusCode::BAD_REQUEST, None, error);
+        }
+    };
+    let id = request.id.clone();
+    if let Err((status, error)) = check_modern(shared, headers, &request) {
+        return error_response(status, Some(id), error);
+    }
+    let (run, stop, rx) = start_exchange(shared, Message::Request(request));
+    tokio::spawn(run);
+    answer(rx, id, Guard(Some(stop))).await
+}
+
+/// Everything the HTTP layer must refuse before the request reaches the server, with the
+/// status the spec pairs with each error.
+fn check_modern(
+    shared: &Shared,
+    headers: &HeaderMap,
+    request: &modelcontext_types::Request,
+) -> Result<(), (StatusCode, McpError)> {
+    let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
+        Ok(parsed) if !removed_in_modern(&parsed) => parsed,
+        Ok(_) | Err(ParamsError::UnknownMethod) => {
+            return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
+        }
+        Err(err) => {
+            let message = format!("Invalid params for '{}': {err}", request.method);
+            return Err((StatusCode::BAD_REQUEST, McpError::invalid_params(message)));
+        }
+    };
+    let meta = parsed.meta();
+    let Some(version) = meta.and_then(|m| m.protocol_version.as_deref()) else {
+        return Err((StatusCode::BAD_REQUEST, envelope_error(meta)));
+    };
+    let facts = body_facts(shared, version, &parsed);
+    headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    crate::server::check_modern_envelope(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))
+}
+
+fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
+    crate::server::check_modern_envelope(meta).err().unwrap_or_else(|| {
+        McpError::invalid_params(format!(
+            "Missing required _meta field '{PROTOCOL_VERSION_META_KEY}'"
+        ))
+    })
+}
+
+fn removed_in_modern(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::Initialize(_)
+            | ClientRequest::Ping(_)
+            | ClientRequest::SetLevel(_)
+            | ClientRequest::Subscribe(_)
+            | ClientRequest::Unsubscribe(_)
+    )
+}
+
+fn body_facts<'a>(
+    shared: &'a Shared,
+    version: &'a str,
+    request: &'a ClientRequest,
+) -> BodyFacts<'a> {
+    let (name, tool_call) = match request {
+        ClientRequest::CallTool(params) => {
+            let tool = shared.server.tool_definition(&params.name);
+            let call = tool.zip(params.arguments.as_ref());
+            (Some(params.name.as_str()), call)
+        }
+        ClientRequest::ReadResource(params) => (Some(params.uri.as_str()), None),
+        ClientRequest::GetPrompt(params) => (Some(params.name.as_str()), None),
+        _ => (None, None),
+    };
+    BodyFacts { version, method: request.method(), name, tool_call }
+}
+
+/// Runs one message through a fresh engine; its output arrives on the receiver, which ends
+/// when the engine has answered everything and stopped.
+fn start_exchange(
+    shared: &Shared,
+    message: Message,
+) -> (
+    impl std::future::Future<Output = ()> + Send + 'static,
+    crate::engine::Stop,
+    mpsc::Receiver<Message>,
+) {
+    let (in_tx, in_rx) = mpsc::channel(1);
+    let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
+    // Capacity 1 and nothing queued yet: this cannot fail.
+    let _ = in_tx.try_send(Ok(message));
+    drop(in_tx);
+    let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
+    let (run, stop) = shared.server.start_session(connection);
+    (run, stop, out_rx)
+}
+
+/// Keeps the exchange alive; dropped with the response body, so a client that goes away
+/// cancels the handler (spec 2026-07-28: closing the stream is the cancellation).
+pub(crate) struct Guard<T>(pub Option<T>);
+
+/// Turns the messages for request `id` into the HTTP answer: one JSON body when the response
+/// comes first, an SSE stream when notifications (progress, logs) come before it.
+pub(crate) async fn answer<T: Send + 'static>(
+    mut rx: mpsc::Receiver<Message>,
+    id: RequestId,
+    guard: Guard<T>,
+) -> Response {
+    let Some(first) = rx.recv().await else {
+        let error = McpError::internal("The request ended without an answer");
+        return error_response(StatusCode::INTERNAL_SERVER_ERROR, Some(id), error);
+    };
+    if let Message::Response(response) = &first {
+        return rpc_response(status_of(response), response);
+    }
+    let events = futures_util::stream::unfold(
+        (Some(first), rx, guard, false),
+        move |(next, mut rx, guard, done)| {
+            let id = id.clone();
+            async move {
+                if done {
+                    return None;
+                }
+                let message = match next {
+                    Some(message) => message,
+                    None => rx.recv().await?,
+                };
+                let finished =
+                    matches!(&message, Message::Response(r) if r.id.as_ref() == Some(&id));
+                let event = sse_event(&message);
+                Some((Ok::<_, std::convert::Infallible>(event), (None, rx, guard, finished)))
+            }
+        },
+    );
+    sse_response(Body::from_stream(events.boxed()))
+}
+
+/// One message as one SSE event (messages are single-line JSON, so one `data:` line).
+pub(crate) fn sse_event(message: &Message) -> Bytes {
+    let mut buf = Vec::with_capacity(256);
+    crate::transport::sse::write_event(&mut buf, None, Some("message"), &message.encode());
+    Bytes::from(buf)
+}
+
+pub(crate) fn sse_response(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// 404 for an unknown method, 400 for a missing client capability, otherwise 200: a JSON-RPC
+/// error from a handler (an unknown resource, a tool's own `McpError`) is a normal answer.
+fn status_of(response: &RpcResponse) -> StatusCode {
+    match &response.result {
+        Err(e) if e.code == METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        Err(e) if e.code == MISSING_REQUIRED_CLIENT_CAPABILITY => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+pub(crate) fn rpc_response(status: StatusCode, response: &RpcResponse) -> Response {
+    let mut http = Response::new(json_body(Message::Response(response.clone()).encode()));
+    *http.status_mut() = status;
+    http.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    http
+}
+
+pub(crate) fn error_response(
+    status: StatusCode,
+    id: Option<RequestId>,
+    error: McpError,
+) -> Response {
+    rpc_response(status, &RpcResponse::error(id, error))
+}
+
+pub(crate) fn accepted() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+fn method_not_allowed() -> Response {
+    let error = McpError::new(INVALID_REQUEST, "Method not allowed");
+    let mut response = error_response(StatusCode::METHOD_NOT_ALLOWED, None, error);
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    response
+}

@@ -1,0 +1,117 @@
+//! DNS-rebinding protection: which `Host` and `Origin` headers an endpoint accepts.
+//!
+//! Spec (`basic/transports`, security): servers MUST validate `Origin`; local servers SHOULD
+//! bind to 127.0.0.1. A web page on `evil.example` that resolves its own name to 127.0.0.1
+//! still sends `Host: evil.example`, so checking `Host` too closes the rebinding hole.
+
+/// The hosts and origins an HTTP endpoint accepts.
+#[derive(Debug, Clone)]
+pub struct AllowList {
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    enabled: bool,
+}
+
+impl Default for AllowList {
+    /// Loopback only: `localhost`, `127.0.0.1` and `[::1]`, on any port.
+    fn default() -> Self {
+        AllowList { hosts: Vec::new(), origins: Vec::new(), enabled: true }
+    }
+}
+
+const LOOPBACK: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+impl AllowList {
+    /// Also accepts `host` (a name, with or without `:port`; without a port any port matches).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Also accepts `origin`, e.g. `https://app.example.com`.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origins.push(origin.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Turns the checks off, e.g. behind a reverse proxy that already enforces them.
+    pub fn disabled() -> Self {
+        AllowList { enabled: false, ..Default::default() }
+    }
+
+    /// Whether a request's `Host` header is acceptable. A missing `Host` is refused.
+    pub(crate) fn host_ok(&self, host: Option<&str>) -> bool {
+        if !self.enabled {
+            return true;
+        }
+        let Some(host) = host.map(str::to_ascii_lowercase) else { return false };
+        let name = strip_port(&host);
+        LOOPBACK.contains(&name) || self.hosts.iter().any(|h| *h == host || *h == name)
+    }
+
+    /// Whether a request's `Origin` header is acceptable. Non-browser clients send none.
+    pub(crate) fn origin_ok(&self, origin: Option<&str>) -> bool {
+        if !self.enabled {
+            return true;
+        }
+        let Some(origin) = origin.map(str::to_ascii_lowercase) else { return true };
+        if self.origins.iter().any(|o| *o == origin) {
+            return true;
+        }
+        let Some(authority) =
+            origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        LOOPBACK.contains(&strip_port(authority))
+    }
+}
+
+/// `localhost:8000` -> `localhost`, `[::1]:80` -> `[::1]`; a bare name is returned as is.
+fn strip_port(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.find(']').map_or(authority, |end| &authority[..=end]);
+    }
+    match authority.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => authority,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AllowList;
+
+    #[test]
+    fn loopback_is_allowed_on_any_port_and_nothing_else() {
+        let list = AllowList::default();
+        for host in
+            ["localhost", "localhost:8000", "127.0.0.1:1", "[::1]", "[::1]:3000", "LOCALHOST"]
+        {
+            assert!(list.host_ok(Some(host)), "{host}");
+        }
+        for host in
+            ["evil.example.com", "evil.example.com:80", "localhost.evil.com", "127.0.0.1.nip.io"]
+        {
+            assert!(!list.host_ok(Some(host)), "{host}");
+        }
+        assert!(!list.host_ok(None));
+        assert!(list.origin_ok(None));
+        assert!(list.origin_ok(Some("http://localhost:5173")));
+        assert!(list.origin_ok(Some("https://127.0.0.1")));
+        assert!(!list.origin_ok(Some("http://evil.example.com")));
+        assert!(!list.origin_ok(Some("null")));
+        assert!(!list.origin_ok(Some("file://localhost")));
+    }
+
+    #[test]
+    fn extra_hosts_and_origins_can_be_allowed() {
+        let list = AllowList::default()
+            .allow_host("mcp.example.com")
+            .allow_origin("https://app.example.com");
+        assert!(list.host_ok(Some("mcp.example.com:443")));
+        assert!(list.origin_ok(Some("https://app.example.com")));
+        assert!(!list.origin_ok(Some("https://other.example.com")));
+        assert!(AllowList::disabled().host_ok(Some("anything")));
+    }
+}
