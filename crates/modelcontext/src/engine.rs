@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use modelcontext_types::{
     CONNECTION_CLOSED, McpError, Message, Notification, REQUEST_TIMEOUT, RawValue, Request,
     RequestId, Response,
@@ -47,8 +49,12 @@ pub(crate) trait Dispatch: Send + 'static {
     fn notification(&mut self, notification: Notification, peer: &Peer);
 }
 
-/// Progress updates for one outgoing request, as raw `notifications/progress` params.
-pub(crate) type ProgressSink = mpsc::UnboundedSender<Value>;
+/// Where the progress updates of one outgoing request go, as raw `notifications/progress`
+/// params. Called from the task that awaits the request, never from the engine loop.
+pub(crate) type ProgressCallback = Arc<dyn Fn(Value) + Send + Sync>;
+
+/// Progress updates on their way from the engine loop to the caller that asked for them.
+type ProgressSink = mpsc::UnboundedSender<Value>;
 
 /// The sending half of a connection: requests and notifications to the peer. Cheap to clone.
 #[derive(Clone)]
@@ -80,9 +86,41 @@ impl std::fmt::Debug for Peer {
 /// Options for one outgoing request.
 #[derive(Default)]
 pub(crate) struct RequestOptions {
+    /// How long to wait for the answer (from the start, or from the last progress update when
+    /// `reset_on_progress` is set).
     pub timeout: Option<Duration>,
+    /// Progress updates restart the timeout (spec `basic/utilities/cancellation`: timeouts MAY
+    /// reset on progress, with a maximum).
+    pub reset_on_progress: bool,
+    /// The longest the request may take in total, progress or not.
+    pub max_total: Option<Duration>,
     /// Progress token (already in the params' `_meta`) and where its updates go.
-    pub progress: Option<(Value, ProgressSink)>,
+    pub progress: Option<(Value, ProgressCallback)>,
+}
+
+impl RequestOptions {
+    /// The first deadline: the timeout, capped by the maximum.
+    fn deadline(&self, start: Instant) -> Option<Instant> {
+        let idle = self.timeout.map(|t| start + t);
+        let max = self.max_total.map(|m| start + m);
+        match (idle, max) {
+            (Some(idle), Some(max)) => Some(idle.min(max)),
+            (idle, max) => idle.or(max),
+        }
+    }
+
+    /// The deadline after a progress update at `now`.
+    fn after_progress(&self, start: Instant, now: Instant, current: Option<Instant>) -> Option<Instant> {
+        if !self.reset_on_progress {
+            return current;
+        }
+        let idle = self.timeout.map(|t| now + t);
+        let max = self.max_total.map(|m| start + m);
+        match (idle, max) {
+            (Some(idle), Some(max)) => Some(idle.min(max)),
+            (idle, max) => idle.or(max),
+        }
+    }
 }
 
 fn closed_error() -> McpError {
@@ -115,55 +153,78 @@ impl Peer {
     }
 
     /// Sends a request and waits for its response, its timeout, or the connection's end.
-    /// On timeout the peer is told with `notifications/cancelled`.
+    /// On timeout, and when the returned future is dropped before the answer came, the peer is
+    /// told with `notifications/cancelled` (spec `basic/utilities/cancellation`).
     pub(crate) async fn request(
         &self,
         id: RequestId,
         method: &str,
         params: Option<Box<RawValue>>,
-        options: RequestOptions,
+        mut options: RequestOptions,
     ) -> Outcome {
         let (tx, rx) = oneshot::channel();
-        let progress_key = options.progress.as_ref().map(|(token, _)| token.to_string());
+        let progress = options.progress.take();
+        let progress_key = progress.as_ref().map(|(token, _)| token.to_string());
+        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
         {
             let mut pending = self.pending();
             if pending.closed {
                 return Err(closed_error());
             }
             pending.responses.insert(id.clone(), tx);
-            if let (Some(key), Some((_, sink))) = (&progress_key, options.progress) {
-                pending.progress.insert(key.clone(), sink);
+            if let Some(key) = &progress_key {
+                pending.progress.insert(key.clone(), progress_tx);
             }
         }
+        let mut guard = InFlight { peer: self, id: id.clone(), progress_key, armed: false };
         let request = Request { id: id.clone(), method: method.to_owned(), params };
-        let outcome = match self.send(request.into()).await {
-            Ok(()) => self.wait(&id, method, rx, options.timeout).await,
-            Err(err) => Err(err),
-        };
-        let mut pending = self.pending();
-        pending.responses.remove(&id);
-        if let Some(key) = progress_key {
-            pending.progress.remove(&key);
+        self.send(request.into()).await?;
+        guard.armed = true;
+        let listener = progress.map(|(_, callback)| (progress_rx, callback));
+        let waited = self.wait(rx, listener, &options).await;
+        guard.armed = false;
+        match waited {
+            Waited::Answer(outcome) => outcome,
+            Waited::TimedOut(after) => {
+                let reason = format!("Timed out after {after:?} waiting for '{method}'");
+                self.cancel(&id, &reason).await;
+                Err(McpError::new(REQUEST_TIMEOUT, reason))
+            }
         }
-        outcome
     }
 
+    /// Waits for the answer, handing progress updates to their callback on the way.
     async fn wait(
         &self,
-        id: &RequestId,
-        method: &str,
-        rx: oneshot::Receiver<Outcome>,
-        timeout: Option<Duration>,
-    ) -> Outcome {
-        let Some(timeout) = timeout else {
-            return rx.await.unwrap_or_else(|_| Err(closed_error()));
-        };
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(outcome) => outcome.unwrap_or_else(|_| Err(closed_error())),
-            Err(_) => {
-                let reason = format!("Timed out after {timeout:?} waiting for '{method}'");
-                self.cancel(id, &reason).await;
-                Err(McpError::new(REQUEST_TIMEOUT, reason))
+        mut rx: oneshot::Receiver<Outcome>,
+        progress: Option<(mpsc::UnboundedReceiver<Value>, ProgressCallback)>,
+        options: &RequestOptions,
+    ) -> Waited {
+        let start = Instant::now();
+        let mut deadline = options.deadline(start);
+        let (mut updates, callback) = progress.unzip();
+        loop {
+            let next_progress = async {
+                match &mut updates {
+                    Some(updates) => updates.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let timer = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                outcome = &mut rx => return Waited::Answer(outcome.unwrap_or_else(|_| Err(closed_error()))),
+                Some(update) = next_progress => {
+                    if let Some(callback) = &callback {
+                        callback(update);
+                    }
+                    deadline = options.after_progress(start, Instant::now(), deadline);
+                }
+                () = timer => return Waited::TimedOut(start.elapsed()),
             }
         }
     }
@@ -199,6 +260,21 @@ impl Peer {
         }
     }
 
+    /// Sends `notifications/cancelled` without waiting: for a request future being dropped,
+    /// which cannot await. A full outgoing queue falls back to a task.
+    fn cancel_detached(&self, id: &RequestId) {
+        let params = serde_json::json!({ "requestId": id, "reason": "The caller dropped the request" });
+        let Ok(notification) = Notification::new("notifications/cancelled", &params) else { return };
+        let message: Message = notification.into();
+        if let Err(mpsc::error::TrySendError::Full(message)) = self.inner.outgoing.try_send(message)
+        {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let outgoing = self.inner.outgoing.clone();
+                runtime.spawn(async move { outgoing.send(message).await });
+            }
+        }
+    }
+
     fn close(&self) {
         let mut pending = self.pending();
         pending.closed = true;
@@ -206,6 +282,37 @@ impl Peer {
             let _ = tx.send(Err(closed_error()));
         }
         pending.progress.clear();
+    }
+}
+
+/// How waiting for an answer ended.
+enum Waited {
+    Answer(Outcome),
+    TimedOut(Duration),
+}
+
+/// An outgoing request between sending and answer. Dropping it forgets the request; dropping
+/// it while `armed` (the caller dropped the request future) also cancels it at the peer.
+struct InFlight<'a> {
+    peer: &'a Peer,
+    id: RequestId,
+    progress_key: Option<String>,
+    armed: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let closed = {
+            let mut pending = self.peer.pending();
+            pending.responses.remove(&self.id);
+            if let Some(key) = &self.progress_key {
+                pending.progress.remove(key);
+            }
+            pending.closed
+        };
+        if self.armed && !closed {
+            self.peer.cancel_detached(&self.id);
+        }
     }
 }
 

@@ -1,22 +1,33 @@
 //! What a handler can read about the request it serves, and do back to the client.
+//!
+//! A handler asks for a [`Context`] by type (`|cx: Context, args: A| ..`). The same calls work
+//! in both eras: logging and progress are notifications on the request's connection; the
+//! questions a handler asks the client (elicitation, sampling, roots) are live requests in the
+//! handshake era and an MRTR round in the modern one (see [`super::input`]).
 
-use std::sync::Arc;
+use std::any::{Any, TypeId};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 use modelcontext_types::{
-    ClientCapabilities, Era, Implementation, Notification, ProgressNotificationParams,
-    ProgressToken, RequestId, RequestMeta,
+    ClientCapabilities, Era, Implementation, LoggingLevel, LoggingMessageNotificationParams,
+    McpError, Notification, ProgressNotificationParams, ProgressToken, RequestId, RequestMeta,
+    ResourceContents, method,
 };
+use serde::Serialize;
 
+use super::ServerInner;
+use super::input::InputRound;
 use crate::engine::Peer;
 
 /// The request a handler is serving. Ask for it by type: a tool, resource or prompt handler of
 /// the form `Fn(Context, Args)` receives it. The handler code is the same in both eras.
-#[derive(Clone, Debug)]
+/// Cheap to clone; clones share the request's state (the last progress value, say).
+#[derive(Clone)]
 pub struct Context {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     request_id: RequestId,
     era: Era,
@@ -25,6 +36,22 @@ struct Inner {
     client_capabilities: ClientCapabilities,
     meta: Option<RequestMeta>,
     peer: Peer,
+    server: Arc<ServerInner>,
+    log_threshold: LogThreshold,
+    /// The last progress value sent, so that progress only ever increases.
+    last_progress: Mutex<Option<f64>>,
+    /// Modern era: the answers this round carries and the questions it raises.
+    pub(super) input: Option<Arc<InputRound>>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("request_id", &self.inner.request_id)
+            .field("era", &self.inner.era)
+            .field("protocol_version", &self.inner.protocol_version)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Who the client said it was, fixed per connection (handshake era) or per request (modern).
@@ -36,13 +63,73 @@ pub(crate) struct ClientView {
     pub capabilities: ClientCapabilities,
 }
 
+/// The log level a handshake-era connection asked for with `logging/setLevel`. Shared between
+/// the session (which writes it) and every context of the connection (which read it when they
+/// log), so a change applies to requests already running.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SessionLogLevel(Arc<AtomicU8>);
+
+impl SessionLogLevel {
+    /// Stores the level `logging/setLevel` asked for.
+    pub(crate) fn set(&self, level: LoggingLevel) {
+        self.0.store(level as u8 + 1, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Option<LoggingLevel> {
+        const LEVELS: [LoggingLevel; 8] = [
+            LoggingLevel::Debug,
+            LoggingLevel::Info,
+            LoggingLevel::Notice,
+            LoggingLevel::Warning,
+            LoggingLevel::Error,
+            LoggingLevel::Critical,
+            LoggingLevel::Alert,
+            LoggingLevel::Emergency,
+        ];
+        let stored = self.0.load(Ordering::Relaxed);
+        LEVELS.get(usize::from(stored.checked_sub(1)?)).copied()
+    }
+}
+
+/// Which log messages this request may send.
+#[derive(Debug)]
+enum LogThreshold {
+    /// Handshake era: what `logging/setLevel` said; everything until it is called (the spec
+    /// lets the server choose before the client asks).
+    Session(SessionLogLevel),
+    /// Modern era: only what the request's `_meta` asked for; nothing without it (spec
+    /// 2026-07-28 `utilities/logging`: no log level, no log messages).
+    Request(Option<LoggingLevel>),
+}
+
+impl LogThreshold {
+    fn allows(&self, level: LoggingLevel) -> bool {
+        match self {
+            LogThreshold::Session(session) => session.get().is_none_or(|min| level >= min),
+            LogThreshold::Request(min) => min.is_some_and(|min| level >= min),
+        }
+    }
+}
+
+/// Everything [`Context::new`] needs from the session.
+pub(crate) struct ContextParts<'a> {
+    pub request_id: RequestId,
+    pub client: &'a ClientView,
+    pub meta: Option<RequestMeta>,
+    pub peer: &'a Peer,
+    pub server: &'a Arc<ServerInner>,
+    pub session_log_level: &'a SessionLogLevel,
+    pub input: Option<Arc<InputRound>>,
+}
+
 impl Context {
-    pub(crate) fn new(
-        request_id: RequestId,
-        client: &ClientView,
-        meta: Option<RequestMeta>,
-        peer: &Peer,
-    ) -> Context {
+    pub(crate) fn new(parts: ContextParts<'_>) -> Context {
+        let ContextParts { request_id, client, meta, peer, server, session_log_level, input } =
+            parts;
+        let log_threshold = match client.era {
+            Era::Handshake => LogThreshold::Session(session_log_level.clone()),
+            _ => LogThreshold::Request(meta.as_ref().and_then(|m| m.log_level)),
+        };
         let inner = Inner {
             request_id,
             era: client.era,
@@ -51,6 +138,10 @@ impl Context {
             client_capabilities: client.capabilities.clone(),
             meta,
             peer: peer.clone(),
+            server: Arc::clone(server),
+            log_threshold,
+            last_progress: Mutex::new(None),
+            input,
         };
         Context { inner: Arc::new(inner) }
     }
@@ -91,11 +182,40 @@ impl Context {
         self.meta()?.progress_token.as_ref()
     }
 
+    /// The lifespan state of type `T` given to [`McpServer::state`](super::McpServer::state):
+    /// built once, shared by every connection and request. `None` if none was given.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        let state: &(dyn Any + Send + Sync) = &**self.inner.server.state.get(&TypeId::of::<T>())?;
+        state.downcast_ref::<T>()
+    }
+
+    /// Reads a resource through this server's own registry (fixed resources, then templates),
+    /// as `resources/read` would, on behalf of this request.
+    pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
+        let server = &self.inner.server;
+        let Some((def, args)) = server.resolve_resource(uri) else {
+            return Err(super::unknown_resource(uri));
+        };
+        super::resource::read(def, self.clone(), uri, args, server.withhold_error_messages).await
+    }
+
+    pub(super) fn peer(&self) -> &Peer {
+        &self.inner.peer
+    }
+
+    pub(super) fn input_round(&self) -> Option<&Arc<InputRound>> {
+        self.inner.input.as_ref()
+    }
+
     /// Sends `notifications/progress` for this request. Does nothing when the client gave no
-    /// progress token (the spec forbids progress without one). `progress` must increase from
-    /// one call to the next.
+    /// progress token (the spec forbids progress without one). The spec requires progress to
+    /// increase: a value not above the last one sent (or not a number) is dropped, not sent.
     pub async fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = self.progress_token() else { return };
+        if !self.advance_progress(progress) {
+            tracing::debug!(progress, "progress did not increase; not sent");
+            return;
+        }
         let params = ProgressNotificationParams {
             progress_token: token.clone(),
             progress,
@@ -103,7 +223,65 @@ impl Context {
             message: message.map(str::to_owned),
             meta: None,
         };
-        if let Ok(notification) = Notification::new("notifications/progress", &params) {
+        self.notify(method::PROGRESS, &params).await;
+    }
+
+    /// Records `progress` as the last value if it is above the previous one.
+    fn advance_progress(&self, progress: f64) -> bool {
+        let mut last = self.inner.last_progress.lock().unwrap_or_else(|e| e.into_inner());
+        if progress.is_nan() || last.is_some_and(|last| progress <= last) {
+            return false;
+        }
+        *last = Some(progress);
+        true
+    }
+
+    /// Sends a `notifications/message` to the client if its level passes the client's filter:
+    /// handshake era, the level of `logging/setLevel` (everything before it is called); modern
+    /// era, the `io.modelcontextprotocol/logLevel` of this request's `_meta` (nothing without
+    /// it). `data` is any JSON-serializable value, usually a string.
+    pub async fn log(&self, level: LoggingLevel, data: impl Serialize) {
+        self.log_to(None, level, data).await;
+    }
+
+    /// [`Context::log`] with a logger name.
+    pub async fn log_to(&self, logger: Option<&str>, level: LoggingLevel, data: impl Serialize) {
+        if !self.inner.log_threshold.allows(level) {
+            return;
+        }
+        let Ok(data) = serde_json::to_value(data) else { return };
+        let params = LoggingMessageNotificationParams {
+            meta: None,
+            level,
+            logger: logger.map(str::to_owned),
+            data,
+        };
+        self.notify(method::LOGGING_MESSAGE, &params).await;
+    }
+
+    /// Logs at `debug`.
+    pub async fn debug(&self, data: impl Serialize) {
+        self.log(LoggingLevel::Debug, data).await;
+    }
+
+    /// Logs at `info`.
+    pub async fn info(&self, data: impl Serialize) {
+        self.log(LoggingLevel::Info, data).await;
+    }
+
+    /// Logs at `warning`.
+    pub async fn warning(&self, data: impl Serialize) {
+        self.log(LoggingLevel::Warning, data).await;
+    }
+
+    /// Logs at `error`.
+    pub async fn error(&self, data: impl Serialize) {
+        self.log(LoggingLevel::Error, data).await;
+    }
+
+    async fn notify(&self, method: &str, params: &impl Serialize) {
+        if let Ok(notification) = Notification::new(method, params) {
+            // A closed connection has nobody to tell; the handler carries on.
             let _ = self.inner.peer.notify(notification).await;
         }
     }

@@ -17,19 +17,23 @@
 //! # }
 //! ```
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    Icon, Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities,
-    ToolsCapability,
+    INVALID_PARAMS, Icon, Implementation, McpError, PromptsCapability, ResourcesCapability,
+    ServerCapabilities, ToolsCapability,
 };
+
+use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
 mod completion;
 mod context;
+mod input;
 mod output;
 mod prompt;
 mod resource;
@@ -46,6 +50,9 @@ pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
 };
 pub use tool::{NoArgs, ToolDef, ToolHandler};
+
+#[cfg_attr(not(feature = "http"), allow(unused_imports))]
+pub(crate) use session::check_modern_envelope;
 
 use resource::TemplateEntry;
 use tool::ToolEntry;
@@ -74,6 +81,8 @@ pub(crate) struct ServerInner {
     pub templates: Registry<Arc<TemplateEntry>>,
     pub prompts: Registry<PromptDef>,
     pub completion: Option<Arc<dyn CompletionHandler>>,
+    /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
+    pub state: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 /// Named entries in registration order (the order `*/list` answers with), found by name.
@@ -129,6 +138,7 @@ impl McpServer {
             templates: Registry::default(),
             prompts: Registry::default(),
             completion: None,
+            state: HashMap::new(),
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -244,6 +254,14 @@ impl McpServer {
         self
     }
 
+    /// Adds lifespan state: a value built once at startup and shared by every connection and
+    /// request. Handlers read it with [`Context::state::<T>()`](Context::state); one value per
+    /// type (a second call with the same type replaces the first).
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.inner_mut().state.insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
     /// The capabilities this server declares, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.inner.capabilities()
@@ -257,6 +275,27 @@ impl McpServer {
         // transport close its output once the engine is done.
         drop(peer);
         run.await;
+    }
+
+    /// The definition of a registered tool (the HTTP layer checks `x-mcp-header` mirrors).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn tool_definition(&self, name: &str) -> Option<&modelcontext_types::Tool> {
+        self.inner.tools.get(name).map(|entry| &entry.def.tool)
+    }
+
+    /// Starts the engine for one connection without waiting for it, for transports that own
+    /// the connection's lifetime (an HTTP session, a single modern HTTP request). The caller
+    /// spawns the future; dropping the [`Stop`](crate::engine::Stop) ends the connection and
+    /// aborts its running handlers.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn start_session(
+        &self,
+        connection: Connection,
+    ) -> (impl std::future::Future<Output = ()> + Send + 'static, crate::engine::Stop) {
+        let session = session::ServerSession::new(self.inner.clone());
+        let (peer, run, stop) = crate::engine::start(connection, session);
+        drop(peer);
+        (run, stop)
     }
 
     /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.
@@ -278,6 +317,15 @@ impl McpServer {
 }
 
 impl ServerInner {
+    /// The resource `uri` names, and the template variables it binds: fixed resources first,
+    /// then templates in registration order.
+    pub(crate) fn resolve_resource(&self, uri: &str) -> Option<(&ResourceDef, Map<String, Value>)> {
+        if let Some(def) = self.resources.get(uri) {
+            return Some((def, Map::new()));
+        }
+        self.templates.iter().find_map(|t| Some((&t.def, t.match_uri(uri)?)))
+    }
+
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
         ServerCapabilities {
@@ -296,6 +344,12 @@ impl ServerInner {
             ..Default::default()
         }
     }
+}
+
+/// -32602 with the URI in `data`: how a read of an unknown resource fails.
+pub(crate) fn unknown_resource(uri: &str) -> McpError {
+    McpError::new(INVALID_PARAMS, format!("Unknown resource: {uri}"))
+        .with_data(serde_json::json!({ "uri": uri }))
 }
 
 /// Tool names (spec 2025-11-25 `server/tools`): 1 to 128 characters of `A-Z a-z 0-9 _ - .`.

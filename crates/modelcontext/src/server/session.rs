@@ -13,16 +13,16 @@ use modelcontext_types::{
     CacheScope, CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest,
     CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult,
     INVALID_PARAMS, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    MODERN_VERSIONS, McpError, Meta, Notification, ParamsError, ReadResourceRequestParams,
-    ReadResourceResult, Request, RequestMeta, ResultType, SERVER_INFO_META_KEY,
-    UNSUPPORTED_PROTOCOL_VERSION, negotiate_handshake, to_raw,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
+    Meta, Notification, ParamsError, ReadResourceRequestParams, ReadResourceResult, Request,
+    RequestMeta, ResultType, SERVER_INFO_META_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+    negotiate_handshake, to_raw,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::ServerInner;
-use super::context::{ClientView, Context};
+use super::context::{ClientView, Context, ContextParts, SessionLogLevel};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
 /// Per-connection server state, owned by the engine loop.
@@ -31,7 +31,7 @@ pub(crate) struct ServerSession {
     /// `serverInfo` as JSON, built once per connection for the modern result stamp.
     server_info: Arc<Value>,
     era: EraState,
-    log_level: Option<LoggingLevel>,
+    log_level: SessionLogLevel,
 }
 
 enum EraState {
@@ -43,7 +43,12 @@ enum EraState {
 impl ServerSession {
     pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
         let server_info = Arc::new(serde_json::to_value(&server.info).unwrap_or_default());
-        ServerSession { server, server_info, era: EraState::Unpinned, log_level: None }
+        ServerSession {
+            server,
+            server_info,
+            era: EraState::Unpinned,
+            log_level: SessionLogLevel::default(),
+        }
     }
 }
 
@@ -79,10 +84,11 @@ impl Dispatch for ServerSession {
             client: &client,
             peer,
             request_id: request.id,
+            log_level: &self.log_level,
         };
         match parsed {
             ClientRequest::SetLevel(params) => {
-                self.log_level = Some(params.level);
+                self.log_level.set(params.level);
                 Reply::Now(call.finish(EmptyResult::default()))
             }
             other => call.dispatch(other),
@@ -181,6 +187,12 @@ fn is_modern_only(request: &ClientRequest) -> bool {
     matches!(request, ClientRequest::Discover(_) | ClientRequest::SubscriptionsListen(_))
 }
 
+/// The modern envelope check on its own, for transports that must answer its errors with
+/// their own status codes (HTTP 400).
+pub(crate) fn check_modern_envelope(meta: Option<&RequestMeta>) -> Result<(), McpError> {
+    modern_view(meta).map(|_| ())
+}
+
 /// Checks the per-request envelope of 2026-07-28 (`basic/index`, request metadata): version
 /// first, then its support, then the capabilities.
 fn modern_view(meta: Option<&RequestMeta>) -> Result<ClientView, McpError> {
@@ -215,6 +227,7 @@ struct Call<'a> {
     client: &'a ClientView,
     peer: &'a Peer,
     request_id: modelcontext_types::RequestId,
+    log_level: &'a SessionLogLevel,
 }
 
 impl Call<'_> {
@@ -267,7 +280,15 @@ impl Call<'_> {
     }
 
     fn context(&self, meta: Option<RequestMeta>) -> Context {
-        Context::new(self.request_id.clone(), self.client, meta, self.peer)
+        Context::new(ContextParts {
+            request_id: self.request_id.clone(),
+            client: self.client,
+            meta,
+            peer: self.peer,
+            server: self.server,
+            session_log_level: self.log_level,
+            input: None,
+        })
     }
 
     fn call_tool(self, params: CallToolRequestParams) -> Reply {
@@ -288,17 +309,10 @@ impl Call<'_> {
         let uri = params.uri;
         let withhold = self.server.withhold_error_messages;
         let cx = self.context(params.meta);
-        let future = if let Some(def) = self.server.resources.get(&uri) {
-            super::resource::read(def, cx, &uri, Map::new(), withhold)
-        } else if let Some((entry, args)) =
-            self.server.templates.iter().find_map(|t| Some((t, t.match_uri(&uri)?)))
-        {
-            super::resource::read(&entry.def, cx, &uri, args, withhold)
-        } else {
-            let error = McpError::new(INVALID_PARAMS, format!("Unknown resource: {uri}"))
-                .with_data(json!({ "uri": uri }));
-            return Reply::Now(Err(error));
+        let Some((def, args)) = self.server.resolve_resource(&uri) else {
+            return Reply::Now(Err(super::unknown_resource(&uri)));
         };
+        let future = super::resource::read(def, cx, &uri, args, withhold);
         self.later(async move {
             future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
         })

@@ -11,7 +11,11 @@ use modelcontext_types::{DecodeError, Message};
 use tokio::sync::mpsc;
 
 mod child;
+#[cfg(feature = "http")]
+pub mod http;
 mod memory;
+#[cfg(feature = "http")]
+pub(crate) mod sse;
 mod stdio;
 
 pub use child::ChildProcess;

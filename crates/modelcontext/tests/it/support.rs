@@ -185,9 +185,19 @@ impl Wire {
     fn validate(&self, line: &str) {
         let value: Value = serde_json::from_str(line).expect("the server sent JSON");
         assert_valid(self.revision, "JSONRPCMessage", &value);
+        if let Some(def) = value.get("method").and_then(|m| m.as_str()).and_then(message_definition)
+        {
+            assert_valid(self.revision, def, &value);
+        }
         let method = value.get("id").and_then(|id| self.methods.get(&id.to_string()));
         if let (Some(result), Some(method)) = (value.get("result"), method) {
-            if let Some(def) = result_definition(method) {
+            let input_required = result.get("resultType") == Some(&Value::from("input_required"));
+            let def = if input_required {
+                Some("InputRequiredResult")
+            } else {
+                result_definition(method)
+            };
+            if let Some(def) = def {
                 assert_valid(self.revision, def, result);
             }
         }
@@ -208,10 +218,40 @@ impl Wire {
     }
 
     pub async fn initialize(&mut self) {
-        let answer = self.call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}"#).await;
+        self.initialize_with("{}").await;
+    }
+
+    /// `initialize` declaring `capabilities` (a JSON object, as text).
+    pub async fn initialize_with(&mut self, capabilities: &str) {
+        let answer = self.call(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"clientInfo":{{"name":"wire","version":"1"}}}}}}"#)).await;
         assert!(answer.contains(r#""protocolVersion":"2025-11-25""#), "{answer}");
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     }
+}
+
+/// The `_meta` envelope of a 2026-07-28 request declaring `capabilities` (JSON text), plus any
+/// `extra` members (JSON text, e.g. `"progressToken":1`), to splice into literal lines.
+pub fn modern_meta(capabilities: &str, extra: &str) -> String {
+    let sep = if extra.is_empty() { "" } else { "," };
+    format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}{sep}{extra}}}"#
+    )
+}
+
+/// The schema definition of a whole message the server sends with `method`.
+fn message_definition(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "notifications/message" => "LoggingMessageNotification",
+        "notifications/progress" => "ProgressNotification",
+        "notifications/tools/list_changed" => "ToolListChangedNotification",
+        "notifications/resources/list_changed" => "ResourceListChangedNotification",
+        "notifications/prompts/list_changed" => "PromptListChangedNotification",
+        "notifications/resources/updated" => "ResourceUpdatedNotification",
+        "elicitation/create" => "ElicitRequest",
+        "sampling/createMessage" => "CreateMessageRequest",
+        "roots/list" => "ListRootsRequest",
+        _ => return None,
+    })
 }
 
 /// The schema definition of the result of `method`.
