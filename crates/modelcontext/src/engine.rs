@@ -109,8 +109,22 @@ impl RequestOptions {
         }
     }
 
+    /// Which limit a deadline that passed was: the maximum, or the timeout.
+    fn expired(&self, start: Instant, deadline: Option<Instant>) -> Duration {
+        match (self.max_total, self.timeout) {
+            (Some(max), _) if deadline == Some(start + max) => max,
+            (_, Some(timeout)) => timeout,
+            (max, None) => max.unwrap_or_default(),
+        }
+    }
+
     /// The deadline after a progress update at `now`.
-    fn after_progress(&self, start: Instant, now: Instant, current: Option<Instant>) -> Option<Instant> {
+    fn after_progress(
+        &self,
+        start: Instant,
+        now: Instant,
+        current: Option<Instant>,
+    ) -> Option<Instant> {
         if !self.reset_on_progress {
             return current;
         }
@@ -224,7 +238,7 @@ impl Peer {
                     }
                     deadline = options.after_progress(start, Instant::now(), deadline);
                 }
-                () = timer => return Waited::TimedOut(start.elapsed()),
+                () = timer => return Waited::TimedOut(options.expired(start, deadline)),
             }
         }
     }
@@ -263,8 +277,11 @@ impl Peer {
     /// Sends `notifications/cancelled` without waiting: for a request future being dropped,
     /// which cannot await. A full outgoing queue falls back to a task.
     fn cancel_detached(&self, id: &RequestId) {
-        let params = serde_json::json!({ "requestId": id, "reason": "The caller dropped the request" });
-        let Ok(notification) = Notification::new("notifications/cancelled", &params) else { return };
+        let params =
+            serde_json::json!({ "requestId": id, "reason": "The caller dropped the request" });
+        let Ok(notification) = Notification::new("notifications/cancelled", &params) else {
+            return;
+        };
         let message: Message = notification.into();
         if let Err(mpsc::error::TrySendError::Full(message)) = self.inner.outgoing.try_send(message)
         {

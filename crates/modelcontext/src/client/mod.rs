@@ -12,16 +12,21 @@
 //! # Ok(()) }
 //! ```
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use modelcontext_types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
-    CompleteResult, CompletionArgument, DiscoverResult, Era, GetPromptRequestParams,
+    CompleteResult, CompletionArgument, CreateMessageRequestParams, CreateMessageResult,
+    DiscoverResult, ElicitRequestParams, ElicitResult, Era, GetPromptRequestParams,
     GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
     LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, McpError, Notification,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference, Request,
-    RequestMeta, RequestParams, ResultType, ServerCapabilities, Tool, era_of, to_raw,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParams, McpError, Notification, PaginatedRequestParams,
+    ProgressNotificationParams, ProgressToken, RawValue, ReadResourceRequestParams,
+    ReadResourceResult, Reference, RequestId, RequestMeta, RequestParams, ResultType, Root,
+    ServerCapabilities, SetLevelRequestParams, Tool, era_of, method, to_raw,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -29,8 +34,15 @@ use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
 use crate::Error;
-use crate::engine::{Dispatch, Outcome, Peer, Reply, RequestOptions, Stop};
+use crate::engine::{Peer, RequestOptions, Stop};
 use crate::transport::Transport;
+
+mod handlers;
+mod options;
+
+pub use options::CallOptions;
+
+use handlers::{ClientDispatch, Handlers, callback};
 
 /// The default time a request may take before the client gives up on it.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,13 +61,16 @@ pub enum EraMode {
     Modern,
 }
 
-/// Builds a [`Client`] with options.
+/// Builds a [`Client`] with options and callbacks. Setting a callback declares the matching
+/// client capability.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     info: Implementation,
     mode: EraMode,
     timeout: Option<Duration>,
     capabilities: ClientCapabilities,
+    log_level: Option<LoggingLevel>,
+    handlers: Handlers,
 }
 
 impl Default for ClientBuilder {
@@ -69,6 +84,8 @@ impl Default for ClientBuilder {
             mode: EraMode::Auto,
             timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             capabilities: ClientCapabilities::default(),
+            log_level: None,
+            handlers: Handlers::default(),
         }
     }
 }
@@ -93,9 +110,79 @@ impl ClientBuilder {
         self
     }
 
+    /// Asks for log messages at `level` and above: `logging/setLevel` after `initialize` in the
+    /// handshake era (when the server declares `logging`), `_meta` `logLevel` on every request
+    /// in the modern era. Without it a modern server sends no log messages at all.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Calls `handler` with every `notifications/message` the server sends.
+    pub fn on_log(
+        mut self,
+        handler: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.log = Some(Arc::new(handler));
+        self
+    }
+
+    /// Calls `handler` with every server notification except progress (which goes to the call
+    /// that asked for it): logging, `list_changed`, `resources/updated`, and any other method.
+    /// Parse a known one with `ServerNotification::parse(&n.method, n.params.as_deref())`.
+    /// Runs on the connection's loop, in arrival order: keep it quick (send to a channel).
+    pub fn on_notification(
+        mut self,
+        handler: impl Fn(Notification) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.notification = Some(Arc::new(handler));
+        self
+    }
+
+    /// Answers `elicitation/create` (handshake era) and elicitation input requests (modern
+    /// era) with `handler`; declares the `elicitation` capability, form and URL modes.
+    pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, McpError>> + Send + 'static,
+    {
+        self.handlers.elicit = Some(callback(handler));
+        self
+    }
+
+    /// Answers `sampling/createMessage` with `handler`; declares the `sampling` capability.
+    /// Add [`ClientBuilder::sampling_tools`] if the handler supports `tools` and `toolChoice`.
+    pub fn on_sample<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, McpError>> + Send + 'static,
+    {
+        self.handlers.sample = Some(callback(handler));
+        self
+    }
+
+    /// Declares `sampling.tools`: the sampling handler understands `tools` and `toolChoice`.
+    pub fn sampling_tools(mut self, supported: bool) -> Self {
+        self.handlers.sampling_tools = supported;
+        self
+    }
+
+    /// Answers `roots/list` with `handler`; declares the `roots` capability (with
+    /// `listChanged`: call [`Client::notify_roots_changed`] when they change).
+    pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, McpError>> + Send + 'static,
+    {
+        self.handlers.roots = Some(callback(move |()| handler()));
+        self
+    }
+
     /// Connects over `transport` and negotiates.
-    pub async fn connect(self, transport: impl Transport) -> Result<Client, Error> {
-        let (peer, run, stop) = crate::engine::start(transport.open(), ClientDispatch);
+    pub async fn connect(mut self, transport: impl Transport) -> Result<Client, Error> {
+        self.handlers.declare(&mut self.capabilities);
+        let dispatch = ClientDispatch { handlers: Arc::new(self.handlers.clone()) };
+        let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
         let mut client = Client {
             peer,
@@ -222,6 +309,13 @@ impl Client {
         self.instructions = result.instructions;
         let initialized = Notification { method: "notifications/initialized".into(), params: None };
         self.peer.notify(initialized).await?;
+        match self.options.log_level {
+            Some(level) if self.server_capabilities.logging.is_some() => {
+                let params = SetLevelRequestParams { meta: None, level };
+                let _: Map<String, Value> = self.request(method::LOGGING_SET_LEVEL, params).await?;
+            }
+            _ => {}
+        }
         Ok(())
     }
 
@@ -231,6 +325,7 @@ impl Client {
             protocol_version: Some(self.protocol_version.clone()),
             client_capabilities: Some(self.options.capabilities.clone()),
             client_info: Some(self.options.info.clone()),
+            log_level: self.options.log_level,
             ..Default::default()
         })
     }
@@ -242,13 +337,49 @@ impl Client {
         method: &str,
         params: P,
     ) -> Result<R, Error> {
-        let raw = to_raw(&params)?;
-        let id = self.peer.next_id();
-        let options = RequestOptions { timeout: self.options.timeout, ..Default::default() };
-        let outcome: Outcome = self.peer.request(id, method, Some(raw), options).await;
-        let raw = outcome?;
+        self.request_with(method, params, &CallOptions::default()).await
+    }
+
+    /// [`Client::request`] with per-call options: the option's `_meta` keys and progress
+    /// token are added to the params' `_meta`.
+    pub async fn request_with<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<R, Error> {
+        let raw = self.exchange(method, object(params)?, options).await?;
         check_result_type(method, raw.get())?;
         Ok(serde_json::from_str(raw.get())?)
+    }
+
+    /// One request on the wire, with a fresh id: merges the options into `_meta`, applies
+    /// the timeouts, routes progress. Dropping the future cancels the request.
+    async fn exchange(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        let id = self.peer.next_id();
+        let token = options.on_progress.as_ref().map(|_| progress_token(&id));
+        merge_meta(&mut params, &options.meta, token.as_ref());
+        let request_options = RequestOptions {
+            timeout: options.timeout.unwrap_or(self.options.timeout),
+            reset_on_progress: options.reset_on_progress.is_some(),
+            max_total: options.reset_on_progress,
+            progress: token.zip(options.on_progress.clone()).map(|(token, handler)| {
+                let token = serde_json::to_value(token).unwrap_or_default();
+                let forward = move |raw: Value| {
+                    if let Ok(params) = serde_json::from_value::<ProgressNotificationParams>(raw) {
+                        handler(params);
+                    }
+                };
+                (token, Arc::new(forward) as crate::engine::ProgressCallback)
+            }),
+        };
+        let raw = to_raw(&params)?;
+        Ok(self.peer.request(id, method, Some(raw), request_options).await?)
     }
 
     /// One page of the server's tools.
@@ -277,6 +408,16 @@ impl Client {
         name: &str,
         arguments: impl Serialize,
     ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, &CallOptions::default()).await
+    }
+
+    /// [`Client::call_tool`] with per-call options (timeout, progress, `_meta`).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
         let arguments = match serde_json::to_value(arguments)? {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -293,7 +434,7 @@ impl Client {
             arguments,
             ..Default::default()
         };
-        self.request("tools/call", params).await
+        self.request_with(method::TOOLS_CALL, params, options).await
     }
 
     /// One page of the server's resources.
@@ -318,12 +459,21 @@ impl Client {
 
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.read_resource_with(uri, &CallOptions::default()).await
+    }
+
+    /// [`Client::read_resource`] with per-call options.
+    pub async fn read_resource_with(
+        &self,
+        uri: &str,
+        options: &CallOptions,
+    ) -> Result<ReadResourceResult, Error> {
         let params = ReadResourceRequestParams {
             meta: self.meta(),
             uri: uri.to_owned(),
             ..Default::default()
         };
-        self.request("resources/read", params).await
+        self.request_with(method::RESOURCES_READ, params, options).await
     }
 
     /// One page of the server's prompts.
@@ -337,6 +487,16 @@ impl Client {
         name: &str,
         arguments: impl IntoIterator<Item = (K, V)>,
     ) -> Result<GetPromptResult, Error> {
+        self.get_prompt_with(name, arguments, &CallOptions::default()).await
+    }
+
+    /// [`Client::get_prompt`] with per-call options.
+    pub async fn get_prompt_with<K: Into<String>, V: Into<String>>(
+        &self,
+        name: &str,
+        arguments: impl IntoIterator<Item = (K, V)>,
+        options: &CallOptions,
+    ) -> Result<GetPromptResult, Error> {
         let arguments = arguments.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
         let params = GetPromptRequestParams {
             meta: self.meta(),
@@ -344,7 +504,7 @@ impl Client {
             arguments: Some(arguments),
             ..Default::default()
         };
-        self.request("prompts/get", params).await
+        self.request_with(method::PROMPTS_GET, params, options).await
     }
 
     /// Asks for completions of `argument` (name, partial value) of a prompt or template.
@@ -368,6 +528,16 @@ impl Client {
     /// `ping` (handshake era only: 2026-07-28 removed it).
     pub async fn ping(&self) -> Result<(), Error> {
         let _: Map<String, Value> = self.request("ping", RequestParams { meta: None }).await?;
+        Ok(())
+    }
+
+    /// Tells the server the roots changed (`notifications/roots/list_changed`, handshake era;
+    /// a modern server asks again when it needs them).
+    pub async fn notify_roots_changed(&self) -> Result<(), Error> {
+        if self.era == Era::Handshake {
+            let changed = Notification { method: method::ROOTS_LIST_CHANGED.into(), params: None };
+            self.peer.notify(changed).await?;
+        }
         Ok(())
     }
 
@@ -412,20 +582,40 @@ fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
     }
 }
 
-/// The client side of the protocol: answers the server's requests.
-struct ClientDispatch;
-
-impl Dispatch for ClientDispatch {
-    fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
-        match request.method.as_str() {
-            "ping" => {
-                Reply::Now(to_raw(&Map::new()).map_err(|e| McpError::internal(e.to_string())))
-            }
-            method => Reply::Now(Err(McpError::method_not_found(method))),
+/// Serializes request params into the object `_meta` can be merged into.
+fn object(params: impl Serialize) -> Result<Map<String, Value>, Error> {
+    match serde_json::to_value(params)? {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => {
+            Err(McpError::invalid_params(format!("params must be an object, not {other}")).into())
         }
     }
+}
 
-    fn notification(&mut self, notification: Notification, _peer: &Peer) {
-        tracing::debug!(method = %notification.method, "server notification");
+/// The progress token of a request: its own id, which is unique among our active requests.
+fn progress_token(id: &RequestId) -> ProgressToken {
+    match id {
+        RequestId::Number(n) => ProgressToken::Number(*n),
+        other => ProgressToken::String(other.to_string()),
+    }
+}
+
+/// Adds the caller's `_meta` keys (without overriding the SDK's) and the progress token.
+fn merge_meta(
+    params: &mut Map<String, Value>,
+    extra: &Map<String, Value>,
+    token: Option<&ProgressToken>,
+) {
+    if extra.is_empty() && token.is_none() {
+        return;
+    }
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else { return };
+    for (key, value) in extra {
+        meta.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    if let Some(token) = token {
+        meta.insert("progressToken".into(), serde_json::to_value(token).unwrap_or_default());
     }
 }

@@ -33,7 +33,6 @@ use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
 mod completion;
 mod context;
-mod input;
 mod output;
 mod prompt;
 mod resource;

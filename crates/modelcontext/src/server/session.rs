@@ -287,7 +287,6 @@ impl Call<'_> {
             peer: self.peer,
             server: self.server,
             session_log_level: self.log_level,
-            input: None,
         })
     }
 

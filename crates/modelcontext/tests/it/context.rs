@@ -49,7 +49,10 @@ async fn handshake_logging_follows_set_level() {
         before[0],
         r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"d"}}"#
     );
-    wire.call(r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#).await;
+    wire.call(
+        r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+    )
+    .await;
     let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chatty"}}"#;
     let after = lines_until_answer(&mut wire, call).await;
     expect_test::expect![[r#"
@@ -118,10 +121,8 @@ async fn lifespan_state_is_built_once_and_shared() {
         let missing = cx.state::<String>().is_none();
         format!("{visits:?} {missing}")
     });
-    let server = McpServer::new("state")
-        .state(Visits(AtomicUsize::new(0)))
-        .tool(visit)
-        .expect("registers");
+    let server =
+        McpServer::new("state").state(Visits(AtomicUsize::new(0))).tool(visit).expect("registers");
     let first = Client::connect(server.in_memory()).await.expect("connects");
     let second = Client::builder()
         .era(EraMode::Handshake)
@@ -129,8 +130,14 @@ async fn lifespan_state_is_built_once_and_shared() {
         .await
         .expect("connects");
     let text = |r: modelcontext::CallToolResult| serde_json::to_value(&r.content).expect("json");
-    assert_eq!(text(first.call_tool("visit", json!({})).await.expect("ok"))[0]["text"], "Some(1) true");
-    assert_eq!(text(second.call_tool("visit", json!({})).await.expect("ok"))[0]["text"], "Some(2) true");
+    assert_eq!(
+        text(first.call_tool("visit", json!({})).await.expect("ok"))[0]["text"],
+        "Some(1) true"
+    );
+    assert_eq!(
+        text(second.call_tool("visit", json!({})).await.expect("ok"))[0]["text"],
+        "Some(2) true"
+    );
 }
 
 #[tokio::test]
@@ -180,8 +187,9 @@ async fn progress_that_does_not_increase_is_not_sent() {
     let server = McpServer::new("steps").tool(steps).expect("registers");
     let mut wire = Wire::start(server, "2026-07-28");
     let meta = modern_meta("{}", r#""progressToken":7"#);
-    let call =
-        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"steps",{meta}}}}}"#);
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"steps",{meta}}}}}"#
+    );
     let lines = lines_until_answer(&mut wire, &call).await;
     let progress: Vec<&str> =
         lines.iter().filter_map(|l| l.split(r#""progress":"#).nth(1)?.split(',').next()).collect();

@@ -1,6 +1,8 @@
 //! The integration tests: one crate, through public API and wire bytes only.
 
 mod bad_input;
+mod calls;
+mod context;
 mod engine;
 mod seed;
 mod stdio;

@@ -1,0 +1,166 @@
+//! The client's callbacks, and the dispatch that answers the server with them.
+//!
+//! Setting a callback is the capability declaration (reference behaviour §4.2): `on_elicit`
+//! declares `elicitation` (form and URL), `on_sample` declares `sampling`, `on_roots`
+//! declares `roots`. The same callbacks answer handshake-era server requests and the
+//! `inputRequests` of a modern `InputRequiredResult`.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use modelcontext_types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, ListRootsResult, LoggingMessageNotificationParams,
+    McpError, Notification, Request, Root, RootsCapability, SamplingCapability, ServerNotification,
+    ServerRequest, to_raw,
+};
+use serde::Serialize;
+use serde_json::Map;
+
+use crate::engine::{BoxFuture, Dispatch, Outcome, Peer, Reply};
+
+type Callback<P, R> = Arc<dyn Fn(P) -> BoxFuture<Result<R, McpError>> + Send + Sync>;
+
+/// Everything the client does when the server speaks first. Shared by the dispatch and the
+/// MRTR loop.
+#[derive(Clone, Default)]
+pub(crate) struct Handlers {
+    pub elicit: Option<Callback<ElicitRequestParams, ElicitResult>>,
+    pub sample: Option<Callback<CreateMessageRequestParams, CreateMessageResult>>,
+    pub sampling_tools: bool,
+    pub roots: Option<Callback<(), Vec<Root>>>,
+    pub log: Option<Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>>,
+    pub notification: Option<Arc<dyn Fn(Notification) + Send + Sync>>,
+}
+
+impl fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handlers")
+            .field("elicit", &self.elicit.is_some())
+            .field("sample", &self.sample.is_some())
+            .field("roots", &self.roots.is_some())
+            .field("log", &self.log.is_some())
+            .field("notification", &self.notification.is_some())
+            .finish()
+    }
+}
+
+/// Boxes an async callback.
+pub(crate) fn callback<P, R, F, Fut>(f: F) -> Callback<P, R>
+where
+    F: Fn(P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, McpError>> + Send + 'static,
+{
+    Arc::new(move |params| Box::pin(f(params)))
+}
+
+impl Handlers {
+    /// Adds the capabilities the set callbacks declare to `capabilities`.
+    pub(crate) fn declare(&self, capabilities: &mut ClientCapabilities) {
+        if self.elicit.is_some() {
+            let both = ElicitationCapability {
+                form: Some(Map::new()),
+                url: Some(Map::new()),
+                ..Default::default()
+            };
+            capabilities.elicitation.get_or_insert(both);
+        }
+        if self.sample.is_some() {
+            let sampling = capabilities.sampling.get_or_insert_with(SamplingCapability::default);
+            if self.sampling_tools {
+                sampling.tools.get_or_insert_with(Map::new);
+            }
+        }
+        if self.roots.is_some() {
+            let roots = RootsCapability { list_changed: Some(true), ..Default::default() };
+            capabilities.roots.get_or_insert(roots);
+        }
+    }
+
+    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, McpError> {
+        let Some(elicit) = &self.elicit else {
+            return Err(McpError::invalid_request("Elicitation not supported"));
+        };
+        elicit(params).await
+    }
+
+    async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, McpError> {
+        let Some(sample) = &self.sample else {
+            return Err(McpError::invalid_request("Sampling not supported"));
+        };
+        sample(params).await
+    }
+
+    async fn list_roots(&self) -> Result<ListRootsResult, McpError> {
+        let Some(roots) = &self.roots else {
+            return Err(McpError::invalid_request("Roots not supported"));
+        };
+        Ok(ListRootsResult { meta: None, result_type: None, roots: roots(()).await? })
+    }
+}
+
+/// The client side of the protocol: answers the server's requests with the callbacks and
+/// hands its notifications to them.
+pub(crate) struct ClientDispatch {
+    pub handlers: Arc<Handlers>,
+}
+
+impl Dispatch for ClientDispatch {
+    fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
+        let parsed = match ServerRequest::parse(&request.method, request.params.as_deref()) {
+            Ok(parsed) => parsed,
+            Err(err) => return Reply::Now(Err(McpError::from(err).with_method(&request.method))),
+        };
+        let handlers = Arc::clone(&self.handlers);
+        match parsed {
+            ServerRequest::Ping(_) => Reply::Now(raw(&Map::new())),
+            ServerRequest::Elicit(params) => {
+                Reply::Later(Box::pin(async move { raw(&handlers.elicit(params).await?) }))
+            }
+            ServerRequest::CreateMessage(params) => {
+                Reply::Later(Box::pin(async move { raw(&handlers.sample(params).await?) }))
+            }
+            ServerRequest::ListRoots(_) => {
+                Reply::Later(Box::pin(async move { raw(&handlers.list_roots().await?) }))
+            }
+            other => Reply::Now(Err(McpError::method_not_found(other.method()))),
+        }
+    }
+
+    fn notification(&mut self, notification: Notification, _peer: &Peer) {
+        let parsed =
+            ServerNotification::parse(&notification.method, notification.params.as_deref());
+        if let (Ok(ServerNotification::LoggingMessage(params)), Some(log)) =
+            (parsed, &self.handlers.log)
+        {
+            log(params);
+        }
+        match &self.handlers.notification {
+            Some(handler) => handler(notification),
+            None => tracing::debug!(method = %notification.method, "server notification"),
+        }
+    }
+}
+
+fn raw(value: &impl Serialize) -> Outcome {
+    to_raw(value).map_err(|e| McpError::internal(e.to_string()))
+}
+
+/// Names the method in an "unknown method" error, as the server side does.
+trait WithMethod {
+    fn with_method(self, method: &str) -> McpError;
+}
+
+impl WithMethod for McpError {
+    fn with_method(self, method: &str) -> McpError {
+        if self.code == modelcontext_types::METHOD_NOT_FOUND {
+            McpError::method_not_found(method)
+        } else {
+            self
+        }
+    }
+}

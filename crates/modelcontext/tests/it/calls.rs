@@ -1,0 +1,125 @@
+//! Per-call client options: timeouts (reset by progress, capped), progress callbacks, extra
+//! `_meta`, cancellation by dropping the call, and the notification handler.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelcontext::client::CallOptions;
+use modelcontext::server::NoArgs;
+use modelcontext::{Client, Context, EraMode, ErrorKind, McpServer, ToolDef};
+use serde_json::json;
+use tokio::sync::oneshot;
+
+/// `ticks` reports progress every 80 ms, five times, then answers.
+fn ticking_server() -> McpServer {
+    let ticks = ToolDef::new("ticks", |cx: Context, _: NoArgs| async move {
+        for step in 1..=5 {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            cx.report_progress(f64::from(step), Some(5.0), None).await;
+        }
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        "done"
+    });
+    let meta = ToolDef::new("meta", |cx: Context, _: NoArgs| async move {
+        let meta = cx.meta().map(|m| (m.other.clone(), m.progress_token.clone()));
+        format!("{meta:?}")
+    });
+    McpServer::new("ticks").tool(ticks).expect("ticks").tool(meta).expect("meta")
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_resets_the_timeout_up_to_the_maximum() {
+    for mode in [EraMode::Handshake, EraMode::Modern] {
+        let client =
+            Client::builder().era(mode).connect(ticking_server().in_memory()).await.expect("up");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let options = CallOptions::new()
+            .timeout(Duration::from_millis(100))
+            .reset_timeout_on_progress(Duration::from_secs(10))
+            .on_progress(move |p| log.lock().expect("lock").push(p.progress));
+        let result = client.call_tool_with("ticks", json!({}), &options).await.expect("answered");
+        assert_eq!(result.is_error, None);
+        assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0, 4.0, 5.0], "{mode:?}");
+
+        let no_reset = CallOptions::new().timeout(Duration::from_millis(100)).on_progress(|_| {});
+        let err = client.call_tool_with("ticks", json!({}), &no_reset).await.expect_err("late");
+        assert_eq!(err.kind(), ErrorKind::Timeout);
+
+        let capped = options.clone().reset_timeout_on_progress(Duration::from_millis(250));
+        let err = client.call_tool_with("ticks", json!({}), &capped).await.expect_err("capped");
+        assert_eq!(err.kind(), ErrorKind::Timeout);
+    }
+}
+
+#[tokio::test]
+async fn extra_meta_and_the_progress_token_reach_the_handler() {
+    let client = Client::connect(ticking_server().in_memory()).await.expect("up");
+    let options = CallOptions::new().meta("traceparent", "00-abc-01").on_progress(|_| {});
+    let result = client.call_tool_with("meta", json!({}), &options).await.expect("ok");
+    let text = serde_json::to_value(&result.content).expect("json")[0]["text"].clone();
+    let text = text.as_str().expect("text");
+    assert!(text.contains(r#""traceparent": String("00-abc-01")"#), "{text}");
+    assert!(text.contains("Some(Number("), "a numeric progress token: {text}");
+}
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it_at_the_server() {
+    let (started_tx, started_rx) = oneshot::channel::<()>();
+    let (dropped_tx, dropped_rx) = oneshot::channel::<()>();
+    let signals = Arc::new(Mutex::new((Some(started_tx), Some(dropped_tx))));
+    let wait = ToolDef::new("wait", move || {
+        let mut signals = signals.lock().expect("lock");
+        let _ = signals.0.take().map(|tx| tx.send(()));
+        let guard = DropSignal(signals.1.take());
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        }
+    });
+    let server = McpServer::new("waiter").tool(wait).expect("registers");
+    let client = Client::connect(server.in_memory()).await.expect("up");
+    let call = client.call_tool("wait", json!({}));
+    tokio::select! {
+        _ = call => panic!("the call cannot finish"),
+        _ = started_rx => {}
+    }
+    // The call future is gone: the server hears `notifications/cancelled` and drops it.
+    tokio::time::timeout(Duration::from_secs(5), dropped_rx)
+        .await
+        .expect("the handler was dropped")
+        .expect("signal");
+}
+
+struct DropSignal(Option<oneshot::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_notification_handler_sees_every_server_notification() {
+    let say = ToolDef::new("say", |cx: Context, _: NoArgs| async move {
+        cx.info("hello").await;
+        "said"
+    });
+    let server = McpServer::new("say").tool(say).expect("registers");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = Client::builder()
+        .era(EraMode::Handshake)
+        .on_notification(move |n| {
+            let _ = tx.send((n.method, n.params.map(|p| p.get().to_owned())));
+        })
+        .connect(server.in_memory())
+        .await
+        .expect("up");
+    client.call_tool("say", json!({})).await.expect("said");
+    assert_eq!(
+        rx.try_recv().expect("one notification"),
+        ("notifications/message".to_owned(), Some(r#"{"level":"info","data":"hello"}"#.to_owned()))
+    );
+}
