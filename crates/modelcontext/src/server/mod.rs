@@ -34,9 +34,11 @@ use crate::transport::{Connection, Stdio, Transport, memory_pair};
 mod completion;
 mod context;
 mod output;
+mod pagination;
 mod prompt;
 mod resource;
 pub(crate) mod schema;
+mod seal;
 mod session;
 mod tool;
 pub mod uri_template;
@@ -82,6 +84,10 @@ pub(crate) struct ServerInner {
     pub completion: Option<Arc<dyn CompletionHandler>>,
     /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
     pub state: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// Items per page of the list methods; `None` is one page ([`McpServer::page_size`]).
+    pub page_size: Option<usize>,
+    /// Seals cursors and MRTR request state ([`McpServer::signing_keys`]).
+    pub keys: seal::KeyRing,
 }
 
 /// Named entries in registration order (the order `*/list` answers with), found by name.
@@ -138,6 +144,8 @@ impl McpServer {
             prompts: Registry::default(),
             completion: None,
             state: HashMap::new(),
+            page_size: None,
+            keys: seal::KeyRing::random(),
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -259,6 +267,23 @@ impl McpServer {
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.inner_mut().state.insert(TypeId::of::<T>(), Arc::new(value));
         self
+    }
+
+    /// Splits `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list`
+    /// into pages of `size` items (at least 1), with opaque tamper-proof cursors. By default
+    /// every list is one page: many clients never follow `nextCursor`.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.inner_mut().page_size = Some(size.max(1));
+        self
+    }
+
+    /// Sets the keys that seal pagination cursors and MRTR `requestState` (HMAC-SHA256). The
+    /// first key seals, every key verifies: rotate by putting the new key first. Give the same
+    /// keys to every instance behind a load balancer. Without this call each server object has
+    /// a random key, so its tokens only work on itself. Each key needs at least 32 bytes.
+    pub fn signing_keys(mut self, keys: Vec<Vec<u8>>) -> Result<Self, Error> {
+        self.inner_mut().keys = seal::KeyRing::new(keys)?;
+        Ok(self)
     }
 
     /// The capabilities this server declares, derived from what is registered.

@@ -14,15 +14,15 @@ use modelcontext_types::{
     CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult,
     INVALID_PARAMS, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
-    Meta, Notification, ParamsError, ReadResourceRequestParams, ReadResourceResult, Request,
-    RequestMeta, ResultType, SERVER_INFO_META_KEY, UNSUPPORTED_PROTOCOL_VERSION,
-    negotiate_handshake, to_raw,
+    Meta, Notification, PaginatedRequestParams, ParamsError, ReadResourceRequestParams,
+    ReadResourceResult, Request, RequestMeta, ResultType, SERVER_INFO_META_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION, negotiate_handshake, to_raw,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::ServerInner;
 use super::context::{ClientView, Context, ContextParts, SessionLogLevel};
+use super::{ServerInner, pagination};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
 /// Per-connection server state, owned by the engine loop.
@@ -241,27 +241,39 @@ impl Call<'_> {
                 instructions: server.instructions.clone(),
                 ..Default::default()
             })),
-            ClientRequest::ListTools(_) => Reply::Now(self.finish(ListToolsResult {
-                tools: server.tools.iter().map(|t| t.def.tool.clone()).collect(),
-                ..Default::default()
-            })),
-            ClientRequest::CallTool(params) => self.call_tool(params),
-            ClientRequest::ListResources(_) => Reply::Now(self.finish(ListResourcesResult {
-                resources: server.resources.iter().map(|r| r.to_resource()).collect(),
-                ..Default::default()
-            })),
-            ClientRequest::ListResourceTemplates(_) => {
-                Reply::Now(self.finish(ListResourceTemplatesResult {
-                    resource_templates:
-                        server.templates.iter().map(|t| t.def.to_template()).collect(),
-                    ..Default::default()
+            ClientRequest::ListTools(params) => {
+                let tools = server.tools.iter().map(|t| t.def.tool.clone());
+                Reply::Now(self.page("tools", params, tools, |tools, next_cursor| {
+                    ListToolsResult { tools, next_cursor, ..Default::default() }
                 }))
             }
+            ClientRequest::CallTool(params) => self.call_tool(params),
+            ClientRequest::ListResources(params) => {
+                let resources = server.resources.iter().map(|r| r.to_resource());
+                Reply::Now(self.page("resources", params, resources, |resources, next_cursor| {
+                    ListResourcesResult { resources, next_cursor, ..Default::default() }
+                }))
+            }
+            ClientRequest::ListResourceTemplates(params) => {
+                let templates = server.templates.iter().map(|t| t.def.to_template());
+                Reply::Now(self.page(
+                    "resources/templates",
+                    params,
+                    templates,
+                    |templates, next| ListResourceTemplatesResult {
+                        resource_templates: templates,
+                        next_cursor: next,
+                        ..Default::default()
+                    },
+                ))
+            }
             ClientRequest::ReadResource(params) => self.read_resource(params),
-            ClientRequest::ListPrompts(_) => Reply::Now(self.finish(ListPromptsResult {
-                prompts: server.prompts.iter().map(|p| p.prompt.clone()).collect(),
-                ..Default::default()
-            })),
+            ClientRequest::ListPrompts(params) => {
+                let prompts = server.prompts.iter().map(|p| p.prompt.clone());
+                Reply::Now(self.page("prompts", params, prompts, |prompts, next_cursor| {
+                    ListPromptsResult { prompts, next_cursor, ..Default::default() }
+                }))
+            }
             ClientRequest::GetPrompt(params) => self.get_prompt(params),
             ClientRequest::Complete(params) => match &server.completion {
                 Some(handler) => {
@@ -277,6 +289,20 @@ impl Call<'_> {
             // Declared unsupported: no `resources.subscribe` capability, no listen streams yet.
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
+    }
+
+    /// Answers a list method with one page of `items`.
+    fn page<I: Iterator, R: WireResult>(
+        &self,
+        kind: &str,
+        params: PaginatedRequestParams,
+        items: I,
+        result: impl FnOnce(Vec<I::Item>, Option<String>) -> R,
+    ) -> Outcome {
+        let server = self.server;
+        let cursor = params.cursor.as_deref();
+        let (page, next) = pagination::page(&server.keys, server.page_size, kind, cursor, items)?;
+        self.finish(result(page, next))
     }
 
     fn context(&self, meta: Option<RequestMeta>) -> Context {

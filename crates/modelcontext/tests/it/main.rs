@@ -4,6 +4,7 @@ mod bad_input;
 mod calls;
 mod context;
 mod engine;
+mod pagination;
 mod seed;
 mod stdio;
 mod support;
