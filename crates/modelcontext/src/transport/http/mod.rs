@@ -31,11 +31,13 @@ use tokio::net::TcpListener;
 
 use crate::{Error, McpServer};
 
+mod client;
 mod exchange;
 mod headers;
 mod security;
 mod sessions;
 
+pub use client::*;
 pub use security::AllowList;
 
 /// Default request body limit: 4 MiB.
@@ -138,8 +140,10 @@ impl HttpEndpoint {
     pub async fn bind(
         &self,
         addr: &str,
-    ) -> Result<(SocketAddr, impl std::future::Future<Output = Result<(), Error>> + Send), Error>
-    {
+    ) -> Result<
+        (SocketAddr, impl std::future::Future<Output = Result<(), Error>> + Send + use<>),
+        Error,
+    > {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let endpoint = self.clone();

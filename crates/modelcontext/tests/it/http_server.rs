@@ -1,0 +1,367 @@
+//! The Streamable HTTP endpoint over real sockets on 127.0.0.1: every status-code path of both
+//! eras, with exact JSON-RPC bodies validated against the revision's schema.
+
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
+use modelcontext::transport::http::HttpOptions;
+use modelcontext::{Context, McpServer, ToolDef};
+use serde_json::Value;
+
+use crate::support::{MODERN_META, assert_valid, bookshop, result_definition};
+
+/// A running endpoint and a plain HTTP client for it.
+struct Http {
+    addr: SocketAddr,
+    client: HyperClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+}
+
+/// What came back.
+struct Answer {
+    status: StatusCode,
+    headers: http::HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+async fn start(server: McpServer) -> Http {
+    start_with(server, HttpOptions::default()).await
+}
+
+async fn start_with(server: McpServer, options: HttpOptions) -> Http {
+    let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    Http { addr, client: HyperClient::builder(TokioExecutor::new()).build_http() }
+}
+
+impl Http {
+    async fn send(&self, method: Method, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut request =
+            http::Request::builder().method(method).uri(format!("http://{}/mcp", self.addr));
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("accept")) {
+            request = request.header("accept", "application/json, text/event-stream");
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request.body(Full::new(Bytes::from(body.to_owned()))).expect("request");
+        let response = self.client.request(request).await.expect("response");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        Answer { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+    }
+
+    async fn post(&self, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut all = vec![("content-type", "application/json")];
+        all.extend_from_slice(headers);
+        self.send(Method::POST, &all, body).await
+    }
+
+    /// A 2026-07-28 request with correct headers.
+    async fn modern(&self, method: &str, name: Option<&str>, params: &str) -> Answer {
+        let sep = if params.is_empty() { "" } else { "," };
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}{sep}{MODERN_META}}}}}"#
+        );
+        let mut headers = vec![("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)];
+        if let Some(name) = name {
+            headers.push(("mcp-name", name));
+        }
+        let answer = self.post(&headers, &body).await;
+        if answer.status == StatusCode::OK
+            && answer.header("content-type") == Some("application/json")
+        {
+            let json = answer.json();
+            assert_valid("2026-07-28", "JSONRPCMessage", &json);
+            if let (Some(result), Some(def)) = (json.get("result"), result_definition(method)) {
+                assert_valid("2026-07-28", def, result);
+            }
+        }
+        answer
+    }
+}
+
+#[tokio::test]
+async fn modern_requests_are_served_statelessly_with_json() {
+    let http = start(bookshop()).await;
+    let answer = http
+        .modern(
+            "tools/call",
+            Some("get_author"),
+            r#""name":"get_author","arguments":{"title":"Nothing"}"#,
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header("mcp-session-id"), None, "2026-07-28 never mints sessions");
+    assert_eq!(
+        answer.body,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Bookshop","version":"1.0.0"}},"resultType":"complete","content":[{"type":"text","text":"Error executing tool get_author: No book titled 'Nothing' in the catalog."}],"isError":true}}"#
+    );
+    let strict = http
+        .modern(
+            "tools/call",
+            Some("get_author_strict"),
+            r#""name":"get_author_strict","arguments":{"title":"Nothing"}"#,
+        )
+        .await;
+    assert_eq!(
+        (strict.status, strict.body.as_str()),
+        (
+            StatusCode::OK,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"No book titled 'Nothing' in the catalog."}}"#
+        )
+    );
+    let missing =
+        http.modern("resources/read", Some("books://Nothing"), r#""uri":"books://Nothing""#).await;
+    assert_eq!(missing.json()["error"]["data"], serde_json::json!({"uri": "books://Nothing"}));
+    let discover = http.modern("server/discover", None, "").await;
+    assert_eq!(discover.json()["result"]["supportedVersions"], serde_json::json!(["2026-07-28"]));
+}
+
+#[tokio::test]
+async fn modern_header_rules() {
+    let http = start(bookshop()).await;
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
+    let cases: &[(&[(&str, &str)], StatusCode, i64)] = &[
+        (&[("mcp-protocol-version", "2026-07-28")], StatusCode::BAD_REQUEST, -32020),
+        (
+            &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/LIST")],
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        (
+            &[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/list")],
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        (&[("mcp-method", "tools/list")], StatusCode::BAD_REQUEST, -32020),
+    ];
+    for (headers, status, code) in cases {
+        let answer = http.post(headers, &body).await;
+        assert_eq!(
+            (answer.status, answer.json()["error"]["code"].as_i64()),
+            (*status, Some(*code)),
+            "{headers:?}: {}",
+            answer.body
+        );
+        assert_eq!(answer.json()["id"], 7);
+    }
+    let trimmed = http
+        .post(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "  tools/list  ")], &body)
+        .await;
+    assert_eq!(trimmed.status, StatusCode::OK, "{}", trimmed.body);
+    let name = http
+        .modern("tools/call", Some("other"), r#""name":"get_author","arguments":{"title":"Dune"}"#)
+        .await;
+    assert_eq!(name.json()["error"]["code"], -32020);
+}
+
+#[tokio::test]
+async fn modern_envelope_and_method_errors_carry_their_status() {
+    let http = start(bookshop()).await;
+    let unsupported = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let answer = http
+        .post(&[("mcp-protocol-version", "2099-01-01"), ("mcp-method", "tools/list")], unsupported)
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        answer.body,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2099-01-01"}}}"#
+    );
+
+    let no_meta = http
+        .post(
+            &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")],
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+        )
+        .await;
+    assert_eq!(
+        (no_meta.status, no_meta.json()["error"]["code"].as_i64()),
+        (StatusCode::BAD_REQUEST, Some(-32602))
+    );
+
+    for method in ["ping", "initialize", "logging/setLevel", "resources/subscribe", "foo/bar"] {
+        let params = match method {
+            "initialize" => {
+                r#""protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"x","version":"1"}"#
+            }
+            "logging/setLevel" => r#""level":"info""#,
+            "resources/subscribe" => r#""uri":"books://Dune""#,
+            _ => "",
+        };
+        let answer = http.modern(method, None, params).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method}: {}", answer.body);
+        assert_eq!(answer.json()["error"]["code"], -32601, "{method}");
+    }
+
+    let notification = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":1,{MODERN_META}}}}}"#
+    );
+    let answer = http
+        .post(
+            &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "notifications/cancelled")],
+            &notification,
+        )
+        .await;
+    assert_eq!((answer.status, answer.body.as_str()), (StatusCode::ACCEPTED, ""));
+
+    for method in [Method::GET, Method::DELETE] {
+        let answer = http.send(method, &[("mcp-protocol-version", "2026-07-28")], "").await;
+        assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED);
+    }
+}
+
+#[tokio::test]
+async fn protection_and_framing_statuses() {
+    let http = start(bookshop()).await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let evil_host = http.post(&[("host", "evil.example.com")], ping).await;
+    assert_eq!(evil_host.status, StatusCode::MISDIRECTED_REQUEST);
+    let evil_origin = http.post(&[("origin", "http://evil.example.com")], ping).await;
+    assert_eq!(
+        (evil_origin.status, evil_origin.body.as_str()),
+        (
+            StatusCode::FORBIDDEN,
+            r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Origin header"}}"#
+        )
+    );
+    let local_origin = http.post(&[("origin", "http://localhost:5173")], ping).await;
+    assert_ne!(local_origin.status, StatusCode::FORBIDDEN);
+
+    let text = http.send(Method::POST, &[("content-type", "text/plain")], ping).await;
+    assert_eq!(text.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let accept = http.post(&[("accept", "text/html")], ping).await;
+    assert_eq!(accept.status, StatusCode::NOT_ACCEPTABLE);
+    let malformed = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"#).await;
+    assert_eq!(
+        (malformed.status, malformed.json()["error"]["code"].as_i64()),
+        (StatusCode::BAD_REQUEST, Some(-32700))
+    );
+    let batch = http.post(&[], &format!("[{ping}]")).await;
+    assert_eq!(
+        (batch.status, batch.json()["error"]["code"].as_i64()),
+        (StatusCode::BAD_REQUEST, Some(-32600))
+    );
+    let put = http.send(Method::PUT, &[], "").await;
+    assert_eq!(put.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn the_body_limit_is_enforced_at_the_limit() {
+    let options = HttpOptions { max_body_bytes: 1024, ..Default::default() };
+    let http = start_with(bookshop(), options).await;
+    let body_of = |len: usize| {
+        let head = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":""#;
+        let tail = r#""}}"#;
+        format!("{head}{}{tail}", "x".repeat(len - head.len() - tail.len()))
+    };
+    for (len, limited) in [(1023, false), (1024, false), (1025, true)] {
+        let answer = http.post(&[], &body_of(len)).await;
+        assert_eq!(
+            answer.status == StatusCode::PAYLOAD_TOO_LARGE,
+            limited,
+            "{len} bytes: {}",
+            answer.status
+        );
+    }
+}
+
+#[tokio::test]
+async fn handshake_sessions_live_from_initialize_to_delete() {
+    let http = start(bookshop()).await;
+    let init = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    assert_eq!(init.status, StatusCode::OK);
+    assert_valid("2025-11-25", "InitializeResult", &init.json()["result"]);
+    let session = init.header("mcp-session-id").expect("a session id").to_owned();
+    assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+
+    let with_session =
+        [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    let initialized =
+        http.post(&with_session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    assert_eq!(initialized.status, StatusCode::ACCEPTED);
+    let call = http.post(&with_session, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_author","arguments":{"title":"Dune"}}}"#).await;
+    assert_eq!(
+        call.body,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Frank Herbert"}]}}"#
+    );
+
+    let no_session = http.post(&[], r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    assert_eq!(no_session.status, StatusCode::BAD_REQUEST);
+    let unknown = http
+        .post(&[("mcp-session-id", "nope")], r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#)
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    let bad_version = http
+        .post(
+            &[("mcp-session-id", session.as_str()), ("mcp-protocol-version", "1999-01-01")],
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        )
+        .await;
+    assert_eq!(bad_version.status, StatusCode::BAD_REQUEST);
+
+    let deleted = http.send(Method::DELETE, &[("mcp-session-id", session.as_str())], "").await;
+    assert_eq!(deleted.status, StatusCode::OK);
+    let after = http.post(&with_session, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).await;
+    assert_eq!(after.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_session_limit_answers_503() {
+    let options = HttpOptions { max_sessions: 1, ..Default::default() };
+    let http = start_with(bookshop(), options).await;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    assert_eq!(http.post(&[], init).await.status, StatusCode::OK);
+    assert_eq!(http.post(&[], init).await.status, StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn progress_before_the_result_turns_the_answer_into_sse() {
+    let slow = ToolDef::new("slow", |cx: Context, _: modelcontext::server::NoArgs| async move {
+        cx.report_progress(1.0, Some(2.0), Some("half")).await;
+        "done"
+    });
+    let http = start(McpServer::new("progress").tool(slow).expect("registers")).await;
+    let meta = r#""_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow",{meta}}}}}"#
+    );
+    let answer = http
+        .post(
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "slow"),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    let events: Vec<&str> = answer.body.split("\n\n").filter(|e| !e.is_empty()).collect();
+    assert_eq!(events.len(), 2, "{}", answer.body);
+    assert_eq!(
+        events[0],
+        r#"event: message
+data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"total":2,"message":"half"}}"#
+    );
+    assert!(
+        events[1].starts_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\""),
+        "{}",
+        events[1]
+    );
+}
