@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Drive the Rust `bookshop` example with the official Python MCP client (`mcp` 2.3.0).
 
-Usage: python tests/interop/python_bookshop.py <path-to-bookshop-binary>
+Usage: python tests/interop/python_bookshop.py <target> [<target> ...]
 
-The server is spawned over stdio once per client mode (`legacy`, `2026-07-28`, `auto`). Every
-check prints one line, `ok <mode> <check>` or `FAIL <mode> <check>: <detail>`, and the run ends
+A target is the path of the bookshop binary (spawned over stdio) or the URL of a running
+`bookshop --http` endpoint (`http://127.0.0.1:PORT/mcp`). Each target is driven once per client
+mode (`legacy`, `2026-07-28`, `auto`). Every check prints one line,
+`ok <transport>/<mode> <check>` or `FAIL <transport>/<mode> <check>: <detail>`, and the run ends
 with exactly one `N passed, M failed` line (CI reads it). The exit code is 1 when anything failed.
 
 The expectations are the "Handling errors" chapter (shared/seed/handling-errors.md): a plain tool
@@ -112,16 +114,20 @@ async def expect_mcp_error(call: Awaitable[Any], code: int, message: str, data: 
     raise CheckFailed(f"{what}: no MCPError raised; got a result {result!r}")
 
 
-async def check_mode(server: str, mode: str, want_version: str, report: Report) -> None:
-    params = StdioServerParameters(command=server, args=[])
-    async with Client(params, mode=mode, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
+def is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
+
+
+async def check_mode(target: str, label: str, mode: str, want_version: str, report: Report) -> None:
+    server: Any = target if is_url(target) else StdioServerParameters(command=target, args=[])
+    async with Client(server, mode=mode, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
         r = report.run
 
         async def protocol_version() -> None:
             got = client.protocol_version
             expect(got == want_version, f"negotiated {got!r}, want {want_version!r}")
 
-        await r(mode, "protocol_version", protocol_version)
+        await r(label, "protocol_version", protocol_version)
 
         async def server_info() -> None:
             if mode in ("legacy", "auto"):
@@ -141,7 +147,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             expect(info.get("name") == "Bookshop", f"serverInfo stamp {info!r}, want name 'Bookshop'")
 
         if mode in ("legacy", "auto"):
-            await r(mode, "server_info", server_info)
+            await r(label, "server_info", server_info)
 
         tools: dict[str, Any] = {}
 
@@ -151,7 +157,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             want = {"get_author", "get_author_strict", "search_books"}
             expect(want <= tools.keys(), f"tools {sorted(tools)}, missing {sorted(want - tools.keys())}")
 
-        await r(mode, "list_tools.names", list_tools)
+        await r(label, "list_tools.names", list_tools)
 
         async def get_author_description() -> None:
             expect("get_author" in tools, "get_author not listed")
@@ -159,7 +165,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             want = "Look up the author of a book in the catalog."
             expect(desc == want, f"description {desc!r}, want {want!r}")
 
-        await r(mode, "list_tools.get_author.description", get_author_description)
+        await r(label, "list_tools.get_author.description", get_author_description)
 
         async def search_books_schema() -> None:
             expect("search_books" in tools, "search_books not listed")
@@ -174,14 +180,14 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             expect("query" in required, f"required {required!r} lacks 'query'")
             expect("limit" not in required, f"required {required!r} has 'limit', which has a default")
 
-        await r(mode, "list_tools.search_books.input_schema", search_books_schema)
+        await r(label, "list_tools.search_books.input_schema", search_books_schema)
 
         async def get_author_found() -> None:
             res = await client.call_tool("get_author", {"title": "Dune"})
             expect(not res.is_error, f"is_error=True, content {describe_content(res.content)}")
             expect(texts(res.content) == ["Frank Herbert"], f"content {describe_content(res.content)}, want one text 'Frank Herbert'")
 
-        await r(mode, "call_tool.get_author.found", get_author_found)
+        await r(label, "call_tool.get_author.found", get_author_found)
 
         async def get_author_missing() -> None:
             res = await client.call_tool("get_author", {"title": "Nothing"})
@@ -193,7 +199,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             )
             expect(res.structured_content is None, f"structured_content {res.structured_content!r}, want None")
 
-        await r(mode, "call_tool.get_author.missing", get_author_missing)
+        await r(label, "call_tool.get_author.missing", get_author_missing)
 
         async def get_author_strict_missing() -> None:
             await expect_mcp_error(
@@ -203,7 +209,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
                 what="get_author_strict",
             )
 
-        await r(mode, "call_tool.get_author_strict.missing", get_author_strict_missing)
+        await r(label, "call_tool.get_author_strict.missing", get_author_strict_missing)
 
         async def search_books_limit() -> None:
             res = await client.call_tool("search_books", {"query": "d", "limit": 999})
@@ -213,7 +219,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
             expect("limit" in text and "50" in text, f"text {text!r} does not mention 'limit' and '50'")
 
-        await r(mode, "call_tool.search_books.limit_too_big", search_books_limit)
+        await r(label, "call_tool.search_books.limit_too_big", search_books_limit)
 
         async def get_author_wrong_type() -> None:
             res = await client.call_tool("get_author", {"title": 5})
@@ -223,14 +229,14 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
             expect("title" in text, f"text {text!r} does not mention 'title'")
 
-        await r(mode, "call_tool.get_author.wrong_type", get_author_wrong_type)
+        await r(label, "call_tool.get_author.wrong_type", get_author_wrong_type)
 
         async def read_found() -> None:
             res = await client.read_resource("books://Dune")
             got = [getattr(c, "text", None) for c in res.contents]
             expect(got == ["Dune by Frank Herbert"], f"contents {res.contents!r}, want one text 'Dune by Frank Herbert'")
 
-        await r(mode, "read_resource.found", read_found)
+        await r(label, "read_resource.found", read_found)
 
         async def read_missing() -> None:
             await expect_mcp_error(
@@ -241,7 +247,7 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
                 what="books://Nothing",
             )
 
-        await r(mode, "read_resource.missing", read_missing)
+        await r(label, "read_resource.missing", read_missing)
 
         async def read_unknown() -> None:
             await expect_mcp_error(
@@ -251,14 +257,14 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
                 what="nomatch://x",
             )
 
-        await r(mode, "read_resource.unknown", read_unknown)
+        await r(label, "read_resource.unknown", read_unknown)
 
         async def prompts_listed() -> None:
             res = await client.list_prompts()
             names = [p.name for p in res.prompts]
             expect("review" in names, f"prompts {names!r} lack 'review'")
 
-        await r(mode, "list_prompts.review", prompts_listed)
+        await r(label, "list_prompts.review", prompts_listed)
 
         async def prompt_get() -> None:
             res = await client.get_prompt("review", {"title": "Dune"})
@@ -269,10 +275,10 @@ async def check_mode(server: str, mode: str, want_version: str, report: Report) 
             text = getattr(msg.content, "text", None)
             expect(isinstance(text, str) and "Dune" in text, f"content {msg.content!r} does not contain 'Dune'")
 
-        await r(mode, "get_prompt.review", prompt_get)
+        await r(label, "get_prompt.review", prompt_get)
 
         if mode not in ("legacy", "auto"):
-            await r(mode, "server_info", server_info)
+            await r(label, "server_info", server_info)
 
 
 def describe_leaves(e: BaseException) -> list[str]:
@@ -284,13 +290,14 @@ def describe_leaves(e: BaseException) -> list[str]:
     return [f"{type(e).__name__}: {e}"]
 
 
-async def main(server: str) -> int:
+async def main(targets: list[str]) -> int:
     report = Report()
-    for mode, want_version in MODES:
-        print(f"== mode {mode}", flush=True)
+    for target, (client_mode, want_version) in [(t, m) for t in targets for m in MODES]:
+        mode = f"{'http' if is_url(target) else 'stdio'}/{client_mode}"
+        print(f"== {mode} ({target})", flush=True)
         try:
             with anyio.fail_after(MODE_TIMEOUT_S):
-                await check_mode(server, mode, want_version, report)
+                await check_mode(target, mode, client_mode, want_version, report)
         except TimeoutError:
             report.fail(mode, "session", f"timed out after {MODE_TIMEOUT_S:.0f} s")
         except BaseException as e:  # noqa: BLE001 - ExceptionGroup from anyio, connection loss, ...
@@ -307,7 +314,7 @@ async def main(server: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.stderr.write(f"usage: {sys.argv[0]} <path-to-bookshop-binary>\n")
+    if len(sys.argv) < 2:
+        sys.stderr.write(f"usage: {sys.argv[0]} <bookshop-binary | http-url> ...\n")
         sys.exit(2)
-    sys.exit(anyio.run(main, sys.argv[1]))
+    sys.exit(anyio.run(main, sys.argv[1:]))
