@@ -1,0 +1,43 @@
+//! A standalone Streamable HTTP server: both protocol eras on one endpoint.
+//!
+//! `cargo run --example http_server` then point any MCP client at http://127.0.0.1:8000/mcp.
+//! A 2026-07-28 client is served statelessly; a 2025-11-25 client gets a session from
+//! `initialize`. Only loopback `Host`/`Origin` headers are accepted by default, which stops
+//! DNS-rebinding attacks from web pages.
+
+use modelcontext::transport::http::{AllowList, HttpOptions};
+use modelcontext::{Context, McpServer, tool};
+
+/// Add two integers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Count to `n`, reporting progress: an HTTP client that sent a progress token receives the
+/// updates as server-sent events before the result.
+#[tool]
+async fn count(ctx: Context, #[arg(maximum = 100)] n: u32) -> String {
+    for i in 1..=n {
+        ctx.report_progress(f64::from(i), Some(f64::from(n)), None).await;
+    }
+    format!("counted to {n}")
+}
+
+#[tokio::main]
+async fn main() -> Result<(), modelcontext::Error> {
+    let echo = ToolDef::new("echo", |args: modelcontext::server::NoArgs| async move {
+        let _ = args;
+        "echo"
+    });
+    let server =
+        McpServer::new("http-example").tool(add::tool())?.tool(count::tool())?.tool(echo)?;
+    // The defaults are right for a local server; this shows where a deployment adds its names.
+    let options = HttpOptions {
+        allow: AllowList::default().allow_host("mcp.internal.example"),
+        ..HttpOptions::default()
+    };
+    let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:8000").await?;
+    eprintln!("serving MCP at http://{addr}/mcp");
+    serve.await
+}
