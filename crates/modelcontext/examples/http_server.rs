@@ -26,12 +26,7 @@ async fn count(ctx: Context, #[arg(maximum = 100)] n: u32) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
-    let echo = ToolDef::new("echo", |args: modelcontext::server::NoArgs| async move {
-        let _ = args;
-        "echo"
-    });
-    let server =
-        McpServer::new("http-example").tool(add::tool())?.tool(count::tool())?.tool(echo)?;
+    let server = McpServer::new("http-example").tool(add::tool())?.tool(count::tool())?;
     // The defaults are right for a local server; this shows where a deployment adds its names.
     let options = HttpOptions {
         allow: AllowList::default().allow_host("mcp.internal.example"),
