@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationCapability, ListRootsResult, LoggingMessageNotificationParams,
-    McpError, Notification, Request, Root, RootsCapability, SamplingCapability, ServerNotification,
-    ServerRequest, to_raw,
+    ElicitResult, ElicitationCapability, InputRequest, InputResponse, ListRootsResult,
+    LoggingMessageNotificationParams, McpError, Notification, Request, Root, RootsCapability,
+    SamplingCapability, ServerNotification, ServerRequest, to_raw,
 };
 use serde::Serialize;
 use serde_json::Map;
@@ -75,6 +75,21 @@ impl Handlers {
         if self.roots.is_some() {
             let roots = RootsCapability { list_changed: Some(true), ..Default::default() };
             capabilities.roots.get_or_insert(roots);
+        }
+    }
+
+    /// Answers one input request of an `InputRequiredResult` with the matching callback.
+    pub(crate) async fn answer(&self, request: InputRequest) -> Result<InputResponse, McpError> {
+        match request {
+            InputRequest::Elicit(params) => Ok(InputResponse::Elicit(self.elicit(params).await?)),
+            InputRequest::CreateMessage(params) => {
+                Ok(InputResponse::CreateMessage(self.sample(params).await?))
+            }
+            InputRequest::ListRoots(_) => Ok(InputResponse::ListRoots(self.list_roots().await?)),
+            other => Err(McpError::internal(format!(
+                "the server asked for '{}', which this client cannot answer",
+                other.method()
+            ))),
         }
     }
 

@@ -20,10 +20,10 @@ use modelcontext_types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
     CompleteResult, CompletionArgument, CreateMessageRequestParams, CreateMessageResult,
     DiscoverResult, ElicitRequestParams, ElicitResult, Era, GetPromptRequestParams,
-    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
-    LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, InputRequests,
+    InputResponses, LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParams, McpError, Notification, PaginatedRequestParams,
+    LoggingMessageNotificationParams, McpError, MrtrResult, Notification, PaginatedRequestParams,
     ProgressNotificationParams, ProgressToken, RawValue, ReadResourceRequestParams,
     ReadResourceResult, Reference, RequestId, RequestMeta, RequestParams, ResultType, Root,
     ServerCapabilities, SetLevelRequestParams, Tool, era_of, method, to_raw,
@@ -46,6 +46,10 @@ use handlers::{ClientDispatch, Handlers, callback};
 
 /// The default time a request may take before the client gives up on it.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default bound on MRTR rounds per call: a server still asking after this many answers
+/// is taken to be looping.
+pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 
 /// Which protocol era the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,6 +74,7 @@ pub struct ClientBuilder {
     timeout: Option<Duration>,
     capabilities: ClientCapabilities,
     log_level: Option<LoggingLevel>,
+    max_input_rounds: usize,
     handlers: Handlers,
 }
 
@@ -85,6 +90,7 @@ impl Default for ClientBuilder {
             timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             capabilities: ClientCapabilities::default(),
             log_level: None,
+            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             handlers: Handlers::default(),
         }
     }
@@ -178,10 +184,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Bounds the MRTR rounds of one `call_tool`/`get_prompt`/`read_resource` (default 10):
+    /// after that many retries with answers, the call fails instead of asking again.
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
     /// Connects over `transport` and negotiates.
     pub async fn connect(mut self, transport: impl Transport) -> Result<Client, Error> {
         self.handlers.declare(&mut self.capabilities);
-        let dispatch = ClientDispatch { handlers: Arc::new(self.handlers.clone()) };
+        let handlers = Arc::new(self.handlers.clone());
+        let dispatch = ClientDispatch { handlers: Arc::clone(&handlers) };
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
         let mut client = Client {
@@ -189,6 +203,7 @@ impl ClientBuilder {
             engine: Some(engine),
             stop: Some(stop),
             options: self,
+            handlers,
             era: Era::Handshake,
             protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
             server_info: None,
@@ -207,6 +222,7 @@ pub struct Client {
     engine: Option<JoinHandle<()>>,
     stop: Option<Stop>,
     options: ClientBuilder,
+    handlers: Arc<Handlers>,
     era: Era,
     protocol_version: String,
     server_info: Option<Implementation>,
@@ -353,6 +369,45 @@ impl Client {
         Ok(serde_json::from_str(raw.get())?)
     }
 
+    /// A request that may answer `input_required` (2026-07-28 MRTR): answers the server's
+    /// questions with the callbacks and retries (a fresh id each time, `requestState` echoed
+    /// as received), at most `max_input_rounds` times. The answers and state of this call
+    /// stay in this call's params.
+    async fn request_mrtr<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<R, Error> {
+        let mut params = object(params)?;
+        for _ in 0..=self.options.max_input_rounds {
+            let raw = self.exchange(method, params.clone(), options).await?;
+            let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
+                MrtrResult::Complete(result) => return Ok(result),
+                MrtrResult::InputRequired(input) => input,
+            };
+            let responses = self.answer_all(input.input_requests.unwrap_or_default()).await?;
+            params.insert("inputResponses".into(), serde_json::to_value(responses)?);
+            match input.request_state {
+                Some(state) => params.insert("requestState".into(), Value::String(state)),
+                None => params.remove("requestState"),
+            };
+        }
+        Err(McpError::internal(format!(
+            "'{method}' still needed input after {} rounds",
+            self.options.max_input_rounds
+        ))
+        .into())
+    }
+
+    /// Answers every question of one round, concurrently (they were asked together).
+    async fn answer_all(&self, requests: InputRequests) -> Result<InputResponses, Error> {
+        let answers = requests.into_iter().map(|(key, request)| async move {
+            Ok::<_, McpError>((key, self.handlers.answer(request).await?))
+        });
+        Ok(futures_util::future::try_join_all(answers).await?.into_iter().collect())
+    }
+
     /// One request on the wire, with a fresh id: merges the options into `_meta`, applies
     /// the timeouts, routes progress. Dropping the future cancels the request.
     async fn exchange(
@@ -434,7 +489,7 @@ impl Client {
             arguments,
             ..Default::default()
         };
-        self.request_with(method::TOOLS_CALL, params, options).await
+        self.request_mrtr(method::TOOLS_CALL, params, options).await
     }
 
     /// One page of the server's resources.
@@ -473,7 +528,7 @@ impl Client {
             uri: uri.to_owned(),
             ..Default::default()
         };
-        self.request_with(method::RESOURCES_READ, params, options).await
+        self.request_mrtr(method::RESOURCES_READ, params, options).await
     }
 
     /// One page of the server's prompts.
@@ -504,7 +559,7 @@ impl Client {
             arguments: Some(arguments),
             ..Default::default()
         };
-        self.request_with(method::PROMPTS_GET, params, options).await
+        self.request_mrtr(method::PROMPTS_GET, params, options).await
     }
 
     /// Asks for completions of `argument` (name, partial value) of a prompt or template.

@@ -3,7 +3,7 @@
 //! A handler asks for a [`Context`] by type (`|cx: Context, args: A| ..`). The same calls work
 //! in both eras: logging and progress are notifications on the request's connection; the
 //! questions a handler asks the client (elicitation, sampling, roots) are live requests in the
-//! handshake era and an MRTR round in the modern one.
+//! handshake era and an MRTR round in the modern one (see [`super::mrtr`]).
 
 use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -17,6 +17,7 @@ use modelcontext_types::{
 use serde::Serialize;
 
 use super::ServerInner;
+use super::mrtr::InputRound;
 use crate::engine::Peer;
 
 /// The request a handler is serving. Ask for it by type: a tool, resource or prompt handler of
@@ -39,6 +40,8 @@ struct Inner {
     log_threshold: LogThreshold,
     /// The last progress value sent, so that progress only ever increases.
     last_progress: Mutex<Option<f64>>,
+    /// Modern era: the answers this MRTR round carries and the questions it raises.
+    input: Option<Arc<InputRound>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -116,11 +119,13 @@ pub(crate) struct ContextParts<'a> {
     pub peer: &'a Peer,
     pub server: &'a Arc<ServerInner>,
     pub session_log_level: &'a SessionLogLevel,
+    pub input: Option<Arc<InputRound>>,
 }
 
 impl Context {
     pub(crate) fn new(parts: ContextParts<'_>) -> Context {
-        let ContextParts { request_id, client, meta, peer, server, session_log_level } = parts;
+        let ContextParts { request_id, client, meta, peer, server, session_log_level, input } =
+            parts;
         let log_threshold = match client.era {
             Era::Handshake => LogThreshold::Session(session_log_level.clone()),
             _ => LogThreshold::Request(meta.as_ref().and_then(|m| m.log_level)),
@@ -136,6 +141,7 @@ impl Context {
             server: Arc::clone(server),
             log_threshold,
             last_progress: Mutex::new(None),
+            input,
         };
         Context { inner: Arc::new(inner) }
     }
@@ -191,6 +197,14 @@ impl Context {
             return Err(super::unknown_resource(uri));
         };
         super::resource::read(def, self.clone(), uri, args, server.withhold_error_messages).await
+    }
+
+    pub(super) fn peer(&self) -> &Peer {
+        &self.inner.peer
+    }
+
+    pub(super) fn input_round(&self) -> Option<&Arc<InputRound>> {
+        self.inner.input.as_ref()
     }
 
     /// Sends `notifications/progress` for this request. Does nothing when the client gave no

@@ -33,6 +33,9 @@ use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
 mod completion;
 mod context;
+mod elicit;
+mod input;
+mod mrtr;
 mod output;
 mod pagination;
 mod prompt;
@@ -45,6 +48,7 @@ pub mod uri_template;
 
 pub use completion::CompletionHandler;
 pub use context::Context;
+pub use elicit::Elicitation;
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
 pub use resource::{
@@ -88,6 +92,8 @@ pub(crate) struct ServerInner {
     pub page_size: Option<usize>,
     /// Seals cursors and MRTR request state ([`McpServer::signing_keys`]).
     pub keys: seal::KeyRing,
+    /// How long a sealed MRTR `requestState` stays valid.
+    pub request_state_ttl: std::time::Duration,
 }
 
 /// Named entries in registration order (the order `*/list` answers with), found by name.
@@ -146,6 +152,7 @@ impl McpServer {
             state: HashMap::new(),
             page_size: None,
             keys: seal::KeyRing::random(),
+            request_state_ttl: mrtr::DEFAULT_STATE_TTL,
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -284,6 +291,13 @@ impl McpServer {
     pub fn signing_keys(mut self, keys: Vec<Vec<u8>>) -> Result<Self, Error> {
         self.inner_mut().keys = seal::KeyRing::new(keys)?;
         Ok(self)
+    }
+
+    /// How long the client may take to answer one MRTR round (default 10 minutes): a
+    /// `requestState` older than this is refused with -32602.
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.inner_mut().request_state_ttl = ttl;
+        self
     }
 
     /// The capabilities this server declares, derived from what is registered.

@@ -12,16 +12,17 @@ use std::sync::Arc;
 use modelcontext_types::{
     CacheScope, CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest,
     CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult,
-    INVALID_PARAMS, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
-    Meta, Notification, PaginatedRequestParams, ParamsError, ReadResourceRequestParams,
-    ReadResourceResult, Request, RequestMeta, ResultType, SERVER_INFO_META_KEY,
-    UNSUPPORTED_PROTOCOL_VERSION, negotiate_handshake, to_raw,
+    INVALID_PARAMS, InitializeRequestParams, InitializeResult, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MODERN_VERSIONS, McpError, Meta, MrtrResult, Notification, PaginatedRequestParams, ParamsError,
+    ReadResourceRequestParams, ReadResourceResult, Request, RequestMeta, ResultType,
+    SERVER_INFO_META_KEY, UNSUPPORTED_PROTOCOL_VERSION, method, negotiate_handshake, to_raw,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::context::{ClientView, Context, ContextParts, SessionLogLevel};
+use super::mrtr::{self, Binding, InputRound};
 use super::{ServerInner, pagination};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
@@ -305,7 +306,7 @@ impl Call<'_> {
         self.finish(result(page, next))
     }
 
-    fn context(&self, meta: Option<RequestMeta>) -> Context {
+    fn context(&self, meta: Option<RequestMeta>, input: Option<Arc<InputRound>>) -> Context {
         Context::new(ContextParts {
             request_id: self.request_id.clone(),
             client: self.client,
@@ -313,6 +314,7 @@ impl Call<'_> {
             peer: self.peer,
             server: self.server,
             session_log_level: self.log_level,
+            input,
         })
     }
 
@@ -322,10 +324,18 @@ impl Call<'_> {
             let message = format!("Unknown tool: {}", params.name);
             return Reply::Now(Err(McpError::new(INVALID_PARAMS, message)));
         };
-        let cx = self.context(params.meta);
         let arguments = params.arguments.unwrap_or_default();
+        let round = match self.input_round(
+            Binding::new(method::TOOLS_CALL, &params.name, &arguments),
+            params.input_responses,
+            params.request_state.as_deref(),
+        ) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
         match entry.call(cx, arguments, self.server.withhold_error_messages) {
-            Ok(future) => self.later(future),
+            Ok(future) => self.later_in(round, future),
             Err(rejected) => Reply::Now(self.finish::<CallToolResult>(*rejected)),
         }
     }
@@ -333,12 +343,20 @@ impl Call<'_> {
     fn read_resource(self, params: ReadResourceRequestParams) -> Reply {
         let uri = params.uri;
         let withhold = self.server.withhold_error_messages;
-        let cx = self.context(params.meta);
         let Some((def, args)) = self.server.resolve_resource(&uri) else {
             return Reply::Now(Err(super::unknown_resource(&uri)));
         };
+        let round = match self.input_round(
+            Binding::new(method::RESOURCES_READ, &uri, &Map::new()),
+            params.input_responses,
+            params.request_state.as_deref(),
+        ) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
         let future = super::resource::read(def, cx, &uri, args, withhold);
-        self.later(async move {
+        self.later_in(round, async move {
             future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
         })
     }
@@ -356,9 +374,48 @@ impl Call<'_> {
             .into_iter()
             .map(|(k, v)| (k, Value::String(v)))
             .collect();
-        match def.get(self.context(params.meta), args, self.server.withhold_error_messages) {
-            Ok(future) => self.later::<GetPromptResult>(future),
+        let round = match self.input_round(
+            Binding::new(method::PROMPTS_GET, &params.name, &args),
+            params.input_responses,
+            params.request_state.as_deref(),
+        ) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        match def.get(cx, args, self.server.withhold_error_messages) {
+            Ok(future) => self.later_in::<GetPromptResult>(round, future),
             Err(error) => Reply::Now(Err(error)),
+        }
+    }
+
+    /// The MRTR round of a modern request that may ask the client for input; none in the
+    /// handshake era, where questions are live requests.
+    fn input_round(
+        &self,
+        binding: Binding,
+        responses: Option<modelcontext_types::InputResponses>,
+        state: Option<&str>,
+    ) -> Result<Option<(Binding, Arc<InputRound>)>, McpError> {
+        if self.client.era == Era::Handshake {
+            return Ok(None);
+        }
+        let round = InputRound::open(self.server, &binding, responses, state)?;
+        Ok(Some((binding, Arc::new(round))))
+    }
+
+    /// [`Call::later`], inside an MRTR round when there is one.
+    fn later_in<R: WireResult>(
+        self,
+        round: Option<(Binding, Arc<InputRound>)>,
+        future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
+    ) -> Reply {
+        match round {
+            Some((binding, round)) => {
+                let server = Arc::clone(self.server);
+                self.later(mrtr::run(server, binding, round, future))
+            }
+            None => self.later(future),
         }
     }
 
@@ -428,6 +485,22 @@ macro_rules! wire_result {
             }
         }
     )*};
+}
+
+impl WireResult for InputRequiredResult {
+    fn stamp(&mut self, server_info: Value) {
+        self.result_type = Some(ResultType::InputRequired);
+        stamp_meta(&mut self.meta, server_info);
+    }
+}
+
+impl<T: WireResult> WireResult for MrtrResult<T> {
+    fn stamp(&mut self, server_info: Value) {
+        match self {
+            MrtrResult::Complete(result) => result.stamp(server_info),
+            MrtrResult::InputRequired(result) => result.stamp(server_info),
+        }
+    }
 }
 
 wire_result!(plain: EmptyResult, CallToolResult, GetPromptResult, CompleteResult);

@@ -4,6 +4,8 @@ mod bad_input;
 mod calls;
 mod context;
 mod engine;
+mod input;
+mod mrtr;
 mod pagination;
 mod seed;
 mod stdio;

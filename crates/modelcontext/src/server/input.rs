@@ -1,0 +1,224 @@
+//! Questions a handler asks the client: elicitation (form and URL), sampling, roots.
+//!
+//! The calls are era-blind. On a handshake-era connection they are live server-to-client
+//! requests through the engine's [`Peer`](crate::engine::Peer). On a modern request they are
+//! questions of an MRTR round ([`super::mrtr`]): the first run stops at the first unanswered
+//! question, the client answers, and the handler runs again from the start, this time getting
+//! the answer. Either way a capability the client did not declare is -32021 with
+//! `data.requiredCapabilities`, before anything is sent.
+
+use modelcontext_types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitRequestURLParams, ElicitResult,
+    ElicitationCapability, Era, IncludeContext, InputRequest, InputResponse, ListRootsResult,
+    McpError, RequestParams, Root, RootsCapability, SamplingCapability, to_raw,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::context::Context;
+use super::elicit::{Elicitation, form_for};
+use crate::engine::RequestOptions;
+
+impl Context {
+    /// Asks the user to fill in a form derived from `T` (a struct of primitive fields; see
+    /// [`Elicitation`]). Needs the client's `elicitation` capability (form mode).
+    ///
+    /// Modern era: the handler runs again from the start once the client answers, so code
+    /// before this call runs once per round; keep it free of side effects.
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, McpError> {
+        let requested_schema = form_for::<T>()?;
+        let params = ElicitRequestFormParams {
+            message: message.into(),
+            requested_schema,
+            ..Default::default()
+        };
+        let result = self.elicit_raw(ElicitRequestParams::Form(params)).await?;
+        match result.action {
+            ElicitAction::Accept => {
+                let content = Value::Object(result.content.unwrap_or_default());
+                let value = T::deserialize(content).map_err(|e| {
+                    McpError::invalid_params(format!(
+                        "Elicitation answer does not match the requested form: {e}"
+                    ))
+                })?;
+                Ok(Elicitation::Accepted(value))
+            }
+            ElicitAction::Decline => Ok(Elicitation::Declined),
+            ElicitAction::Cancel => Ok(Elicitation::Cancelled),
+        }
+    }
+
+    /// Asks the user to open `url` (URL mode, for sensitive input that must not pass through
+    /// the client). Returns what the user chose; `Accept` means they consented to open it, not
+    /// that they finished there. Needs the client's `elicitation.url` capability.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<ElicitAction, McpError> {
+        // 2025-11-25 requires an id (echoed by `notifications/elicitation/complete`);
+        // 2026-07-28 has none.
+        let elicitation_id = (self.era() == Era::Handshake).then(random_id);
+        let params = ElicitRequestURLParams {
+            message: message.into(),
+            url: url.into(),
+            elicitation_id,
+            ..Default::default()
+        };
+        Ok(self.elicit_raw(ElicitRequestParams::Url(params)).await?.action)
+    }
+
+    /// Any elicitation, with the client's answer as sent.
+    pub async fn elicit_raw(&self, params: ElicitRequestParams) -> Result<ElicitResult, McpError> {
+        match self.ask("elicit", InputRequest::Elicit(params)).await? {
+            InputResponse::Elicit(result) => Ok(result),
+            _ => Err(mismatched("elicitation/create")),
+        }
+    }
+
+    /// Asks the client's LLM for a message (`sampling/createMessage`), with `tools` and
+    /// `toolChoice` when the client declared `sampling.tools`. Needs the `sampling` capability.
+    pub async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, McpError> {
+        match self.ask("sample", InputRequest::CreateMessage(params)).await? {
+            InputResponse::CreateMessage(result) => Ok(result),
+            _ => Err(mismatched("sampling/createMessage")),
+        }
+    }
+
+    /// The client's roots (`roots/list`). Needs the `roots` capability.
+    pub async fn list_roots(&self) -> Result<Vec<Root>, McpError> {
+        match self.ask("roots", InputRequest::ListRoots(RequestParams::default())).await? {
+            InputResponse::ListRoots(result) => Ok(result.roots),
+            _ => Err(mismatched("roots/list")),
+        }
+    }
+
+    /// Checks the capability, then asks in the request's era.
+    async fn ask(&self, kind: &str, request: InputRequest) -> Result<InputResponse, McpError> {
+        check_capability(self.client_capabilities(), &request)?;
+        match self.input_round() {
+            Some(round) => round.ask(kind, request).await,
+            None if self.era() == Era::Handshake => self.ask_live(request).await,
+            None => Err(McpError::internal(
+                "a modern request can only ask the client for input in tools/call, prompts/get \
+                 and resources/read",
+            )),
+        }
+    }
+
+    /// A live server-to-client request. No timeout: a person may be answering; if the
+    /// client cancels the tool call, this future is dropped and the question is cancelled too.
+    async fn ask_live(&self, request: InputRequest) -> Result<InputResponse, McpError> {
+        let method = request.method();
+        let params = match &request {
+            InputRequest::Elicit(p) => to_raw(p),
+            InputRequest::CreateMessage(p) => to_raw(p),
+            InputRequest::ListRoots(p) => to_raw(p),
+            _ => return Err(mismatched(method)),
+        }
+        .map_err(|e| McpError::internal(e.to_string()))?;
+        let peer = self.peer();
+        let raw =
+            peer.request(peer.next_id(), method, Some(params), RequestOptions::default()).await?;
+        let parsed = match request {
+            InputRequest::Elicit(_) => serde_json::from_str(raw.get()).map(InputResponse::Elicit),
+            InputRequest::CreateMessage(_) => {
+                serde_json::from_str(raw.get()).map(InputResponse::CreateMessage)
+            }
+            _ => serde_json::from_str::<ListRootsResult>(raw.get()).map(InputResponse::ListRoots),
+        };
+        parsed.map_err(|e| McpError::invalid_params(format!("Invalid answer to '{method}': {e}")))
+    }
+}
+
+fn mismatched(method: &str) -> McpError {
+    McpError::invalid_params(format!("The answer to '{method}' is of another kind"))
+}
+
+/// -32021 when `request` needs a capability the client did not declare (spec: a server MUST
+/// NOT send requests for capabilities the client lacks).
+fn check_capability(caps: &ClientCapabilities, request: &InputRequest) -> Result<(), McpError> {
+    let (declared, what, required) = match request {
+        InputRequest::Elicit(ElicitRequestParams::Form(_)) => (
+            caps.elicitation.as_ref().is_some_and(ElicitationCapability::supports_form),
+            "form elicitation",
+            elicitation(true),
+        ),
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => (
+            caps.elicitation.as_ref().is_some_and(|e| e.url.is_some()),
+            "URL elicitation",
+            elicitation(false),
+        ),
+        InputRequest::CreateMessage(params) => sampling_needs(caps, params),
+        _ => (
+            caps.roots.is_some(),
+            "roots",
+            ClientCapabilities { roots: Some(RootsCapability::default()), ..Default::default() },
+        ),
+    };
+    if declared {
+        return Ok(());
+    }
+    Err(McpError::missing_required_client_capability(
+        format!("Client did not declare the {what} capability"),
+        required,
+    ))
+}
+
+fn elicitation(form: bool) -> ClientCapabilities {
+    let mode = Some(Map::new());
+    let capability = if form {
+        ElicitationCapability { form: mode, ..Default::default() }
+    } else {
+        ElicitationCapability { url: mode, ..Default::default() }
+    };
+    ClientCapabilities { elicitation: Some(capability), ..Default::default() }
+}
+
+/// Sampling needs `sampling`; tools or a tool choice need `sampling.tools`; context from
+/// this or all servers needs `sampling.context`.
+fn sampling_needs(
+    caps: &ClientCapabilities,
+    params: &CreateMessageRequestParams,
+) -> (bool, &'static str, ClientCapabilities) {
+    let mut needed = SamplingCapability::default();
+    let mut what = "sampling";
+    if params.tools.is_some() || params.tool_choice.is_some() {
+        needed.tools = Some(Map::new());
+        what = "sampling with tools";
+    }
+    if matches!(
+        params.include_context,
+        Some(IncludeContext::ThisServer | IncludeContext::AllServers)
+    ) {
+        needed.context = Some(Map::new());
+        what = "sampling with context";
+    }
+    let declared = caps.sampling.as_ref().is_some_and(|have| {
+        (needed.tools.is_none() || have.tools.is_some())
+            && (needed.context.is_none() || have.context.is_some())
+    });
+    (declared, what, ClientCapabilities { sampling: Some(needed), ..Default::default() })
+}
+
+/// A random id for URL elicitations (2025-11-25).
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // Uniqueness within the server is all the spec asks; fall back to the clock.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        return format!("{nanos:x}");
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,228 @@
+//! Multi round-trip requests (2026-07-28, SEP-2322) on the server side.
+//!
+//! A modern `tools/call`, `prompts/get` or `resources/read` runs its handler with an
+//! [`InputRound`]. Each question the handler asks gets a key from its kind and its position in
+//! the run (`elicit-1`, `sample-2`, ...). An answered question returns its answer; an
+//! unanswered one is recorded and never returns. When the handler cannot go on (a poll leaves
+//! it pending with questions recorded, so questions asked together in a `join!` travel
+//! together), it is dropped and the request answers an `InputRequiredResult` with the
+//! questions and a sealed `requestState`. The client retries with the answers; the handler
+//! runs again from the start and this time gets them.
+//!
+//! `requestState` carries the answers of earlier rounds (the client only resends the last
+//! round's), the keys it asked, and what binds it to the request: the method, the tool or
+//! prompt name or resource URI, a SHA-256 of the arguments, the server name and an expiry. It
+//! is sealed with HMAC-SHA256 under the server's key ring ([`super::seal`]); anything that
+//! does not open, has expired, or belongs to another request is -32602 `Invalid or expired
+//! requestState`, with the real reason in the log.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use modelcontext_types::{
+    InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses, McpError,
+    MrtrResult,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::ServerInner;
+
+/// The default lifetime of a `requestState`: one round may wait this long for a person.
+pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+
+const DOMAIN: &str = "request-state";
+
+/// What a `requestState` is bound to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Binding {
+    /// `tools/call`, `prompts/get` or `resources/read`.
+    method: String,
+    /// The tool or prompt name, or the resource URI.
+    name: String,
+    /// SHA-256 (hex) of the arguments in canonical form (keys sorted).
+    args: String,
+}
+
+impl Binding {
+    pub(crate) fn new(method: &str, name: &str, args: &Map<String, Value>) -> Binding {
+        let mut canonical = String::new();
+        write_canonical(&mut canonical, &Value::Object(args.clone()));
+        let args =
+            Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        Binding { method: method.to_owned(), name: name.to_owned(), args }
+    }
+}
+
+/// JSON with object keys sorted, so the digest does not depend on the client's key order.
+fn write_canonical(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_canonical(out, &map[key]);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The sealed payload of a `requestState`.
+#[derive(Serialize, Deserialize)]
+struct State {
+    server: String,
+    #[serde(flatten)]
+    binding: Binding,
+    /// Expiry, milliseconds since the Unix epoch.
+    expires: u64,
+    /// Answers of the rounds before the last.
+    answers: InputResponses,
+    /// Keys of the questions the last round asked.
+    asked: Vec<String>,
+}
+
+/// One run of a handler in an MRTR round: the answers known so far, and the questions it
+/// asked that have none.
+#[derive(Debug)]
+pub(crate) struct InputRound {
+    answers: InputResponses,
+    asked: Mutex<InputRequests>,
+    next: AtomicUsize,
+}
+
+impl InputRound {
+    /// The round a request opens: fresh without `requestState`, else the sealed answers plus
+    /// this retry's answers to the questions the state says were asked. Answers without a
+    /// state are ignored: nothing binds them to this request.
+    pub(crate) fn open(
+        server: &ServerInner,
+        binding: &Binding,
+        responses: Option<InputResponses>,
+        state: Option<&str>,
+    ) -> Result<InputRound, McpError> {
+        let mut answers = InputResponses::new();
+        if let Some(state) = state {
+            let state = unseal(server, binding, state).map_err(|reason| {
+                tracing::info!(method = %binding.method, reason, "requestState rejected");
+                invalid_state()
+            })?;
+            answers = state.answers;
+            let mut responses = responses.unwrap_or_default();
+            for key in state.asked {
+                if let Some(answer) = responses.remove(&key) {
+                    answers.insert(key, answer);
+                }
+            }
+        }
+        Ok(InputRound {
+            answers,
+            asked: Mutex::new(InputRequests::new()),
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The answer to the next question, or never (the question is recorded for the client).
+    pub(crate) async fn ask(
+        &self,
+        kind: &str,
+        request: InputRequest,
+    ) -> Result<InputResponse, McpError> {
+        let key = format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        if let Some(answer) = self.answers.get(&key) {
+            return Ok(answer.clone());
+        }
+        self.lock().insert(key, request);
+        std::future::pending().await
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, InputRequests> {
+        self.asked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn has_questions(&self) -> bool {
+        !self.lock().is_empty()
+    }
+
+    /// The `InputRequiredResult` for the questions recorded so far.
+    fn input_required(&self, server: &ServerInner, binding: &Binding) -> InputRequiredResult {
+        let questions = std::mem::take(&mut *self.lock());
+        let state = State {
+            server: server.info.name.clone(),
+            binding: binding.clone(),
+            expires: now_ms().saturating_add(millis(server.request_state_ttl)),
+            answers: self.answers.clone(),
+            asked: questions.keys().cloned().collect(),
+        };
+        let payload = serde_json::to_vec(&state).unwrap_or_default();
+        InputRequiredResult::new(questions, Some(server.keys.seal(DOMAIN, &payload)))
+    }
+}
+
+/// Runs `handler` in `round`: its result, or the questions it stopped at.
+pub(crate) async fn run<R>(
+    server: Arc<ServerInner>,
+    binding: Binding,
+    round: Arc<InputRound>,
+    handler: impl Future<Output = Result<R, McpError>>,
+) -> Result<MrtrResult<R>, McpError> {
+    let mut handler = pin!(handler);
+    std::future::poll_fn(|cx| match handler.as_mut().poll(cx) {
+        Poll::Ready(outcome) => Poll::Ready(outcome.map(MrtrResult::Complete)),
+        Poll::Pending if round.has_questions() => {
+            Poll::Ready(Ok(MrtrResult::InputRequired(round.input_required(&server, &binding))))
+        }
+        Poll::Pending => Poll::Pending,
+    })
+    .await
+}
+
+fn unseal(server: &ServerInner, binding: &Binding, token: &str) -> Result<State, &'static str> {
+    let payload = server.keys.open(DOMAIN, token).ok_or("not sealed by this server's keys")?;
+    let state: State = serde_json::from_slice(&payload).map_err(|_| "malformed")?;
+    if state.server != server.info.name {
+        return Err("issued by another server");
+    }
+    if state.binding != *binding {
+        return Err("issued for another request");
+    }
+    if now_ms() >= state.expires {
+        return Err("expired");
+    }
+    Ok(state)
+}
+
+fn invalid_state() -> McpError {
+    McpError::invalid_params("Invalid or expired requestState")
+        .with_data(json!({ "reason": "invalid_request_state" }))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(millis).unwrap_or_default()
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,144 @@
+//! The questions on the wire: live `elicitation/create` in the handshake era, MRTR
+//! (`InputRequiredResult`, sealed `requestState`, retry with a new id) in the modern era.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::input::asking_server;
+use crate::support::{Wire, modern_meta};
+
+const ELICIT_FORM: &str = r#"{"elicitation":{"form":{}}}"#;
+
+#[tokio::test]
+async fn handshake_elicitation_is_a_live_request() {
+    let mut wire = Wire::start(asking_server(), "2025-11-25");
+    wire.initialize_with(ELICIT_FORM).await;
+    let question = wire.call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"order","arguments":{"title":"Dune"}}}"#).await;
+    assert_eq!(
+        question,
+        r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Really order Dune?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}"#
+    );
+    let answer = wire
+        .call(r#"{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"ok":true}}}"#)
+        .await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ordered Dune"}]}}"#
+    );
+}
+
+/// A modern `tools/call` of `order` with `extra` params members (JSON text).
+fn order(id: u32, title: &str, extra: &str) -> String {
+    let meta = modern_meta(ELICIT_FORM, "");
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"order","arguments":{{"title":"{title}"}}{extra},{meta}}}}}"#
+    )
+}
+
+fn request_state(line: &str) -> String {
+    let value: Value = serde_json::from_str(line).expect("json");
+    value["result"]["requestState"].as_str().expect("a requestState").to_owned()
+}
+
+const ACCEPT: &str = r#""inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}}}"#;
+
+#[tokio::test]
+async fn modern_elicitation_is_an_input_required_round() {
+    let mut wire = Wire::start(asking_server(), "2026-07-28");
+    let first = wire.call(&order(1, "Dune", "")).await;
+    let state = request_state(&first);
+    assert!(state.contains('.'), "sealed: {state}");
+    assert_eq!(
+        first.replace(&state, "STATE"),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Asker","version":"0.1.0"}},"resultType":"input_required","inputRequests":{"elicit-1":{"method":"elicitation/create","params":{"message":"Really order Dune?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}},"requestState":"STATE"}}"#
+    );
+    let retry =
+        wire.call(&order(2, "Dune", &format!(r#",{ACCEPT},"requestState":"{state}""#))).await;
+    assert_eq!(
+        retry,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Asker","version":"0.1.0"}},"resultType":"complete","content":[{"type":"text","text":"ordered Dune"}]}}"#
+    );
+    // A retry without the answer is asked again, not failed.
+    let unanswered = wire.call(&order(3, "Dune", &format!(r#","requestState":"{state}""#))).await;
+    assert!(unanswered.contains(r#""resultType":"input_required""#), "{unanswered}");
+}
+
+const INVALID_STATE: &str = r#""error":{"code":-32602,"message":"Invalid or expired requestState","data":{"reason":"invalid_request_state"}}}"#;
+
+#[tokio::test]
+async fn tampered_foreign_and_misbound_request_state_is_refused() {
+    let mut wire = Wire::start(asking_server(), "2026-07-28");
+    let state = request_state(&wire.call(&order(1, "Dune", "")).await);
+    let mut tampered = state.clone().into_bytes();
+    tampered[3] = if tampered[3] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).expect("ascii");
+    let foreign = request_state(
+        &Wire::start(asking_server(), "2026-07-28").call(&order(1, "Dune", "")).await,
+    );
+    let cases = [
+        (2, "Dune", tampered.as_str()),
+        (3, "Dune", "v1.garbage"),
+        (4, "Dune", foreign.as_str()),
+        // Sealed for "Dune": another title is another request.
+        (5, "Neuromancer", state.as_str()),
+    ];
+    for (id, title, bad) in cases {
+        let answer =
+            wire.call(&order(id, title, &format!(r#",{ACCEPT},"requestState":"{bad}""#))).await;
+        assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":{id},{INVALID_STATE}"#), "case {id}");
+    }
+    wire.assert_alive().await;
+}
+
+#[tokio::test]
+async fn an_expired_request_state_is_refused() {
+    let server = asking_server().request_state_ttl(Duration::ZERO);
+    let mut wire = Wire::start(server, "2026-07-28");
+    let state = request_state(&wire.call(&order(1, "Dune", "")).await);
+    let answer =
+        wire.call(&order(2, "Dune", &format!(r#",{ACCEPT},"requestState":"{state}""#))).await;
+    assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":2,{INVALID_STATE}"#));
+}
+
+#[tokio::test]
+async fn servers_sharing_signing_keys_accept_each_others_state() {
+    let keys = vec![vec![7u8; 32]];
+    let one = asking_server().signing_keys(keys.clone()).expect("keys");
+    let two = asking_server().signing_keys(keys).expect("keys");
+    let state = request_state(&Wire::start(one, "2026-07-28").call(&order(1, "Dune", "")).await);
+    let answer = Wire::start(two, "2026-07-28")
+        .call(&order(2, "Dune", &format!(r#",{ACCEPT},"requestState":"{state}""#)))
+        .await;
+    assert!(answer.contains("ordered Dune"), "{answer}");
+}
+
+#[tokio::test]
+async fn several_questions_travel_together_and_rounds_accumulate() {
+    let meta = modern_meta(r#"{"elicitation":{},"roots":{}}"#, "");
+    let survey = |id: u32, extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"survey","arguments":{{"title":"x"}}{extra},{meta}}}}}"#
+        )
+    };
+    let mut wire = Wire::start(asking_server(), "2026-07-28");
+    let first = wire.call(&survey(1, "")).await;
+    let value: Value = serde_json::from_str(&first).expect("json");
+    let keys: Vec<&String> =
+        value["result"]["inputRequests"].as_object().expect("requests").keys().collect();
+    assert_eq!(keys, ["elicit-1", "roots-2"]);
+    let answers = r#""inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}},"roots-2":{"roots":[{"uri":"file:///a"},{"uri":"file:///b"}]}}"#;
+    let second = wire
+        .call(&survey(2, &format!(r#",{answers},"requestState":"{}""#, request_state(&first))))
+        .await;
+    let value: Value = serde_json::from_str(&second).expect("json");
+    let keys: Vec<&String> =
+        value["result"]["inputRequests"].as_object().expect("requests").keys().collect();
+    assert_eq!(keys, ["elicit-3"], "only the new question: {second}");
+    // The last round sends only its own answer; the earlier ones ride in the state.
+    let rating = r#""inputResponses":{"elicit-3":{"action":"accept","content":{"stars":5,"comment":"great"}}}"#;
+    let third = wire
+        .call(&survey(3, &format!(r#",{rating},"requestState":"{}""#, request_state(&second))))
+        .await;
+    assert!(third.contains(r#"2 roots, rating Some((5, Some(\"great\")))"#), "{third}");
+}
