@@ -142,3 +142,22 @@ async fn several_questions_travel_together_and_rounds_accumulate() {
         .await;
     assert!(third.contains(r#"2 roots, rating Some((5, Some(\"great\")))"#), "{third}");
 }
+
+#[tokio::test]
+async fn cancelling_a_call_cancels_the_question_it_awaits() {
+    let mut wire = Wire::start(asking_server(), "2025-11-25");
+    wire.initialize_with(ELICIT_FORM).await;
+    let question = wire.call(r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"order","arguments":{"title":"Dune"}}}"#).await;
+    assert!(
+        question.starts_with(r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create""#),
+        "{question}"
+    );
+    let cancelled = wire
+        .call(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call","reason":"user"}}"#)
+        .await;
+    assert_eq!(
+        cancelled,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"The caller dropped the request"}}"#
+    );
+    wire.assert_alive().await;
+}

@@ -243,6 +243,7 @@ fn message_definition(method: &str) -> Option<&'static str> {
     Some(match method {
         "notifications/message" => "LoggingMessageNotification",
         "notifications/progress" => "ProgressNotification",
+        "notifications/cancelled" => "CancelledNotification",
         "notifications/tools/list_changed" => "ToolListChangedNotification",
         "notifications/resources/list_changed" => "ResourceListChangedNotification",
         "notifications/prompts/list_changed" => "PromptListChangedNotification",
