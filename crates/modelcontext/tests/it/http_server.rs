@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full};
+use hyper::body::Body as _;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
 use modelcontext::transport::http::HttpOptions;
@@ -364,4 +365,89 @@ data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToke
         "{}",
         events[1]
     );
+}
+
+/// Reads SSE frames until `needle` has arrived; returns everything read so far.
+async fn read_until(body: &mut hyper::body::Incoming, needle: &str) -> String {
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        let frame = body.frame().await.expect("stream open").expect("frame");
+        if let Some(data) = frame.data_ref() {
+            seen.push_str(&String::from_utf8_lossy(data));
+        }
+    }
+    seen
+}
+
+/// The `id:` of the last event in `text` that carries data.
+fn last_event_id(text: &str) -> String {
+    text.split("\n\n")
+        .filter(|event| event.contains("data: {"))
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("id: ")))
+        .last()
+        .expect("an event with an id")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_dropped_stream_resumes_with_last_event_id_and_loses_nothing() {
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let opened = gate.clone();
+    let slow = ToolDef::new("slow", move |cx: Context, _: modelcontext::server::NoArgs| {
+        let gate = opened.clone();
+        async move {
+            cx.report_progress(1.0, Some(3.0), Some("one")).await;
+            gate.notified().await;
+            cx.report_progress(2.0, Some(3.0), Some("two")).await;
+            "done"
+        }
+    });
+    let http = start(McpServer::new("resume").tool(slow).expect("registers")).await;
+    let init = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let session = init.header("mcp-session-id").expect("session").to_owned();
+
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}}"#;
+    let request = http::Request::post(format!("http://{}/mcp", http.addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session.as_str())
+        .body(Full::new(Bytes::from(call)))
+        .expect("request");
+    let response = http.client.request(request).await.expect("response");
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    let first = read_until(&mut body, "\"one\"").await;
+    assert!(
+        first.starts_with("id: 2-0\ndata:\n\nretry: 1000\n\n"),
+        "priming event first: {first:?}"
+    );
+    let resume_from = last_event_id(&first);
+    drop(body); // the connection drops mid-call; the tool keeps running (not a cancellation)
+    gate.notify_one();
+
+    let resumed = http
+        .send(
+            Method::GET,
+            &[("mcp-session-id", session.as_str()), ("last-event-id", resume_from.as_str())],
+            "",
+        )
+        .await;
+    assert_eq!(resumed.status, StatusCode::OK);
+    let events: Vec<&str> = resumed.body.split("\n\n").filter(|e| e.contains("data: {")).collect();
+    assert_eq!(events.len(), 2, "{}", resumed.body);
+    assert!(
+        events[0].contains(r#""progress":2"#) && events[0].contains("\"two\""),
+        "{}",
+        events[0]
+    );
+    assert!(
+        events[1].contains(r#""id":2,"result""#) && events[1].contains("done"),
+        "{}",
+        events[1]
+    );
+
+    let foreign = http
+        .send(Method::GET, &[("mcp-session-id", session.as_str()), ("last-event-id", "99-0")], "")
+        .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
 }

@@ -137,7 +137,7 @@ async fn modern(shared: &Shared, headers: &HeaderMap, message: Message) -> Respo
     }
     let (run, stop, rx) = start_exchange(shared, Message::Request(request));
     tokio::spawn(run);
-    answer(rx, id, Guard(Some(stop))).await
+    answer(rx, id, None, Guard(Some(stop))).await
 }
 
 /// Everything the HTTP layer must refuse before the request reaches the server, with the
@@ -227,46 +227,99 @@ fn start_exchange(
 /// cancels the handler (spec 2026-07-28: closing the stream is the cancellation).
 pub(crate) struct Guard<T>(pub Option<T>);
 
+/// One message for an HTTP stream, with its SSE event id when the stream is resumable.
+pub(crate) struct Delivery {
+    pub event_id: Option<String>,
+    pub message: Message,
+}
+
+impl From<Message> for Delivery {
+    fn from(message: Message) -> Delivery {
+        Delivery { event_id: None, message }
+    }
+}
+
 /// Turns the messages for request `id` into the HTTP answer: one JSON body when the response
-/// comes first, an SSE stream when notifications (progress, logs) come before it.
-pub(crate) async fn answer<T: Send + 'static>(
-    mut rx: mpsc::Receiver<Message>,
+/// comes first, an SSE stream when notifications (progress, logs) or server requests come
+/// before it. `priming` is the id of the priming event a resumable stream starts with.
+pub(crate) async fn answer<D, T>(
+    mut rx: mpsc::Receiver<D>,
     id: RequestId,
+    priming: Option<String>,
     guard: Guard<T>,
-) -> Response {
-    let Some(first) = rx.recv().await else {
+) -> Response
+where
+    D: Into<Delivery> + Send + 'static,
+    T: Send + 'static,
+{
+    let Some(first) = rx.recv().await.map(Into::into) else {
         let error = McpError::internal("The request ended without an answer");
         return error_response(StatusCode::INTERNAL_SERVER_ERROR, Some(id), error);
     };
-    if let Message::Response(response) = &first {
+    if let Message::Response(response) = &first.message {
         return rpc_response(status_of(response), response);
     }
-    let events = futures_util::stream::unfold(
-        (Some(first), rx, guard, false),
-        move |(next, mut rx, guard, done)| {
-            let id = id.clone();
-            async move {
-                if done {
-                    return None;
-                }
-                let message = match next {
-                    Some(message) => message,
-                    None => rx.recv().await?,
-                };
-                let finished =
-                    matches!(&message, Message::Response(r) if r.id.as_ref() == Some(&id));
-                let event = sse_event(&message);
-                Some((Ok::<_, std::convert::Infallible>(event), (None, rx, guard, finished)))
+    let mut prefix = Vec::new();
+    if let Some(priming) = priming {
+        // Spec 2025-11-25: an event with an id and empty data first, so even a stream that
+        // drops before its first message can be resumed; `retry` paces the reconnection.
+        crate::transport::sse::write_event(&mut prefix, Some(&priming), None, "");
+        crate::transport::sse::retry(&mut prefix, RETRY_MS);
+    }
+    prefix.extend_from_slice(&sse_event(&first));
+    let head = futures_util::stream::once(async move {
+        Ok::<_, std::convert::Infallible>(Bytes::from(prefix))
+    });
+    let rest = sse_stream(rx, Some(id), None, guard);
+    sse_response(Body::from_stream(head.chain(rest).boxed()))
+}
+
+/// How long a client waits before reconnecting a dropped stream, in milliseconds.
+pub(crate) const RETRY_MS: u64 = 1000;
+
+/// The rest of an SSE stream: each delivery as an event, until the response to `end_on`
+/// (never, for `None`), with a `:` comment after `keep_alive` of silence if given.
+pub(crate) fn sse_stream<D, T>(
+    rx: mpsc::Receiver<D>,
+    end_on: Option<RequestId>,
+    keep_alive: Option<std::time::Duration>,
+    guard: Guard<T>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static
+where
+    D: Into<Delivery> + Send + 'static,
+    T: Send + 'static,
+{
+    futures_util::stream::unfold((rx, guard, false), move |(mut rx, guard, done)| {
+        let end_on = end_on.clone();
+        async move {
+            if done {
+                return None;
             }
-        },
-    );
-    sse_response(Body::from_stream(events.boxed()))
+            let next = match keep_alive {
+                Some(period) => match tokio::time::timeout(period, rx.recv()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        let mut buf = Vec::new();
+                        crate::transport::sse::comment(&mut buf, "keep-alive");
+                        return Some((Ok(Bytes::from(buf)), (rx, guard, false)));
+                    }
+                },
+                None => rx.recv().await,
+            };
+            let delivery: Delivery = next?.into();
+            let finished = end_on.is_some()
+                && matches!(&delivery.message, Message::Response(r) if r.id == end_on);
+            Some((Ok(sse_event(&delivery)), (rx, guard, finished)))
+        }
+    })
 }
 
 /// One message as one SSE event (messages are single-line JSON, so one `data:` line).
-pub(crate) fn sse_event(message: &Message) -> Bytes {
+pub(crate) fn sse_event(delivery: &Delivery) -> Bytes {
     let mut buf = Vec::with_capacity(256);
-    crate::transport::sse::write_event(&mut buf, None, Some("message"), &message.encode());
+    let data = delivery.message.encode();
+    let id = delivery.event_id.as_deref();
+    crate::transport::sse::write_event(&mut buf, id, Some("message"), &data);
     Bytes::from(buf)
 }
 

@@ -32,12 +32,14 @@ use tokio::net::TcpListener;
 use crate::{Error, McpServer};
 
 mod client;
+mod events;
 mod exchange;
 mod headers;
 mod security;
 mod sessions;
 
 pub use client::*;
+pub use events::{EventStore, MemoryEventStore};
 pub use security::AllowList;
 
 /// Default request body limit: 4 MiB.
@@ -57,7 +59,7 @@ pub(crate) struct Shared {
 }
 
 /// Settings of an [`HttpEndpoint`]. Secure by default: loopback-only `Host`/`Origin`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpOptions {
     /// Accepted `Host` and `Origin` headers (DNS-rebinding protection).
     pub allow: AllowList,
@@ -69,6 +71,20 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Interval of `:` keep-alive comments on long-lived SSE streams.
     pub keep_alive: Duration,
+    /// Keeps handshake-era SSE events for resumption with `Last-Event-ID`.
+    pub event_store: Arc<dyn EventStore>,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("allow", &self.allow)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("keep_alive", &self.keep_alive)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for HttpOptions {
@@ -79,6 +95,7 @@ impl Default for HttpOptions {
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             keep_alive: Duration::from_secs(15),
+            event_store: Arc::new(MemoryEventStore::default()),
         }
     }
 }

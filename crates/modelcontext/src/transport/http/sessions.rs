@@ -8,9 +8,12 @@
 //! - anything else the server initiates (log messages, requests to the client) goes to the
 //!   most recent POST still waiting, else to the standalone GET stream.
 //!
-//! [`ServerSession`]: crate::server
+//! Each POST's SSE stream and the GET stream (stream 0) are resumable: events carry ids and
+//! are kept in the endpoint's [`EventStore`](super::EventStore); a `GET` with `Last-Event-ID`
+//! replays that stream's missed events and, if its request is still running, carries the rest.
+//! A client that disconnects does not cancel anything (spec 2025-11-25).
 //!
-//! Known limits: no resumability (`Last-Event-ID` is not replayed) and no priming events.
+//! [`ServerSession`]: crate::server
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -19,14 +22,17 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
+use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use modelcontext_types::{HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Shared;
+use super::events::{EventStore, event_id, parse_event_id};
 use super::exchange::{
-    Guard, accepted, answer, error_response, header_str, sse_event, sse_response,
+    Delivery, Guard, accepted, answer, error_response, header_str, sse_event, sse_response,
+    sse_stream,
 };
 use crate::engine::Stop;
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
@@ -41,6 +47,7 @@ pub(crate) struct Sessions {
 }
 
 struct Session {
+    id: String,
     incoming: mpsc::Sender<Incoming>,
     routes: Arc<Mutex<Routes>>,
     last_seen: Mutex<Instant>,
@@ -48,15 +55,28 @@ struct Session {
     _stop: Stop,
 }
 
-/// Where the engine's output goes.
-#[derive(Default)]
+/// Where the engine's output goes, and the state resumption needs.
 struct Routes {
-    waiting: HashMap<RequestId, mpsc::Sender<Message>>,
+    session: String,
+    store: Arc<dyn EventStore>,
+    waiting: HashMap<RequestId, Waiter>,
     /// Request ids in arrival order, to find the most recent one still waiting.
     recent: Vec<RequestId>,
     progress: HashMap<String, RequestId>,
-    standalone: Option<mpsc::Sender<Message>>,
+    standalone: Option<mpsc::Sender<Delivery>>,
+    next_stream: u64,
 }
+
+/// A POST waiting for its answer.
+struct Waiter {
+    tx: mpsc::Sender<Delivery>,
+    stream: u64,
+    /// Messages routed to it so far: the first one decides JSON or SSE.
+    sent: u32,
+}
+
+/// The GET stream's number; POST streams count from 1.
+const STANDALONE: u64 = 0;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Poisoning only means a panic elsewhere mid-update; the maps stay usable.
@@ -83,19 +103,19 @@ impl Sessions {
         Some(session)
     }
 
-    /// Registers a new session, after dropping expired ones; `None` when full.
-    fn insert(&self, id: String, session: Arc<Session>) -> bool {
+    /// Registers a new session, after dropping expired ones; `false` when full.
+    fn insert(&self, session: Arc<Session>) -> bool {
         let mut map = lock(&self.map);
         map.retain(|_, s| lock(&s.last_seen).elapsed() <= self.idle);
         if map.len() >= self.max {
             return false;
         }
-        map.insert(id, session);
+        map.insert(session.id.clone(), session);
         true
     }
 
-    fn remove(&self, id: &str) -> bool {
-        lock(&self.map).remove(id).is_some()
+    fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.map).remove(id)
     }
 }
 
@@ -141,8 +161,8 @@ async fn initialize(shared: &Shared, request: Request) -> Response {
         let error = McpError::internal("No randomness available for a session id");
         return error_response(StatusCode::INTERNAL_SERVER_ERROR, Some(request.id), error);
     };
-    let session = Arc::new(Session::start(shared));
-    if !shared.sessions.insert(id.clone(), session.clone()) {
+    let session = Arc::new(Session::start(shared, id.clone()));
+    if !shared.sessions.insert(session.clone()) {
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
     }
@@ -152,21 +172,37 @@ async fn initialize(shared: &Shared, request: Request) -> Response {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
     } else {
-        shared.sessions.remove(&id);
+        end(shared, &id);
     }
     response
 }
 
+/// Forgets a session and its stored events.
+fn end(shared: &Shared, id: &str) -> bool {
+    let ended = shared.sessions.remove(id).is_some();
+    shared.options.event_store.end_session(id);
+    ended
+}
+
 impl Session {
-    fn start(shared: &Shared) -> Session {
+    fn start(shared: &Shared, id: String) -> Session {
         let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
         let (run, stop) = shared.server.start_session(connection);
         tokio::spawn(run);
-        let routes = Arc::new(Mutex::new(Routes::default()));
+        let routes = Routes {
+            session: id.clone(),
+            store: shared.options.event_store.clone(),
+            waiting: HashMap::new(),
+            recent: Vec::new(),
+            progress: HashMap::new(),
+            standalone: None,
+            next_stream: STANDALONE + 1,
+        };
+        let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
-        Session { incoming: in_tx, routes, last_seen: Mutex::new(Instant::now()), _stop: stop }
+        Session { id, incoming: in_tx, routes, last_seen: Mutex::new(Instant::now()), _stop: stop }
     }
 
     async fn post(&self, message: Message) -> Response {
@@ -179,21 +215,12 @@ impl Session {
         };
         let id = request.id.clone();
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-        self.register(&request, tx);
+        let stream = lock(&self.routes).register(&request, tx);
         if self.incoming.send(Ok(Message::Request(request))).await.is_err() {
             return session_not_found();
         }
         // Spec 2025-11-25: a dropped connection is not a cancellation, so nothing to guard.
-        answer(rx, id, Guard(None::<()>)).await
-    }
-
-    fn register(&self, request: &Request, tx: mpsc::Sender<Message>) {
-        let mut routes = lock(&self.routes);
-        if let Some(token) = progress_token(request) {
-            routes.progress.insert(token, request.id.clone());
-        }
-        routes.recent.push(request.id.clone());
-        routes.waiting.insert(request.id.clone(), tx);
+        answer(rx, id, Some(event_id(stream, 0)), Guard(None::<()>)).await
     }
 }
 
@@ -205,39 +232,117 @@ fn progress_token(request: &Request) -> Option<String> {
 /// Delivers the engine's output to the right HTTP stream.
 async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>) {
     while let Some(message) = output.recv().await {
-        let target = lock(&routes).target_for(&message);
-        match target {
-            Some(tx) => {
-                let _ = tx.send(message).await;
-            }
-            None => tracing::debug!("no open stream for a server message; dropped"),
+        let target = lock(&routes).route(message);
+        if let Some((tx, delivery)) = target {
+            // A client that went away can resume from the store; nothing is lost here.
+            let _ = tx.send(delivery).await;
         }
     }
 }
 
 impl Routes {
-    fn target_for(&mut self, message: &Message) -> Option<mpsc::Sender<Message>> {
-        match message {
-            Message::Response(response) => {
-                let id = response.id.as_ref()?;
-                self.recent.retain(|r| r != id);
-                self.progress.retain(|_, r| r != id);
-                self.waiting.remove(id)
+    /// Registers a POST's request; returns its stream number.
+    fn register(&mut self, request: &Request, tx: mpsc::Sender<Delivery>) -> u64 {
+        let stream = self.next_stream;
+        self.next_stream += 1;
+        if let Some(token) = progress_token(request) {
+            self.progress.insert(token, request.id.clone());
+        }
+        self.recent.push(request.id.clone());
+        self.waiting.insert(request.id.clone(), Waiter { tx, stream, sent: 0 });
+        stream
+    }
+
+    /// Picks the stream for `message`, stores it there when the stream is (or may become)
+    /// SSE, and returns where to send it now, if anywhere.
+    fn route(&mut self, message: Message) -> Option<(mpsc::Sender<Delivery>, Delivery)> {
+        match self.owner(&message) {
+            Some(request) => self.to_request(&request, message),
+            None => {
+                let event_id = Some(event_id(
+                    STANDALONE,
+                    self.store.append(&self.session, STANDALONE, &message),
+                ));
+                let tx = self.standalone.clone().filter(|tx| !tx.is_closed())?;
+                Some((tx, Delivery { event_id, message }))
             }
-            Message::Notification(n) if n.method == "notifications/progress" => {
-                let token = progress_token_of(n.params.as_deref())?;
-                let id = self.progress.get(&token)?;
-                self.waiting.get(id).cloned()
-            }
-            _ => self.latest_waiting().or_else(|| self.standalone.clone()),
         }
     }
 
-    fn latest_waiting(&self) -> Option<mpsc::Sender<Message>> {
+    /// The request whose stream carries `message`, if any.
+    fn owner(&self, message: &Message) -> Option<RequestId> {
+        match message {
+            Message::Response(response) => {
+                response.id.clone().filter(|id| self.waiting.contains_key(id))
+            }
+            Message::Notification(n) if n.method == "notifications/progress" => {
+                let token = progress_token_of(n.params.as_deref())?;
+                self.progress.get(&token).cloned()
+            }
+            _ => self.latest_waiting(),
+        }
+    }
+
+    fn to_request(
+        &mut self,
+        request: &RequestId,
+        message: Message,
+    ) -> Option<(mpsc::Sender<Delivery>, Delivery)> {
+        let is_answer = matches!(&message, Message::Response(r) if r.id.as_ref() == Some(request));
+        let waiter = self.waiting.get_mut(request)?;
+        let open = !waiter.tx.is_closed();
+        // The JSON fast path: an answer that comes first to a connected client is one JSON
+        // body, never a stream, so there is nothing to resume and nothing to store.
+        let event_id = if is_answer && waiter.sent == 0 && open {
+            None
+        } else {
+            Some(event_id(waiter.stream, self.store.append(&self.session, waiter.stream, &message)))
+        };
+        waiter.sent += 1;
+        let tx = waiter.tx.clone();
+        if is_answer {
+            self.finish(request);
+        }
+        open.then_some((tx, Delivery { event_id, message }))
+    }
+
+    fn finish(&mut self, request: &RequestId) {
+        self.waiting.remove(request);
+        self.recent.retain(|r| r != request);
+        self.progress.retain(|_, r| r != request);
+    }
+
+    fn latest_waiting(&self) -> Option<RequestId> {
         self.recent
             .iter()
             .rev()
-            .find_map(|id| self.waiting.get(id).filter(|tx| !tx.is_closed()).cloned())
+            .find(|id| self.waiting.get(*id).is_some_and(|w| !w.tx.is_closed()))
+            .cloned()
+    }
+
+    /// Re-attaches a resumed stream: the missed events, and the live channel if its request
+    /// is still running (`None` for a finished one).
+    fn resume(
+        &mut self,
+        stream: u64,
+        after: u64,
+        tx: mpsc::Sender<Delivery>,
+    ) -> Option<(Vec<Delivery>, Option<RequestId>)> {
+        let missed = self.store.replay(&self.session, stream, after)?;
+        let missed = missed
+            .into_iter()
+            .map(|(seq, message)| Delivery { event_id: Some(event_id(stream, seq)), message })
+            .collect();
+        if stream == STANDALONE {
+            self.standalone = Some(tx);
+            return Some((missed, None));
+        }
+        let live = self.waiting.iter_mut().find(|(_, w)| w.stream == stream);
+        let request = live.map(|(id, waiter)| {
+            waiter.tx = tx;
+            id.clone()
+        });
+        Some((missed, request))
     }
 }
 
@@ -246,14 +351,19 @@ fn progress_token_of(params: Option<&serde_json::value::RawValue>) -> Option<Str
     Some(params.get("progressToken")?.to_string())
 }
 
-/// GET: the standalone SSE stream for server-initiated messages of a session.
+/// GET: the standalone SSE stream of a session, or the resumption of a dropped stream when
+/// the request carries `Last-Event-ID`.
 pub(crate) async fn get(shared: &Shared, headers: &HeaderMap) -> Response {
     let Some(id) = header_str(headers, SESSION_HEADER) else {
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
     let Some(session) = shared.sessions.get(id) else { return session_not_found() };
+    let keep_alive = Some(shared.options.keep_alive);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    if let Some(last) = header_str(headers, "last-event-id") {
+        return resume(&session, last, tx, rx, keep_alive);
+    }
     {
         let mut routes = lock(&session.routes);
         if routes.standalone.as_ref().is_some_and(|s| !s.is_closed()) {
@@ -262,24 +372,38 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap) -> Response {
         }
         routes.standalone = Some(tx);
     }
-    sse_response(standalone_body(rx, shared.options.keep_alive))
+    let mut priming = Vec::new();
+    crate::transport::sse::write_event(&mut priming, Some(&event_id(STANDALONE, 0)), None, "");
+    let head = futures_util::stream::once(async move { Ok(Bytes::from(priming)) });
+    let live = sse_stream(rx, None, keep_alive, Guard(None::<()>));
+    sse_response(Body::from_stream(head.chain(live).boxed()))
 }
 
-/// Server messages as SSE events, with a `:` comment whenever the stream has been quiet.
-fn standalone_body(rx: mpsc::Receiver<Message>, keep_alive: Duration) -> Body {
-    let stream = futures_util::stream::unfold(rx, move |mut rx| async move {
-        let bytes = match tokio::time::timeout(keep_alive, rx.recv()).await {
-            Ok(Some(message)) => sse_event(&message),
-            Ok(None) => return None,
-            Err(_) => {
-                let mut buf = Vec::new();
-                crate::transport::sse::comment(&mut buf, "keep-alive");
-                Bytes::from(buf)
-            }
-        };
-        Some((Ok::<_, std::convert::Infallible>(bytes), rx))
-    });
-    Body::from_stream(stream)
+fn resume(
+    session: &Session,
+    last_event_id: &str,
+    tx: mpsc::Sender<Delivery>,
+    rx: mpsc::Receiver<Delivery>,
+    keep_alive: Option<Duration>,
+) -> Response {
+    let parsed = parse_event_id(last_event_id);
+    let resumed = parsed.and_then(|(stream, seq)| lock(&session.routes).resume(stream, seq, tx));
+    let (Some((stream, _)), Some((missed, live_request))) = (parsed, resumed) else {
+        let error = McpError::invalid_request(format!("Unknown Last-Event-ID: {last_event_id}"));
+        return error_response(StatusCode::NOT_FOUND, None, error);
+    };
+    let ends_with_answer = missed.iter().any(|d| matches!(d.message, Message::Response(_)));
+    let replay = futures_util::stream::iter(missed.into_iter().map(|d| Ok(sse_event(&d))));
+    let guard = Guard(None::<()>);
+    let live = match live_request {
+        Some(request) if !ends_with_answer => {
+            sse_stream(rx, Some(request), keep_alive, guard).boxed()
+        }
+        // The GET stream never ends; a finished request's stream ends with the replay.
+        _ if stream == STANDALONE => sse_stream(rx, None, keep_alive, guard).boxed(),
+        _ => futures_util::stream::empty().boxed(),
+    };
+    sse_response(Body::from_stream(replay.chain(live)))
 }
 
 /// DELETE: ends a session; later requests with its id get 404.
@@ -288,7 +412,7 @@ pub(crate) fn delete(shared: &Shared, headers: &HeaderMap) -> Response {
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    if shared.sessions.remove(id) {
+    if end(shared, id) {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::OK;
         response
