@@ -451,3 +451,42 @@ async fn a_dropped_stream_resumes_with_last_event_id_and_loses_nothing() {
         .await;
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn an_idle_session_expires() {
+    let options = HttpOptions { session_idle_timeout: std::time::Duration::ZERO, ..Default::default() };
+    let http = start_with(bookshop(), options).await;
+    let init = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let session = init.header("mcp-session-id").expect("session").to_owned();
+    let later = http.post(&[("mcp-session-id", session.as_str())], r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    assert_eq!(later.status, StatusCode::NOT_FOUND, "idle longer than the timeout: gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_clients_of_both_eras() {
+    let http = std::sync::Arc::new(start(bookshop()).await);
+    let clients = (0..200).map(|n| {
+        let http = http.clone();
+        tokio::spawn(async move {
+            if n % 2 == 0 {
+                for _ in 0..5 {
+                    let answer = http.modern("tools/call", Some("add"), r#""name":"add","arguments":{"a":2,"b":3}"#).await;
+                    assert_eq!(answer.json()["result"]["structuredContent"]["result"], 5, "{}", answer.body);
+                }
+            } else {
+                let init = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+                let session = init.header("mcp-session-id").expect("session").to_owned();
+                let headers = [("mcp-session-id", session.as_str())];
+                for id in 2..7 {
+                    let call = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{id},"b":1}}}}}}"#);
+                    let answer = http.post(&headers, &call).await;
+                    assert_eq!(answer.json()["result"]["structuredContent"]["result"], id + 1, "{}", answer.body);
+                }
+                assert_eq!(http.send(Method::DELETE, &headers, "").await.status, StatusCode::OK);
+            }
+        })
+    });
+    for client in clients.collect::<Vec<_>>() {
+        client.await.expect("client succeeded");
+    }
+}
