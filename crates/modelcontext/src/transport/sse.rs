@@ -37,6 +37,9 @@ pub(crate) fn comment(buf: &mut Vec<u8>, text: &str) {
 }
 
 /// Appends a `retry:` field: how long the reader waits before reconnecting, in milliseconds.
+// For the server's priming event (spec 2025-11-25: SHOULD send `retry` before closing a
+// stream); until the server sends one, only the tests use it.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn retry(buf: &mut Vec<u8>, ms: u64) {
     buf.extend_from_slice(format!("retry: {ms}\n\n").as_bytes());
 }
