@@ -4,6 +4,7 @@ mod bad_input;
 mod calls;
 mod context;
 mod engine;
+mod http_client;
 mod http_server;
 mod input;
 mod mrtr;
