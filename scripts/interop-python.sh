@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Interop test against a real peer: the official Python MCP client (`mcp` 2.3.0 from PyPI)
-# drives our `bookshop` example over stdio in each client mode (legacy, 2026-07-28, auto).
+# Interop tests against a real peer, the official Python MCP SDK (`mcp` 2.3.0 from PyPI):
+#   1. the Python client drives our `bookshop` example in each client mode (legacy,
+#      2026-07-28, auto): tests/interop/python_bookshop.py;
+#   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
+#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto).
 #
 #   bash scripts/interop-python.sh
 #
-# Creates (or reuses) a venv at target/interop-venv, builds the example, runs
-# tests/interop/python_bookshop.py, and exits with its status. The last line of output is
-# `N passed, M failed`.
+# Creates (or reuses) a venv at target/interop-venv, builds the examples, runs both parts, and
+# exits non-zero if either failed. The last line of output is the total, `N passed, M failed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,15 +39,63 @@ else
     venv_ok || { echo "interop: mcp $MCP_VERSION is not importable in $VENV" >&2; exit 1; }
 fi
 
-echo "interop: cargo build --example bookshop"
-cargo build --example bookshop
+echo "interop: cargo build --example bookshop --example http_client"
+cargo build --example bookshop --example http_client
+
+# Every check prints `ok ...` or `FAIL ...`; the log collects both parts for the total.
+LOG=$(mktemp)
+SERVER_PID=""
+cleanup() {
+    if [[ -n "$SERVER_PID" ]]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -f "$LOG" "$LOG.server"
+}
+trap cleanup EXIT
 
 # Each client mode has its own 30 s budget inside the script; this outer bound only catches a
 # wedged interpreter (e.g. a shutdown that never returns).
 rc=0
 PYTHONUNBUFFERED=1 timeout --kill-after=10 300 \
-    "$VENV/bin/python" tests/interop/python_bookshop.py "$BOOKSHOP" || rc=$?
+    "$VENV/bin/python" tests/interop/python_bookshop.py "$BOOKSHOP" | tee -a "$LOG" || rc=${PIPESTATUS[0]}
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     echo "interop: python_bookshop.py did not finish within 300 s (exit $rc)" >&2
 fi
+
+# Part 2: our HTTP client against the Python SDK's HTTP server, on a free loopback port.
+HTTP_CLIENT="$TARGET_DIR/debug/examples/http_client"
+PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "interop: Python SDK HTTP server on 127.0.0.1:$PORT"
+PYTHONUNBUFFERED=1 "$VENV/bin/python" tests/interop/python_http_server.py "$PORT" >"$LOG.server" 2>&1 &
+SERVER_PID=$!
+# Poll the port (at most 30 s); stop early if the server died.
+for _ in $(seq 300); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+done
+if ! (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+    echo "FAIL http server_start: the Python server did not listen on $PORT" | tee -a "$LOG"
+    cat "$LOG.server" >&2
+    rc=1
+else
+    for era in handshake modern auto; do
+        http_rc=0
+        timeout --kill-after=5 60 "$HTTP_CLIENT" "http://127.0.0.1:$PORT/mcp" --era "$era" \
+            | tee -a "$LOG" || http_rc=${PIPESTATUS[0]}
+        if [[ $http_rc -ne 0 ]]; then
+            [[ $http_rc -eq 124 || $http_rc -eq 137 ]] &&
+                echo "FAIL $era http_client: did not finish within 60 s" | tee -a "$LOG"
+            rc=1
+        fi
+    done
+fi
+rm -f "$LOG.server"
+
+passed=$(grep -c '^ok ' "$LOG" || true)
+failed=$(grep -c '^FAIL ' "$LOG" || true)
+[[ $failed -eq 0 ]] || rc=1
+echo "interop total (both parts):"
+echo "$passed passed, $failed failed"
 exit "$rc"

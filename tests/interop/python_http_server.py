@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""A Streamable HTTP server built with the official Python MCP SDK (`mcp` 2.3.0), for our client.
+
+Usage: python tests/interop/python_http_server.py <port>
+
+Serves http://127.0.0.1:<port>/mcp until killed. The SDK serves both eras on that one endpoint:
+2025-11-25 sessions (`initialize`, `Mcp-Session-Id`, GET stream, DELETE) and stateless 2026-07-28
+requests (checked against their `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and
+`Mcp-Param-*` headers). `crates/modelcontext/examples/http_client.rs` holds the expectations.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+from pydantic import Field
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+mcp = MCPServer("PyInterop", version="1.0.0", instructions="Interop fixture for modelcontext.")
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcp.tool()
+def fail(message: str) -> str:
+    """Always fails with `message` (the client must see a result with isError and the text)."""
+    raise ToolError(message)
+
+
+@mcp.tool()
+async def count(steps: int, ctx: Context) -> str:
+    """Count to `steps`, reporting progress at every step (so the answer is an SSE stream)."""
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps)
+    return f"counted to {steps}"
+
+
+@mcp.tool()
+def region(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Echo the region, mirrored into the `Mcp-Param-Region` header on the 2026-07-28 wire."""
+    return f"region={region}"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
+        sys.exit("usage: python_http_server.py <port>")
+    mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
