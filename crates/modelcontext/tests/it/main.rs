@@ -6,6 +6,7 @@ mod context;
 mod engine;
 mod http_client;
 mod http_server;
+mod json_suite;
 mod input;
 mod mrtr;
 mod pagination;

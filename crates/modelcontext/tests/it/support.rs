@@ -161,7 +161,12 @@ impl Wire {
         if let Ok(Message::Request(request)) = Message::decode_str(line) {
             self.methods.insert(request.id.to_string(), request.method);
         }
-        self.writer.write_all(line.as_bytes()).await.expect("write");
+        self.send_bytes(line.as_bytes()).await;
+    }
+
+    /// Sends raw bytes as one line (they may be invalid UTF-8 on purpose).
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).await.expect("write");
         self.writer.write_all(b"\n").await.expect("write");
     }
 
