@@ -38,6 +38,9 @@ pub(crate) enum Reply {
     Now(Outcome),
     /// The answer needs work; it runs concurrently and can be cancelled.
     Later(BoxFuture<Outcome>),
+    /// A stream that lives until cancelled (`subscriptions/listen`): it runs like `Later`, but
+    /// when the peer goes away it is stopped instead of awaited.
+    Stream(BoxFuture<Outcome>),
 }
 
 /// The protocol side of a connection: what to do with requests and notifications.
@@ -75,6 +78,20 @@ struct Pending {
     responses: HashMap<RequestId, oneshot::Sender<Outcome>>,
     progress: HashMap<String, ProgressSink>,
     closed: bool,
+}
+
+/// A [`Peer`] that does not keep the connection open: for tasks that outlive requests (change
+/// notifications) and must stop when the connection does.
+#[derive(Clone)]
+pub(crate) struct WeakPeer {
+    inner: std::sync::Weak<PeerInner>,
+}
+
+impl WeakPeer {
+    /// The peer, while the connection is alive.
+    pub(crate) fn upgrade(&self) -> Option<Peer> {
+        self.inner.upgrade().map(|inner| Peer { inner })
+    }
 }
 
 impl std::fmt::Debug for Peer {
@@ -150,6 +167,11 @@ impl Peer {
     fn pending(&self) -> MutexGuard<'_, Pending> {
         // A poisoned map only means another thread panicked mid-insert; the map is still valid.
         self.inner.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A handle that does not keep the connection open.
+    pub(crate) fn downgrade(&self) -> WeakPeer {
+        WeakPeer { inner: Arc::downgrade(&self.inner) }
     }
 
     /// A fresh request id.
@@ -338,6 +360,8 @@ struct Engine<D> {
     dispatch: D,
     peer: Peer,
     running: HashMap<RequestId, AbortHandle>,
+    /// The running requests that are streams, stopped rather than awaited at end of input.
+    streams: std::collections::HashSet<RequestId>,
     finished_tx: mpsc::UnboundedSender<RequestId>,
 }
 
@@ -355,7 +379,13 @@ pub(crate) fn start<D: Dispatch>(
     let peer = Peer::new(sender);
     let (finished_tx, finished_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
-    let engine = Engine { dispatch, peer: peer.clone(), running: HashMap::new(), finished_tx };
+    let engine = Engine {
+        dispatch,
+        peer: peer.clone(),
+        running: HashMap::new(),
+        streams: Default::default(),
+        finished_tx,
+    };
     let run = async move {
         engine.run(receiver, finished_rx, stop_rx).await;
         if let Some(shutdown) = shutdown {
@@ -381,11 +411,18 @@ impl<D: Dispatch> Engine<D> {
                 },
                 Some(id) = finished.recv() => {
                     self.running.remove(&id);
+                    self.streams.remove(&id);
                 }
             }
         };
         // End of input is how a stdio client asks a server to exit: answer what is already
         // running first (`printf ... | server` must not lose answers), unless told to stop.
+        // Streams never finish on their own, and nobody is left to read them.
+        for id in self.streams.drain() {
+            if let Some(handle) = self.running.remove(&id) {
+                handle.abort();
+            }
+        }
         while peer_gone && !self.running.is_empty() {
             tokio::select! {
                 _ = &mut stop => break,
@@ -424,6 +461,10 @@ impl<D: Dispatch> Engine<D> {
                 let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
             }
             Reply::Later(future) => self.spawn(id, future),
+            Reply::Stream(future) => {
+                self.streams.insert(id.clone());
+                self.spawn(id, future);
+            }
         }
     }
 
@@ -461,5 +502,6 @@ impl<D: Dispatch> Engine<D> {
         if let Some(handle) = self.running.remove(&request_id) {
             handle.abort();
         }
+        self.streams.remove(&request_id);
     }
 }

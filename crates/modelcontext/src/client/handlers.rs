@@ -122,6 +122,7 @@ impl Handlers {
 /// hands its notifications to them.
 pub(crate) struct ClientDispatch {
     pub handlers: Arc<Handlers>,
+    pub listeners: super::listen::Listeners,
 }
 
 impl Dispatch for ClientDispatch {
@@ -154,6 +155,7 @@ impl Dispatch for ClientDispatch {
         {
             log(params);
         }
+        super::listen::route(&self.listeners, &notification);
         match &self.handlers.notification {
             Some(handler) => handler(notification),
             None => tracing::debug!(method = %notification.method, "server notification"),

@@ -26,7 +26,9 @@ use modelcontext_types::{
     LoggingMessageNotificationParams, McpError, MrtrResult, Notification, PaginatedRequestParams,
     ProgressNotificationParams, ProgressToken, RawValue, ReadResourceRequestParams,
     ReadResourceResult, Reference, RequestId, RequestMeta, RequestParams, ResultType, Root,
-    ServerCapabilities, SetLevelRequestParams, Tool, era_of, method, to_raw,
+    ServerCapabilities, ServerNotification, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, SubscriptionsListenRequestParams, Tool, UnsubscribeRequestParams, era_of,
+    method, to_raw,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -38,8 +40,10 @@ use crate::engine::{Peer, RequestOptions, Stop};
 use crate::transport::Transport;
 
 mod handlers;
+mod listen;
 mod options;
 
+pub use listen::Subscription;
 pub use options::CallOptions;
 
 use handlers::{ClientDispatch, Handlers, callback};
@@ -195,7 +199,9 @@ impl ClientBuilder {
     pub async fn connect(mut self, transport: impl Transport) -> Result<Client, Error> {
         self.handlers.declare(&mut self.capabilities);
         let handlers = Arc::new(self.handlers.clone());
-        let dispatch = ClientDispatch { handlers: Arc::clone(&handlers) };
+        let listeners = listen::Listeners::default();
+        let dispatch =
+            ClientDispatch { handlers: Arc::clone(&handlers), listeners: Arc::clone(&listeners) };
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
         let mut client = Client {
@@ -204,6 +210,7 @@ impl ClientBuilder {
             stop: Some(stop),
             options: self,
             handlers,
+            listeners,
             era: Era::Handshake,
             protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
             server_info: None,
@@ -223,6 +230,7 @@ pub struct Client {
     stop: Option<Stop>,
     options: ClientBuilder,
     handlers: Arc<Handlers>,
+    listeners: listen::Listeners,
     era: Era,
     protocol_version: String,
     server_info: Option<Implementation>,
@@ -584,6 +592,85 @@ impl Client {
     pub async fn ping(&self) -> Result<(), Error> {
         let _: Map<String, Value> = self.request("ping", RequestParams { meta: None }).await?;
         Ok(())
+    }
+
+    /// Opens a stream of change notifications: tool, prompt and resource list changes and
+    /// updates of the resources `filter` names. Modern era: a `subscriptions/listen` request,
+    /// returned once the server acknowledged it ([`Subscription::agreed`] is what it agreed
+    /// to). Handshake era: `resources/subscribe` for each URI, then the connection's change
+    /// notifications, filtered. Dropping the subscription ends it.
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        match self.era {
+            Era::Modern => self.listen_modern(filter).await,
+            _ => self.listen_handshake(filter).await,
+        }
+    }
+
+    async fn listen_modern(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        let id = self.peer.next_id();
+        let key = serde_json::to_value(&id)?.to_string();
+        let mut receiver = listen::register(&self.listeners, key.clone());
+        let params = SubscriptionsListenRequestParams { meta: self.meta(), notifications: filter };
+        let raw = to_raw(&params)?;
+        let (peer, listeners) = (self.peer.clone(), Arc::clone(&self.listeners));
+        let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
+        let request = tokio::spawn(async move {
+            let outcome =
+                peer.request(id, method::SUBSCRIPTIONS_LISTEN, Some(raw), Default::default()).await;
+            listen::unregister(&listeners, &key);
+            let _ = done_tx.send(outcome);
+        });
+        // The acknowledgement comes first (spec), or the request fails.
+        let agreed = tokio::select! {
+            first = receiver.recv() => match first {
+                Some(ServerNotification::SubscriptionsAcknowledged(ack)) => ack.notifications,
+                _ => return Err(McpError::internal("the listen stream did not start with its acknowledgement").into()),
+            },
+            outcome = &mut done_rx => return Err(match outcome {
+                Ok(Err(error)) => error.into(),
+                _ => McpError::internal("the listen stream ended before its acknowledgement").into(),
+            }),
+        };
+        Ok(Subscription {
+            agreed,
+            receiver,
+            filter_locally: false,
+            request: Some(request),
+            on_drop: None,
+        })
+    }
+
+    async fn listen_handshake(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        let receiver = listen::register(&self.listeners, listen::UNTAGGED.to_owned());
+        let uris = filter.resource_subscriptions.clone().unwrap_or_default();
+        for uri in &uris {
+            let params = SubscribeRequestParams { meta: None, uri: uri.clone() };
+            let _: Map<String, Value> = self.request(method::RESOURCES_SUBSCRIBE, params).await?;
+        }
+        let peer = self.peer.clone();
+        let unsubscribe = move || {
+            tokio::spawn(async move {
+                for uri in uris {
+                    let Ok(raw) = to_raw(&UnsubscribeRequestParams { meta: None, uri }) else {
+                        continue;
+                    };
+                    let options = RequestOptions {
+                        timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+                        ..Default::default()
+                    };
+                    let _ = peer
+                        .request(peer.next_id(), method::RESOURCES_UNSUBSCRIBE, Some(raw), options)
+                        .await;
+                }
+            });
+        };
+        Ok(Subscription {
+            agreed: filter,
+            receiver,
+            filter_locally: true,
+            request: None,
+            on_drop: Some(Box::new(unsubscribe)),
+        })
     }
 
     /// Tells the server the roots changed (`notifications/roots/list_changed`, handshake era;

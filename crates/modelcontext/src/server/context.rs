@@ -199,6 +199,12 @@ impl Context {
         super::resource::read(def, self.clone(), uri, args, server.withhold_error_messages).await
     }
 
+    /// Tells the clients watching `uri` that its contents changed (see
+    /// [`McpServer::notify_resource_updated`](super::McpServer::notify_resource_updated)).
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        self.inner.server.bus.publish(super::ChangeEvent::ResourceUpdated(uri.into()));
+    }
+
     pub(super) fn peer(&self) -> &Peer {
         &self.inner.peer
     }

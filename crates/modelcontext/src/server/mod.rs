@@ -36,6 +36,7 @@ mod context;
 mod elicit;
 mod input;
 mod mrtr;
+mod notify;
 mod output;
 mod pagination;
 mod prompt;
@@ -49,6 +50,7 @@ pub mod uri_template;
 pub use completion::CompletionHandler;
 pub use context::Context;
 pub use elicit::Elicitation;
+pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
 pub use resource::{
@@ -94,6 +96,8 @@ pub(crate) struct ServerInner {
     pub keys: seal::KeyRing,
     /// How long a sealed MRTR `requestState` stays valid.
     pub request_state_ttl: std::time::Duration,
+    /// Carries change notifications to every connection ([`McpServer::subscription_bus`]).
+    pub bus: Arc<dyn SubscriptionBus>,
 }
 
 /// Named entries in registration order (the order `*/list` answers with), found by name.
@@ -153,6 +157,7 @@ impl McpServer {
             page_size: None,
             keys: seal::KeyRing::random(),
             request_state_ttl: mrtr::DEFAULT_STATE_TTL,
+            bus: Arc::new(InMemoryBus::default()),
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -300,6 +305,34 @@ impl McpServer {
         self
     }
 
+    /// Replaces the in-memory [`SubscriptionBus`], e.g. with one shared by every instance
+    /// behind a load balancer, so a change seen by one reaches clients of all.
+    pub fn subscription_bus(mut self, bus: impl SubscriptionBus) -> Self {
+        self.inner_mut().bus = Arc::new(bus);
+        self
+    }
+
+    /// Tells every client the tool list changed (`notifications/tools/list_changed`).
+    pub fn notify_tools_changed(&self) {
+        self.inner.bus.publish(ChangeEvent::ToolsListChanged);
+    }
+
+    /// Tells every client the prompt list changed.
+    pub fn notify_prompts_changed(&self) {
+        self.inner.bus.publish(ChangeEvent::PromptsListChanged);
+    }
+
+    /// Tells every client the resource list changed.
+    pub fn notify_resources_changed(&self) {
+        self.inner.bus.publish(ChangeEvent::ResourcesListChanged);
+    }
+
+    /// Tells the clients watching `uri` (handshake era: `resources/subscribe`; modern era: a
+    /// listen stream naming it) that its contents changed.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        self.inner.bus.publish(ChangeEvent::ResourceUpdated(uri.into()));
+    }
+
     /// The capabilities this server declares, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.inner.capabilities()
@@ -367,15 +400,16 @@ impl ServerInner {
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
         ServerCapabilities {
+            // Changes reach clients through the subscription bus, in both eras.
             tools: (!self.tools.is_empty())
-                .then(|| ToolsCapability { list_changed: Some(false), ..Default::default() }),
+                .then(|| ToolsCapability { list_changed: Some(true), ..Default::default() }),
             resources: has_resources.then(|| ResourcesCapability {
-                subscribe: Some(false),
-                list_changed: Some(false),
+                subscribe: Some(true),
+                list_changed: Some(true),
                 ..Default::default()
             }),
             prompts: (!self.prompts.is_empty())
-                .then(|| PromptsCapability { list_changed: Some(false), ..Default::default() }),
+                .then(|| PromptsCapability { list_changed: Some(true), ..Default::default() }),
             completions: self.completion.as_ref().map(|_| Default::default()),
             // `logging/setLevel` is always accepted (handshake era), so logging is declared.
             logging: Some(Default::default()),

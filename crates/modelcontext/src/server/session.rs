@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use futures_util::StreamExt;
 use modelcontext_types::{
     CacheScope, CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest,
     CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult,
@@ -16,13 +17,16 @@ use modelcontext_types::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     MODERN_VERSIONS, McpError, Meta, MrtrResult, Notification, PaginatedRequestParams, ParamsError,
     ReadResourceRequestParams, ReadResourceResult, Request, RequestMeta, ResultType,
-    SERVER_INFO_META_KEY, UNSUPPORTED_PROTOCOL_VERSION, method, negotiate_handshake, to_raw,
+    SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, UNSUPPORTED_PROTOCOL_VERSION,
+    method, negotiate_handshake, to_raw,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::context::{ClientView, Context, ContextParts, SessionLogLevel};
 use super::mrtr::{self, Binding, InputRound};
+use super::notify::{self, Subscribed};
 use super::{ServerInner, pagination};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
@@ -33,6 +37,19 @@ pub(crate) struct ServerSession {
     server_info: Arc<Value>,
     era: EraState,
     log_level: SessionLogLevel,
+    /// Handshake era: the URIs of `resources/subscribe`, read by the forwarder.
+    subscribed: Subscribed,
+    /// Handshake era: the task forwarding change notifications; stopped with the session.
+    forwarder: Option<AbortOnDrop>,
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 enum EraState {
@@ -49,7 +66,35 @@ impl ServerSession {
             server_info,
             era: EraState::Unpinned,
             log_level: SessionLogLevel::default(),
+            subscribed: Subscribed::default(),
+            forwarder: None,
         }
+    }
+
+    /// Starts forwarding change notifications to a handshake-era client (once).
+    fn forward_changes(&mut self, peer: &Peer) {
+        if self.forwarder.is_some() {
+            return;
+        }
+        let events = self.server.bus.subscribe();
+        let task =
+            notify::forward_to_session(events, peer.downgrade(), Arc::clone(&self.subscribed));
+        self.forwarder = Some(AbortOnDrop(tokio::spawn(task).abort_handle()));
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (handshake era): the URI must name a
+    /// resource or match a template.
+    fn subscribe(&self, uri: &str, on: bool) -> Result<EmptyResult, McpError> {
+        if self.server.resolve_resource(uri).is_none() {
+            return Err(super::unknown_resource(uri));
+        }
+        let mut subscribed = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            subscribed.insert(uri.to_owned());
+        } else {
+            subscribed.remove(uri);
+        }
+        Ok(EmptyResult::default())
     }
 }
 
@@ -67,7 +112,11 @@ impl Dispatch for ServerSession {
             Err(other) => return Reply::Now(Err(McpError::invalid_params(other.to_string()))),
         };
         if let ClientRequest::Initialize(params) = &parsed {
-            return Reply::Now(self.initialize(params));
+            let outcome = self.initialize(params);
+            if outcome.is_ok() {
+                self.forward_changes(peer);
+            }
+            return Reply::Now(outcome);
         }
         if matches!(self.era, EraState::Modern) && is_removed_in_modern(&parsed) {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
@@ -91,6 +140,14 @@ impl Dispatch for ServerSession {
             ClientRequest::SetLevel(params) => {
                 self.log_level.set(params.level);
                 Reply::Now(call.finish(EmptyResult::default()))
+            }
+            ClientRequest::Subscribe(params) => {
+                let outcome = self.subscribe(&params.uri, true);
+                Reply::Now(outcome.and_then(|result| call.finish(result)))
+            }
+            ClientRequest::Unsubscribe(params) => {
+                let outcome = self.subscribe(&params.uri, false);
+                Reply::Now(outcome.and_then(|result| call.finish(result)))
             }
             other => call.dispatch(other),
         }
@@ -287,9 +344,44 @@ impl Call<'_> {
                 }
                 None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
             },
-            // Declared unsupported: no `resources.subscribe` capability, no listen streams yet.
+            ClientRequest::SubscriptionsListen(params) => self.listen(params),
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the acknowledgement first, then every change the
+    /// filter asks for, each tagged with the listen request's id, until the client cancels.
+    fn listen(self, params: SubscriptionsListenRequestParams) -> Reply {
+        let agreed = notify::agreed(&params.notifications);
+        let id = serde_json::to_value(&self.request_id).unwrap_or_default();
+        // Subscribe before acknowledging, so no change between the two is lost.
+        let mut events = self.server.bus.subscribe();
+        let peer = self.peer.clone();
+        Reply::Stream(Box::pin(async move {
+            let mut meta = Meta::new();
+            meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
+            let ack = SubscriptionsAcknowledgedNotificationParams {
+                meta: Some(meta.clone()),
+                notifications: agreed.clone(),
+            };
+            let ack =
+                Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?;
+            peer.notify(ack).await?;
+            while let Some(event) = events.next().await {
+                let wanted = notify::wants(&agreed, &event);
+                if let Some(notification) =
+                    wanted.then(|| notify::to_notification(&event, Some(&id))).flatten()
+                {
+                    peer.notify(notification).await?;
+                }
+            }
+            // The bus ended: close the stream with its result (spec: SHOULD).
+            let done = SubscriptionsListenResult {
+                meta: Some(meta),
+                result_type: Some(ResultType::Complete),
+            };
+            to_raw(&done).map_err(internal)
+        }))
     }
 
     /// Answers a list method with one page of `items`.

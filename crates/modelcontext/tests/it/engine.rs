@@ -228,7 +228,7 @@ async fn discover_advertises_versions_capabilities_and_cache_hints() {
             r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{MODERN_META}}}}}"#
         ))
         .await;
-    expect_test::expect![[r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Bookshop","version":"1.0.0"}},"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"logging":{},"prompts":{"listChanged":false},"resources":{"subscribe":false,"listChanged":false},"tools":{"listChanged":false}},"instructions":"Use search_books.","ttlMs":0,"cacheScope":"private"}}"#]].assert_eq(&answer);
+    expect_test::expect![[r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Bookshop","version":"1.0.0"}},"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"logging":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}},"instructions":"Use search_books.","ttlMs":0,"cacheScope":"private"}}"#]].assert_eq(&answer);
 }
 
 #[tokio::test]

@@ -2,12 +2,13 @@
 
 mod bad_input;
 mod calls;
+mod changes;
 mod context;
 mod engine;
 mod http_client;
 mod http_server;
-mod json_suite;
 mod input;
+mod json_suite;
 mod mrtr;
 mod pagination;
 mod seed;

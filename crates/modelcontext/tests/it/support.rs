@@ -222,6 +222,22 @@ impl Wire {
         assert!(answer.get("result").is_some(), "still serving: {answer}");
     }
 
+    /// Closes the server's input (end of file) and returns every line it sends until it
+    /// closes its output.
+    pub async fn finish(mut self) -> Vec<String> {
+        self.writer.shutdown().await.expect("shutdown");
+        let mut lines = Vec::new();
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(5), self.reader.next_line())
+                .await
+                .expect("the server closed its output within 5 s");
+            match next.expect("read") {
+                Some(line) => lines.push(line),
+                None => return lines,
+            }
+        }
+    }
+
     pub async fn initialize(&mut self) {
         self.initialize_with("{}").await;
     }
@@ -253,6 +269,7 @@ fn message_definition(method: &str) -> Option<&'static str> {
         "notifications/resources/list_changed" => "ResourceListChangedNotification",
         "notifications/prompts/list_changed" => "PromptListChangedNotification",
         "notifications/resources/updated" => "ResourceUpdatedNotification",
+        "notifications/subscriptions/acknowledged" => "SubscriptionsAcknowledgedNotification",
         "elicitation/create" => "ElicitRequest",
         "sampling/createMessage" => "CreateMessageRequest",
         "roots/list" => "ListRootsRequest",

@@ -1,0 +1,112 @@
+//! Change notifications: `list_changed` and `resources/subscribe` in the handshake era,
+//! `subscriptions/listen` streams (acknowledgement first, tagged, filtered) in the modern era.
+
+use crate::support::{MODERN_META, Wire, bookshop};
+
+#[tokio::test]
+async fn handshake_clients_hear_list_changes_and_their_subscribed_resources() {
+    let server = bookshop();
+    let mut wire = Wire::start(server.clone(), "2025-11-25");
+    wire.initialize().await;
+    server.notify_tools_changed();
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}"#
+    );
+    let subscribe = r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"books://Dune"}}"#;
+    assert_eq!(wire.call(subscribe).await, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    server.notify_resource_updated("books://Neuromancer");
+    server.notify_resource_updated("books://Dune");
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"books://Dune"}}"#
+    );
+    let unsubscribe = subscribe.replace(
+        r#""id":1,"method":"resources/subscribe""#,
+        r#""id":2,"method":"resources/unsubscribe""#,
+    );
+    assert_eq!(wire.call(&unsubscribe).await, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    server.notify_resource_updated("books://Dune");
+    // Nothing for the unsubscribed URI: the next line is the answer to the next request.
+    wire.assert_alive().await;
+    let unknown = wire
+        .call(r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"nowhere://x"}}"#)
+        .await;
+    assert_eq!(
+        unknown,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown resource: nowhere://x","data":{"uri":"nowhere://x"}}}"#
+    );
+}
+
+#[tokio::test]
+async fn a_listen_stream_is_acknowledged_first_then_filtered_and_tagged() {
+    let server = bookshop();
+    let mut wire = Wire::start(server.clone(), "2026-07-28");
+    let listen = format!(
+        r#"{{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true,"promptsListChanged":false,"resourceSubscriptions":["books://Dune"]}},{MODERN_META}}}}}"#
+    );
+    assert_eq!(
+        wire.call(&listen).await,
+        r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"},"notifications":{"toolsListChanged":true,"resourceSubscriptions":["books://Dune"]}}}"#
+    );
+    server.notify_prompts_changed();
+    server.notify_resource_updated("books://Neuromancer");
+    server.notify_tools_changed();
+    server.notify_resource_updated("books://Dune");
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"}}}"#
+    );
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"},"uri":"books://Dune"}}"#
+    );
+    // The client ends the stream with notifications/cancelled; it gets no answer.
+    wire.send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen-1"}}"#,
+    )
+    .await;
+    wire.assert_alive().await;
+    server.notify_tools_changed();
+    wire.assert_alive().await;
+}
+
+#[tokio::test]
+async fn an_open_listen_stream_does_not_keep_a_stdio_server_alive() {
+    let mut wire = Wire::start(bookshop(), "2026-07-28");
+    let listen = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{MODERN_META}}}}}"#
+    );
+    wire.call(&listen).await;
+    assert_eq!(wire.finish().await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn the_client_listens_in_both_eras() {
+    use modelcontext::types::{ServerNotification, SubscriptionFilter};
+    use modelcontext::{Client, EraMode};
+    for mode in [EraMode::Handshake, EraMode::Modern] {
+        let server = bookshop();
+        let client = Client::builder().era(mode).connect(server.in_memory()).await.expect("up");
+        let filter = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            resource_subscriptions: Some(vec!["books://Dune".into()]),
+            ..Default::default()
+        };
+        let mut changes = client.listen(filter.clone()).await.expect("listening");
+        assert_eq!(changes.agreed(), &filter, "{mode:?}");
+        server.notify_prompts_changed();
+        server.notify_tools_changed();
+        server.notify_resource_updated("books://Neuromancer");
+        server.notify_resource_updated("books://Dune");
+        let first = changes.next().await.expect("tools changed");
+        assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{mode:?}: {first:?}");
+        match changes.next().await.expect("updated") {
+            ServerNotification::ResourceUpdated(params) => assert_eq!(params.uri, "books://Dune"),
+            other => panic!("{mode:?}: {other:?}"),
+        }
+        drop(changes);
+        // The connection still serves after the subscription ended.
+        client.list_tools(None).await.expect("still serving");
+    }
+}
