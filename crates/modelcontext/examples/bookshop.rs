@@ -4,6 +4,7 @@
 //! `cargo run --example bookshop` serves it over stdio; `cargo run --example bookshop -- --http
 //! 127.0.0.1:8000` serves Streamable HTTP at `http://127.0.0.1:8000/mcp`.
 
+use modelcontext::transport::http::HttpOptions;
 use modelcontext::types::INVALID_PARAMS;
 use modelcontext::{McpError, McpServer, ResourceError, prompt, resource, tool};
 
@@ -86,9 +87,15 @@ async fn main() -> Result<(), modelcontext::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [flag, addr] if flag == "--http" => server.serve_http(addr).await,
+        // Also serve the 2024-11-05 HTTP+SSE transport (`/sse`, `/messages`) for old clients.
+        [flag, addr, legacy] if flag == "--http" && legacy == "--legacy-sse" => {
+            let options = HttpOptions { legacy_sse: true, ..HttpOptions::default() };
+            let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
+            server.http_endpoint_with(options).serve(listener).await
+        }
         [] => server.run_stdio().await,
         _ => {
-            eprintln!("usage: bookshop [--http HOST:PORT]");
+            eprintln!("usage: bookshop [--http HOST:PORT [--legacy-sse]]");
             std::process::exit(2);
         }
     }

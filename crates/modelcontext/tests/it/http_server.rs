@@ -454,11 +454,17 @@ async fn a_dropped_stream_resumes_with_last_event_id_and_loses_nothing() {
 
 #[tokio::test]
 async fn an_idle_session_expires() {
-    let options = HttpOptions { session_idle_timeout: std::time::Duration::ZERO, ..Default::default() };
+    let options =
+        HttpOptions { session_idle_timeout: std::time::Duration::ZERO, ..Default::default() };
     let http = start_with(bookshop(), options).await;
     let init = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
     let session = init.header("mcp-session-id").expect("session").to_owned();
-    let later = http.post(&[("mcp-session-id", session.as_str())], r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    let later = http
+        .post(
+            &[("mcp-session-id", session.as_str())],
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        )
+        .await;
     assert_eq!(later.status, StatusCode::NOT_FOUND, "idle longer than the timeout: gone");
 }
 
@@ -489,4 +495,41 @@ async fn two_hundred_concurrent_clients_of_both_eras() {
     for client in clients.collect::<Vec<_>>() {
         client.await.expect("client succeeded");
     }
+}
+
+#[tokio::test]
+async fn the_2024_11_05_http_sse_transport_when_switched_on() {
+    let options = HttpOptions { legacy_sse: true, ..Default::default() };
+    let (addr, serve) =
+        bookshop().http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    let http = Http { addr, client: HyperClient::builder(TokioExecutor::new()).build_http() };
+    let open = http::Request::get(format!("http://{addr}/sse"))
+        .body(Full::new(Bytes::new()))
+        .expect("request");
+    let response = http.client.request(open).await.expect("response");
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut events = response.into_body();
+    let first = read_until(&mut events, "sessionId=").await;
+    let endpoint =
+        first.lines().find_map(|l| l.strip_prefix("data: ")).expect("endpoint event").to_owned();
+    assert!(first.starts_with("event: endpoint\n"), "{first}");
+
+    let post = |body: &'static str| {
+        let request = http::Request::post(format!("http://{addr}{endpoint}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .expect("request");
+        http.client.request(request)
+    };
+    let init = post(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}"#).await.expect("post");
+    assert_eq!(init.status(), StatusCode::ACCEPTED);
+    let answer = read_until(&mut events, r#""id":1"#).await;
+    assert!(answer.contains(r#""protocolVersion":"2024-11-05""#), "{answer}");
+    let call = post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_author","arguments":{"title":"Dune"}}}"#).await.expect("post");
+    assert_eq!(call.status(), StatusCode::ACCEPTED);
+    assert!(read_until(&mut events, r#""id":2"#).await.contains("Frank Herbert"));
+
+    let unknown = http.post(&[], "{}").await;
+    assert_ne!(unknown.status, StatusCode::ACCEPTED, "the Streamable HTTP endpoint is unaffected");
 }

@@ -23,7 +23,7 @@ use crate::transport::{CHANNEL_CAPACITY, Connection};
 
 /// Entry point for every request to the endpoint.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
-    if let Some(refused) = check_security(&shared, request.headers()) {
+    if let Some(refused) = check_request(&shared, request.headers()) {
         return refused;
     }
     let modern_header = is_modern_header(request.headers());
@@ -38,7 +38,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
 }
 
 /// Host first (421: the request was not meant for us), then Origin (403).
-fn check_security(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+pub(crate) fn check_request(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
     let allow = &shared.options.allow;
     if !allow.host_ok(header_str(headers, header::HOST)) {
         let error = McpError::invalid_request("Invalid Host header");
@@ -60,30 +60,30 @@ fn is_modern_header(headers: &HeaderMap) -> bool {
 }
 
 async fn post(shared: Arc<Shared>, request: Request) -> Response {
+    let headers = request.headers().clone();
+    let message = match read_message(&shared, request).await {
+        Ok(message) => message,
+        Err(refused) => return refused,
+    };
+    if is_modern_header(&headers) || claims_modern(&message) {
+        modern(&shared, &headers, message).await
+    } else {
+        sessions::post(&shared, &headers, message).await
+    }
+}
+
+/// The one JSON-RPC message of a POST body: 415 / 406 / 413 / 400 with the reason otherwise.
+pub(crate) async fn read_message(shared: &Shared, request: Request) -> Result<Message, Response> {
     let (parts, body) = request.into_parts();
     if let Some(refused) = check_content_headers(&parts.headers) {
-        return refused;
+        return Err(refused);
     }
-    let bytes = match axum::body::to_bytes(body, shared.options.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            let limit = shared.options.max_body_bytes;
-            let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
-            return error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error);
-        }
+    let limit = shared.options.max_body_bytes;
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
+        return Err(error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error));
     };
-    let message = match Message::decode(&bytes) {
-        Ok(message) => message,
-        Err(err) => {
-            let answer = err.to_response();
-            return rpc_response(StatusCode::BAD_REQUEST, &answer);
-        }
-    };
-    if is_modern_header(&parts.headers) || claims_modern(&message) {
-        modern(&shared, &parts.headers, message).await
-    } else {
-        sessions::post(&shared, &parts.headers, message).await
-    }
+    Message::decode(&bytes).map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
 }
 
 /// 415 for a body that is not JSON; 406 when the client accepts neither JSON nor SSE.

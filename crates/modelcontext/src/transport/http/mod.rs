@@ -35,6 +35,7 @@ mod client;
 mod events;
 mod exchange;
 mod headers;
+mod legacy_sse;
 mod security;
 mod sessions;
 
@@ -73,6 +74,10 @@ pub struct HttpOptions {
     pub keep_alive: Duration,
     /// Keeps handshake-era SSE events for resumption with `Last-Event-ID`.
     pub event_store: Arc<dyn EventStore>,
+    /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
+    /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
+    /// [`HttpEndpoint::router`] serves it. Off by default.
+    pub legacy_sse: bool,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -83,6 +88,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
+            .field("legacy_sse", &self.legacy_sse)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +102,7 @@ impl Default for HttpOptions {
             max_sessions: 10_000,
             keep_alive: Duration::from_secs(15),
             event_store: Arc::new(MemoryEventStore::default()),
+            legacy_sse: false,
         }
     }
 }
@@ -120,9 +127,15 @@ impl McpServer {
 }
 
 impl HttpEndpoint {
-    /// An axum router with the endpoint at `/mcp`.
+    /// An axum router with the endpoint at `/mcp` (and `/sse` + `/messages` when
+    /// [`HttpOptions::legacy_sse`] is on).
     pub fn router(&self) -> axum::Router {
-        axum::Router::new().route_service("/mcp", self.clone().into_service())
+        let router = axum::Router::new().route_service("/mcp", self.clone().into_service());
+        if self.inner.options.legacy_sse {
+            router.merge(legacy_sse::routes(self.inner.clone()))
+        } else {
+            router
+        }
     }
 
     /// The endpoint as a tower `Service`, to mount at any path of any axum/tower stack.

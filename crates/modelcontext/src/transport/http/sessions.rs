@@ -46,7 +46,7 @@ pub(crate) struct Sessions {
     idle: Duration,
 }
 
-struct Session {
+pub(crate) struct Session {
     id: String,
     incoming: mpsc::Sender<Incoming>,
     routes: Arc<Mutex<Routes>>,
@@ -89,7 +89,7 @@ impl Sessions {
     }
 
     /// The live session `id`; an expired one is forgotten here.
-    fn get(&self, id: &str) -> Option<Arc<Session>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
         let mut map = lock(&self.map);
         let session = map.get(id)?.clone();
         let mut last_seen = lock(&session.last_seen);
@@ -203,6 +203,22 @@ impl Session {
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
         Session { id, incoming: in_tx, routes, last_seen: Mutex::new(Instant::now()), _stop: stop }
+    }
+
+    /// Starts a 2024-11-05 HTTP+SSE session: everything it sends, responses included, goes
+    /// to the returned stream. `None` when the endpoint is full or has no randomness.
+    pub(crate) fn open_legacy(shared: &Shared) -> Option<(String, mpsc::Receiver<Delivery>)> {
+        let id = mint_id()?;
+        let session = Arc::new(Session::start(shared, id.clone()));
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        lock(&session.routes).standalone = Some(tx);
+        shared.sessions.insert(session).then_some((id, rx))
+    }
+
+    /// Hands a message to the engine without waiting for an answer; `false` if the session
+    /// has ended.
+    pub(crate) async fn forward(&self, message: Message) -> bool {
+        self.incoming.send(Ok(message)).await.is_ok()
     }
 
     async fn post(&self, message: Message) -> Response {
