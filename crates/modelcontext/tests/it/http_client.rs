@@ -629,3 +629,59 @@ async fn our_client_drives_our_server_in_both_eras() {
         client.close().await;
     }
 }
+
+#[tokio::test]
+async fn an_expired_session_is_renewed_once_without_the_caller_noticing() {
+    let initializes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let fake = Fake::start(move |seen| match (seen.verb.as_str(), seen.method()) {
+        ("POST", "initialize") => {
+            let n = initializes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "fake", "version": "1"}});
+            // The renewal's answer comes as SSE, as the Python SDK sends it.
+            let id = &seen.body["id"];
+            let mut answer = match n {
+                0 => json_answer(result(id, init)),
+                _ => sse_answer(&format!("event: message\ndata: {}\n\n", result(id, init))),
+            };
+            let session = if n == 0 { "first" } else { "second" };
+            answer.headers_mut().insert("mcp-session-id", session.parse().expect("ascii"));
+            answer
+        }
+        ("POST", "tools/list") if seen.header("mcp-session-id") == Some("first") => respond(
+            404,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}"#,
+        ),
+        ("POST", "tools/list") => json_answer(result(&seen.body["id"], json!({"tools": []}))),
+        ("GET", _) => respond(405, "", Body::empty()),
+        _ => accepted(),
+    })
+    .await;
+    let client = Client::builder().era(EraMode::Handshake).connect(fake.transport()).await;
+    let client = client.expect("connects");
+    let tools = client.list_tools(None).await.expect("renewed transparently");
+    assert!(tools.tools.is_empty());
+    client.close().await;
+    let lines: Vec<String> = fake
+        .seen()
+        .iter()
+        .filter(|s| s.verb == "POST" || s.verb == "DELETE")
+        .map(|s| {
+            let id = s.body.get("id").map(|id| format!(" id={id}")).unwrap_or_default();
+            let session = s.header("mcp-session-id").unwrap_or("-");
+            format!("{} {}{id} session={session}", s.verb, s.method())
+        })
+        .collect();
+    check(
+        &lines.join("\n"),
+        expect![[r#"
+            POST initialize id=1 session=-
+            POST notifications/initialized session=first
+            POST tools/list id=2 session=first
+            POST initialize id="modelcontext-renew-1" session=-
+            POST notifications/initialized session=second
+            POST tools/list id=2 session=second
+            DELETE  session=second"#]],
+    );
+}

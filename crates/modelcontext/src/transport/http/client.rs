@@ -16,7 +16,8 @@
 //! protocol version is sent with the 2026-07-28 routing headers (`MCP-Protocol-Version`,
 //! `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`). Anything else follows 2025-11-25: the session id
 //! and version learned from `initialize` go on every later message, the GET stream carries
-//! server-initiated messages, a dropped stream resumes with `Last-Event-ID`, and closing the
+//! server-initiated messages, a dropped stream resumes with `Last-Event-ID`, a session the
+//! server has forgotten (404) is replaced once by replaying `initialize`, and closing the
 //! client ends the session with DELETE.
 
 use std::collections::{HashMap, HashSet};
@@ -32,8 +33,8 @@ use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use modelcontext_types::{
-    CONNECTION_CLOSED, McpError, Message, Notification, PROTOCOL_VERSION_META_KEY, RequestId,
-    Response, to_raw,
+    CONNECTION_CLOSED, McpError, Message, Notification, PROTOCOL_VERSION_META_KEY, RawValue,
+    RequestId, Response, to_raw,
 };
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -161,8 +162,13 @@ impl Transport for HttpTransport {
         connector.set_nodelay(true);
         connector.set_connect_timeout(self.connect_timeout);
         let http = Hyper::builder(TokioExecutor::new()).build(connector);
-        let shared =
-            Arc::new(Shared { http, config: self, incoming: in_tx, state: Mutex::default() });
+        let shared = Arc::new(Shared {
+            http,
+            config: self,
+            incoming: in_tx,
+            state: Mutex::default(),
+            renewing: tokio::sync::Mutex::new(()),
+        });
         let (stop_tx, stop_rx) = oneshot::channel();
         let dispatcher = tokio::spawn(dispatch(shared.clone(), out_rx, stop_rx));
         let shutdown = async move {
@@ -181,6 +187,8 @@ struct Shared {
     incoming: mpsc::Sender<Incoming>,
     /// Held for map and field operations only, never across an `.await`.
     state: Mutex<State>,
+    /// Serializes session renewals: requests that meet the same expired session renew it once.
+    renewing: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
@@ -196,6 +204,10 @@ struct State {
     tool_headers: HashMap<String, Vec<(Vec<String>, String)>>,
     /// The standalone GET stream, while it runs.
     get_stream: Option<AbortHandle>,
+    /// The params of the client's `initialize`, replayed when the session expires.
+    initialize_params: Option<Option<Box<RawValue>>>,
+    /// Sessions opened on the client's behalf after an expiry, for unique request ids.
+    renewals: u64,
 }
 
 struct InFlight {
@@ -268,9 +280,14 @@ impl Shared {
         };
         let id = request.id.clone();
         let exchange = Exchange { id: id.clone(), method: request.method.clone(), modern };
-        let body = Message::Request(request).encode();
+        let initialize = (request.method == "initialize").then(|| request.params.clone());
+        let body = Bytes::from(Message::Request(request).encode());
         let shared = self.clone();
         let mut state = self.state();
+        if let Some(params) = initialize {
+            // Kept to open a new session if this one expires (404).
+            state.initialize_params = Some(params);
+        }
         state.next_task += 1;
         let task = state.next_task;
         // Spawned under the lock, so the task cannot finish (and unregister) before it is
@@ -324,7 +341,7 @@ impl Shared {
 
     /// POSTs a notification or response and waits for the answer, which should be 202.
     async fn post_in_order(&self, message: Message, headers: HeaderMap) {
-        match self.send(Method::POST, headers, message.encode()).await {
+        match self.send(Method::POST, headers, message.encode().into()).await {
             Ok(answer) if answer.status().is_success() => {
                 let _ = self.read_body(answer.into_body()).await;
             }
@@ -338,8 +355,18 @@ impl Shared {
     }
 
     /// Posts one request and delivers its answer: a JSON body, an SSE stream, or an error.
-    async fn exchange(&self, exchange: &Exchange, headers: HeaderMap, body: String) {
-        let answer = match self.send(Method::POST, headers, body).await {
+    async fn exchange(self: &Arc<Self>, exchange: &Exchange, headers: HeaderMap, body: Bytes) {
+        let session = headers.get(SESSION_ID).cloned();
+        let mut answer = self.send(Method::POST, headers, body.clone()).await;
+        // Spec 2025-11-25: a 404 on a session means it has ended, and the client MUST start a
+        // new one. Done here, once, so the caller never sees the expiry.
+        let expired = answer.as_ref().is_ok_and(|a| a.status() == StatusCode::NOT_FOUND);
+        if let Some(session) = session.filter(|_| expired && exchange.method != "initialize") {
+            if self.renew_session(&session).await {
+                answer = self.send(Method::POST, self.session_headers(false), body).await;
+            }
+        }
+        let answer = match answer {
             Ok(answer) => answer,
             Err(err) => {
                 let message = format!("HTTP request to {} failed: {err}", self.config.url);
@@ -375,6 +402,70 @@ impl Shared {
             Err(err) => err,
         };
         self.fail(&exchange.id, McpError::internal(failure)).await;
+    }
+
+    /// Opens a new session in place of `expired`: replays the client's `initialize` (its answer
+    /// stays inside the transport), sends `notifications/initialized`, restarts the GET stream.
+    /// Returns true when a session other than `expired` is in place.
+    async fn renew_session(self: &Arc<Self>, expired: &HeaderValue) -> bool {
+        let _renewing = self.renewing.lock().await;
+        let (params, id) = {
+            let mut state = self.state();
+            if state.session_id.as_ref() != Some(expired) {
+                // Another request renewed it while this one waited.
+                return state.session_id.is_some();
+            }
+            let Some(params) = state.initialize_params.clone() else { return false };
+            state.renewals += 1;
+            (params, RequestId::String(format!("modelcontext-renew-{}", state.renewals)))
+        };
+        tracing::debug!("session expired (404); initializing a new one");
+        let request =
+            modelcontext_types::Request { id: id.clone(), method: "initialize".into(), params };
+        let body = Bytes::from(Message::Request(request).encode());
+        let answer = match self.send(Method::POST, self.session_headers(true), body).await {
+            Ok(answer) if answer.status().is_success() => answer,
+            _ => return false,
+        };
+        self.remember_session(answer.headers());
+        let Some(Ok(result)) = self.read_own_response(&id, answer).await else { return false };
+        let result: Option<Value> = serde_json::from_str(result.get()).ok();
+        let version = result.as_ref().and_then(|r| r.get("protocolVersion")?.as_str());
+        self.state().handshake_version = version.map(str::to_owned);
+        let initialized = Notification { method: "notifications/initialized".into(), params: None };
+        self.post_in_order(initialized.into(), self.session_headers(false)).await;
+        self.start_get_stream();
+        self.state().session_id.is_some()
+    }
+
+    /// The response to `id` in an answer (JSON or SSE), without handing anything to the engine.
+    async fn read_own_response(
+        &self,
+        id: &RequestId,
+        answer: http::Response<Body>,
+    ) -> Option<Result<Box<RawValue>, McpError>> {
+        let ours = |message: Result<Message, _>| match message {
+            Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => {
+                Some(response.result)
+            }
+            _ => None,
+        };
+        if !content_type(answer.headers()).starts_with("text/event-stream") {
+            return ours(Message::decode(&self.read_body(answer.into_body()).await.ok()?));
+        }
+        // The stream may stay open after the response: read only up to it.
+        let mut body = answer.into_body();
+        let mut decoder = SseDecoder::new(self.config.max_message_bytes);
+        let mut events = Vec::new();
+        while let Some(chunk) = next_chunk(&mut body, self.config.read_timeout).await.ok()? {
+            decoder.feed(&chunk, &mut events);
+            let found =
+                events.drain(..).flatten().find_map(|e| ours(Message::decode(e.data.as_bytes())));
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
     }
 
     /// A non-2xx answer: its JSON-RPC error when the body has one, else `HTTP <status>`.
@@ -659,7 +750,7 @@ impl Shared {
             headers.insert(LAST_EVENT_ID, value);
         }
         let answer =
-            self.send(Method::GET, headers, String::new()).await.map_err(|e| e.to_string())?;
+            self.send(Method::GET, headers, Bytes::new()).await.map_err(|e| e.to_string())?;
         let status = answer.status();
         if !status.is_success() {
             return Err(format!("HTTP {}", status.as_u16()));
@@ -687,7 +778,7 @@ impl Shared {
         }
         let mut headers = self.session_headers(false);
         headers.remove(CONTENT_TYPE);
-        let delete = self.send(Method::DELETE, headers, String::new());
+        let delete = self.send(Method::DELETE, headers, Bytes::new());
         match tokio::time::timeout(DELETE_TIMEOUT, delete).await {
             Ok(Ok(answer)) => tracing::debug!(status = %answer.status(), "session deleted"),
             Ok(Err(err)) => tracing::debug!(%err, "DELETE of the session failed"),
@@ -699,9 +790,9 @@ impl Shared {
         &self,
         method: Method,
         headers: HeaderMap,
-        body: String,
+        body: Bytes,
     ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
-        let mut request = http::Request::new(Full::new(Bytes::from(body)));
+        let mut request = http::Request::new(Full::new(body));
         *request.method_mut() = method;
         *request.uri_mut() = self.config.url.clone();
         *request.headers_mut() = headers;
