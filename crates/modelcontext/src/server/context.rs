@@ -42,6 +42,39 @@ struct Inner {
     last_progress: Mutex<Option<f64>>,
     /// Modern era: the answers this MRTR round carries and the questions it raises.
     input: Option<Arc<InputRound>>,
+    /// Raised when the request ends without its handler finishing.
+    cancelled: Arc<Cancelled>,
+}
+
+/// A request's cancellation flag, for work that outlives the handler future (a spawned task
+/// holding a clone of the context).
+#[derive(Debug, Default)]
+struct Cancelled {
+    flag: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+/// Raises the cancellation flag if dropped before [`CancelGuard::disarm`]: the request's
+/// future owns it, so an abort (the client's `notifications/cancelled`, a lost connection)
+/// raises it.
+pub(crate) struct CancelGuard {
+    cancelled: Option<Arc<Cancelled>>,
+}
+
+impl CancelGuard {
+    /// The handler finished: nothing to cancel.
+    pub(crate) fn disarm(mut self) {
+        self.cancelled = None;
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(cancelled) = self.cancelled.take() {
+            cancelled.flag.store(true, Ordering::SeqCst);
+            cancelled.notify.notify_waiters();
+        }
+    }
 }
 
 impl std::fmt::Debug for Context {
@@ -142,6 +175,7 @@ impl Context {
             log_threshold,
             last_progress: Mutex::new(None),
             input,
+            cancelled: Arc::default(),
         };
         Context { inner: Arc::new(inner) }
     }
@@ -197,6 +231,30 @@ impl Context {
             return Err(super::unknown_resource(uri));
         };
         super::resource::read(def, self.clone(), uri, args, server.withhold_error_messages).await
+    }
+
+    /// Whether the request was cancelled (by the client, or because the connection is gone).
+    /// The handler itself is simply dropped when that happens; this is for work it handed to
+    /// other tasks with a clone of the context.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.flag.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the request is cancelled (see [`Context::is_cancelled`]).
+    pub async fn cancelled(&self) {
+        let cancelled = &self.inner.cancelled;
+        loop {
+            let notified = cancelled.notify.notified();
+            if cancelled.flag.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// The guard the request's future holds (see [`CancelGuard`]).
+    pub(crate) fn cancel_guard(&self) -> CancelGuard {
+        CancelGuard { cancelled: Some(Arc::clone(&self.inner.cancelled)) }
     }
 
     /// Tells the clients watching `uri` that its contents changed (see

@@ -24,7 +24,7 @@ use modelcontext_types::{
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::context::{ClientView, Context, ContextParts, SessionLogLevel};
+use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
 use super::mrtr::{self, Binding, InputRound};
 use super::notify::{self, Subscribed};
 use super::{ServerInner, pagination};
@@ -426,8 +426,9 @@ impl Call<'_> {
             Err(error) => return Reply::Now(Err(error)),
         };
         let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        let guard = cx.cancel_guard();
         match entry.call(cx, arguments, self.server.withhold_error_messages) {
-            Ok(future) => self.later_in(round, future),
+            Ok(future) => self.later_in(round, guarded(guard, future)),
             Err(rejected) => Reply::Now(self.finish::<CallToolResult>(*rejected)),
         }
     }
@@ -447,7 +448,8 @@ impl Call<'_> {
             Err(error) => return Reply::Now(Err(error)),
         };
         let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
-        let future = super::resource::read(def, cx, &uri, args, withhold);
+        let guard = cx.cancel_guard();
+        let future = guarded(guard, super::resource::read(def, cx, &uri, args, withhold));
         self.later_in(round, async move {
             future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
         })
@@ -475,8 +477,9 @@ impl Call<'_> {
             Err(error) => return Reply::Now(Err(error)),
         };
         let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        let guard = cx.cancel_guard();
         match def.get(cx, args, self.server.withhold_error_messages) {
-            Ok(future) => self.later_in::<GetPromptResult>(round, future),
+            Ok(future) => self.later_in::<GetPromptResult>(round, guarded(guard, future)),
             Err(error) => Reply::Now(Err(error)),
         }
     }
@@ -523,6 +526,13 @@ impl Call<'_> {
     fn finish<R: WireResult>(&self, result: R) -> Outcome {
         Stamp::new(self.server_info, self.client.era).apply(result)
     }
+}
+
+/// `future`, raising its context's cancellation flag if dropped before it finishes.
+async fn guarded<T>(guard: CancelGuard, future: impl std::future::Future<Output = T>) -> T {
+    let output = future.await;
+    guard.disarm();
+    output
 }
 
 /// What the modern era adds to every result: `resultType`, the `serverInfo` stamp, and the

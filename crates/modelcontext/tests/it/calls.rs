@@ -123,3 +123,31 @@ async fn the_notification_handler_sees_every_server_notification() {
         ("notifications/message".to_owned(), Some(r#"{"level":"info","data":"hello"}"#.to_owned()))
     );
 }
+
+#[tokio::test]
+async fn work_handed_off_by_a_handler_sees_the_cancellation() {
+    let (seen_tx, seen_rx) = oneshot::channel::<bool>();
+    let seen = Arc::new(Mutex::new(Some(seen_tx)));
+    let (started_tx, started_rx) = oneshot::channel::<()>();
+    let started = Arc::new(Mutex::new(Some(started_tx)));
+    let slow = ToolDef::new("slow", move |cx: Context, _: NoArgs| {
+        let (seen, started) = (Arc::clone(&seen), Arc::clone(&started));
+        async move {
+            let worker = cx.clone();
+            tokio::spawn(async move {
+                worker.cancelled().await;
+                let _ = seen.lock().expect("lock").take().map(|tx| tx.send(worker.is_cancelled()));
+            });
+            let _ = started.lock().expect("lock").take().map(|tx| tx.send(()));
+            std::future::pending::<()>().await;
+        }
+    });
+    let server = McpServer::new("slow").tool(slow).expect("registers");
+    let client = Client::connect(server.in_memory()).await.expect("up");
+    tokio::select! {
+        _ = client.call_tool("slow", json!({})) => panic!("cannot finish"),
+        _ = started_rx => {}
+    }
+    let seen = tokio::time::timeout(Duration::from_secs(5), seen_rx).await.expect("in time");
+    assert!(seen.expect("signal"), "is_cancelled agrees");
+}

@@ -161,3 +161,41 @@ async fn cancelling_a_call_cancels_the_question_it_awaits() {
     );
     wire.assert_alive().await;
 }
+
+/// A form with every field shape `elicit::<T>` accepts.
+#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::__private::schemars")]
+#[allow(dead_code)]
+struct Preferences {
+    /// Your e-mail address.
+    #[schemars(email)]
+    email: String,
+    #[schemars(range(min = 1, max = 10))]
+    copies: i64,
+    gift: Option<bool>,
+    format: Format,
+}
+
+#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::__private::schemars")]
+#[allow(dead_code)]
+enum Format {
+    #[serde(rename = "paperback")]
+    Paperback,
+    #[serde(rename = "ebook")]
+    Ebook,
+}
+
+#[tokio::test]
+async fn a_form_is_derived_from_a_flat_struct() {
+    use modelcontext::{Context, McpServer, ToolDef};
+    let ask = ToolDef::new("ask", |cx: Context, _: modelcontext::server::NoArgs| async move {
+        cx.elicit::<Preferences>("Preferences?").await.map(|_| "ok")
+    });
+    let mut wire = Wire::start(McpServer::new("forms").tool(ask).expect("tool"), "2025-11-25");
+    wire.initialize_with(ELICIT_FORM).await;
+    let question = wire
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}"#)
+        .await;
+    expect_test::expect![[r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Preferences?","requestedSchema":{"type":"object","properties":{"copies":{"type":"integer","minimum":1,"maximum":10},"email":{"type":"string","description":"Your e-mail address.","format":"email"},"format":{"type":"string","enum":["paperback","ebook"]},"gift":{"type":"boolean"}},"required":["email","copies","format"]}}}"#]].assert_eq(&question);
+}
