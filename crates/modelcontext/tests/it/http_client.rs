@@ -685,3 +685,27 @@ async fn an_expired_session_is_renewed_once_without_the_caller_noticing() {
             DELETE  session=second"#]],
     );
 }
+
+/// A server that only speaks the 2024-11-05 HTTP+SSE transport (ours, with `legacy_sse`, at
+/// `/sse`): `initialize` POSTed there is refused, and the client falls back to GET + `endpoint`.
+#[tokio::test]
+async fn falls_back_to_the_2024_11_05_sse_transport() {
+    let options =
+        modelcontext::transport::http::HttpOptions { legacy_sse: true, ..Default::default() };
+    let endpoint = crate::support::bookshop().http_endpoint_with(options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { endpoint.serve(listener).await });
+    let url = format!("http://{addr}/sse");
+    for mode in [EraMode::Handshake, EraMode::Auto] {
+        let transport = HttpTransport::new(&url).expect("valid url");
+        let client = Client::builder().era(mode).connect(transport).await.expect("connects");
+        assert_eq!(client.era(), Era::Handshake, "{mode:?}");
+        let result = client.call_tool("get_author", json!({"title": "Dune"})).await.expect("call");
+        check(
+            &serde_json::to_string(&result.content).expect("json"),
+            expect![[r#"[{"type":"text","text":"Frank Herbert"}]"#]],
+        );
+        client.close().await;
+    }
+}

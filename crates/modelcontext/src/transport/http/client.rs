@@ -204,6 +204,9 @@ struct State {
     tool_headers: HashMap<String, Vec<(Vec<String>, String)>>,
     /// The standalone GET stream, while it runs.
     get_stream: Option<AbortHandle>,
+    /// The POST endpoint of the 2024-11-05 HTTP+SSE transport, once the server turned out to
+    /// speak only that.
+    legacy_endpoint: Option<Uri>,
     /// The params of the client's `initialize`, replayed when the session expires.
     initialize_params: Option<Option<Box<RawValue>>>,
     /// Sessions opened on the client's behalf after an expiry, for unique request ids.
@@ -316,7 +319,8 @@ impl Shared {
         let initialized = notification.method == "notifications/initialized";
         let headers = self.session_headers(false);
         self.post_in_order(notification.into(), headers).await;
-        if initialized {
+        // The 2024-11-05 transport's one stream is already open.
+        if initialized && self.state().legacy_endpoint.is_none() {
             self.start_get_stream();
         }
     }
@@ -335,7 +339,7 @@ impl Shared {
                 in_flight.abort.abort();
                 in_flight.modern
             }
-            None => state.handshake_version.is_none(),
+            None => state.handshake_version.is_none() && state.legacy_endpoint.is_none(),
         }
     }
 
@@ -363,7 +367,7 @@ impl Shared {
         let expired = answer.as_ref().is_ok_and(|a| a.status() == StatusCode::NOT_FOUND);
         if let Some(session) = session.filter(|_| expired && exchange.method != "initialize") {
             if self.renew_session(&session).await {
-                answer = self.send(Method::POST, self.session_headers(false), body).await;
+                answer = self.send(Method::POST, self.session_headers(false), body.clone()).await;
             }
         }
         let answer = match answer {
@@ -374,6 +378,16 @@ impl Shared {
             }
         };
         let status = answer.status();
+        if self.state().legacy_endpoint.is_some() && status.is_success() {
+            // 2024-11-05: the answer to every POST arrives on the SSE stream.
+            return;
+        }
+        // Spec 2025-11-25, backwards compatibility: `initialize` refused with 400, 404 or 405
+        // means the server may speak the 2024-11-05 HTTP+SSE transport.
+        let old_server = matches!(status.as_u16(), 400 | 404 | 405);
+        if exchange.method == "initialize" && old_server && self.fall_back_to_sse(body).await {
+            return;
+        }
         if exchange.method == "initialize" && status.is_success() {
             self.remember_session(answer.headers());
         }
@@ -466,6 +480,50 @@ impl Shared {
             }
         }
         None
+    }
+
+    /// Switches to the 2024-11-05 HTTP+SSE transport if the server speaks it: GET on the URL
+    /// answers an SSE stream whose first event, `endpoint`, names where to POST. Then the
+    /// stream carries every message from the server, and `initialize` is posted again there.
+    async fn fall_back_to_sse(self: &Arc<Self>, initialize: Bytes) -> bool {
+        let Ok(mut body) = self.open_stream(None).await else { return false };
+        let mut decoder = SseDecoder::new(self.config.max_message_bytes);
+        let mut events = Vec::new();
+        let endpoint = loop {
+            match next_chunk(&mut body, Some(self.fallback_wait())).await {
+                Ok(Some(chunk)) => decoder.feed(&chunk, &mut events),
+                _ => return false,
+            }
+            let first = events.drain(..).flatten().next();
+            if let Some(event) = first {
+                if event.event.as_deref() != Some("endpoint") {
+                    return false;
+                }
+                break event.data;
+            }
+        };
+        let Some(uri) = same_origin(&self.config.url, &endpoint) else {
+            tracing::warn!(%endpoint, "ignoring an SSE endpoint on another origin");
+            return false;
+        };
+        tracing::debug!(%uri, "the server speaks the 2024-11-05 HTTP+SSE transport");
+        self.state().legacy_endpoint = Some(uri);
+        let shared = self.clone();
+        let reader = tokio::spawn(async move {
+            let mut retry = None;
+            shared.pump(body, &mut decoder, &mut retry, None, None).await;
+            tracing::debug!("the HTTP+SSE stream ended");
+        });
+        if let Some(old) = self.state().get_stream.replace(reader.abort_handle()) {
+            old.abort();
+        }
+        let posted = self.send(Method::POST, self.base_headers(), initialize).await;
+        posted.is_ok_and(|answer| answer.status().is_success())
+    }
+
+    /// How long the fallback waits for the `endpoint` event.
+    fn fallback_wait(&self) -> Duration {
+        self.config.read_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
     }
 
     /// A non-2xx answer: its JSON-RPC error when the body has one, else `HTTP <status>`.
@@ -793,8 +851,10 @@ impl Shared {
         body: Bytes,
     ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
         let mut request = http::Request::new(Full::new(body));
+        // Messages go to the legacy transport's POST endpoint once it is in use.
+        let legacy = self.state().legacy_endpoint.clone().filter(|_| method == Method::POST);
+        *request.uri_mut() = legacy.unwrap_or_else(|| self.config.url.clone());
         *request.method_mut() = method;
-        *request.uri_mut() = self.config.url.clone();
         *request.headers_mut() = headers;
         self.http.request(request).await
     }
@@ -813,6 +873,20 @@ impl Shared {
         }
         Ok(bytes)
     }
+}
+
+/// The `endpoint` of the 2024-11-05 transport as a URI, if it is on `base`'s origin (a path,
+/// or an absolute URL with the same scheme and authority): anything else could send the
+/// session to another server.
+fn same_origin(base: &Uri, endpoint: &str) -> Option<Uri> {
+    let endpoint = endpoint.trim();
+    let uri: Uri = if endpoint.starts_with('/') {
+        let authority = base.authority()?;
+        format!("{}://{authority}{endpoint}", base.scheme_str()?).parse().ok()?
+    } else {
+        endpoint.parse().ok()?
+    };
+    (uri.scheme() == base.scheme() && uri.authority() == base.authority()).then_some(uri)
 }
 
 /// The next data chunk of a body; `None` at its end.
