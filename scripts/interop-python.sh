@@ -63,35 +63,49 @@ if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     echo "interop: python_bookshop.py did not finish within 300 s (exit $rc)" >&2
 fi
 
-# Part 2: our HTTP client against the Python SDK's HTTP server, on a free loopback port.
+# Part 2: our HTTP client against the Python SDK's HTTP server, on a free loopback port:
+# Streamable HTTP in every era, then the 2024-11-05 HTTP+SSE transport (client fallback).
 HTTP_CLIENT="$TARGET_DIR/debug/examples/http_client"
-PORT=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-echo "interop: Python SDK HTTP server on 127.0.0.1:$PORT"
-PYTHONUNBUFFERED=1 "$VENV/bin/python" tests/interop/python_http_server.py "$PORT" >"$LOG.server" 2>&1 &
-SERVER_PID=$!
-# Poll the port (at most 30 s); stop early if the server died.
-for _ in $(seq 300); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-done
-if ! (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-    echo "FAIL http server_start: the Python server did not listen on $PORT" | tee -a "$LOG"
-    cat "$LOG.server" >&2
-    rc=1
-else
-    for era in handshake modern auto; do
-        http_rc=0
-        timeout --kill-after=5 60 "$HTTP_CLIENT" "http://127.0.0.1:$PORT/mcp" --era "$era" \
-            | tee -a "$LOG" || http_rc=${PIPESTATUS[0]}
-        if [[ $http_rc -ne 0 ]]; then
-            [[ $http_rc -eq 124 || $http_rc -eq 137 ]] &&
-                echo "FAIL $era http_client: did not finish within 60 s" | tee -a "$LOG"
-            rc=1
-        fi
+
+# drive <server flag or ""> <path> <era>...: start the server, run the example once per era,
+# stop the server. Failures are counted from the log's FAIL lines.
+drive() {
+    local flag=$1 path=$2 port era http_rc
+    shift 2
+    port=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    echo "interop: Python SDK server ${flag:-(streamable HTTP)} on 127.0.0.1:$port"
+    # shellcheck disable=SC2086 # an empty flag must vanish
+    PYTHONUNBUFFERED=1 "$VENV/bin/python" tests/interop/python_http_server.py "$port" $flag \
+        >"$LOG.server" 2>&1 &
+    SERVER_PID=$!
+    # Poll the port (at most 30 s); stop early if the server died.
+    for _ in $(seq 300); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
     done
-fi
-rm -f "$LOG.server"
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        echo "FAIL http server_start: the Python server did not listen on $port" | tee -a "$LOG"
+        cat "$LOG.server" >&2
+    else
+        for era in "$@"; do
+            http_rc=0
+            timeout --kill-after=5 60 "$HTTP_CLIENT" "http://127.0.0.1:$port$path" --era "$era" \
+                | tee -a "$LOG" || http_rc=${PIPESTATUS[0]}
+            # Exit 1 comes with FAIL lines; anything else (a hang, a crash) needs its own.
+            if [[ $http_rc -eq 124 || $http_rc -eq 137 ]]; then
+                echo "FAIL $era http_client: did not finish within 60 s" | tee -a "$LOG"
+            elif [[ $http_rc -gt 1 ]]; then
+                echo "FAIL $era http_client: exited with status $http_rc" | tee -a "$LOG"
+            fi
+        done
+    fi
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
+drive "" /mcp handshake modern auto
+drive --sse /sse legacy-sse
 
 passed=$(grep -c '^ok ' "$LOG" || true)
 failed=$(grep -c '^FAIL ' "$LOG" || true)

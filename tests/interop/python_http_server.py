@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A Streamable HTTP server built with the official Python MCP SDK (`mcp` 2.3.0), for our client.
 
-Usage: python tests/interop/python_http_server.py <port>
+Usage: python tests/interop/python_http_server.py <port> [--sse]
 
-Serves http://127.0.0.1:<port>/mcp until killed. The SDK serves both eras on that one endpoint:
+Serves http://127.0.0.1:<port>/mcp until killed (with `--sse`: only the deprecated 2024-11-05
+HTTP+SSE transport, `GET /sse` and `POST /messages/`, which our client must fall back to). The SDK serves both eras on that one endpoint:
 2025-11-25 sessions (`initialize`, `Mcp-Session-Id`, GET stream, DELETE) and stateless 2026-07-28
 requests (checked against their `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and
 `Mcp-Param-*` headers). `crates/modelcontext/examples/http_client.rs` holds the expectations.
@@ -49,6 +50,8 @@ def region(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Regi
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        sys.exit("usage: python_http_server.py <port>")
-    mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    args = sys.argv[1:]
+    if len(args) not in (1, 2) or not args[0].isdigit() or args[1:] not in ([], ["--sse"]):
+        sys.exit("usage: python_http_server.py <port> [--sse]")
+    transport = "sse" if args[1:] == ["--sse"] else "streamable-http"
+    mcp.run(transport, host="127.0.0.1", port=int(args[0]))

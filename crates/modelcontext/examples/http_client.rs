@@ -7,8 +7,10 @@
 //! ```
 //!
 //! `--era` is `auto` (probe with `server/discover`, fall back to `initialize`), `handshake`
-//! (2025-11-25: `initialize`, a session id, DELETE at the end) or `modern` (2026-07-28: every
-//! request stateless, with the `Mcp-*` routing headers). Each check prints `ok <era> <check>`
+//! (2025-11-25: `initialize`, a session id, DELETE at the end), `modern` (2026-07-28: every
+//! request stateless, with the `Mcp-*` routing headers) or `legacy-sse` (as `handshake`, for a
+//! server that only speaks the 2024-11-05 HTTP+SSE transport: point the URL at its SSE
+//! endpoint; the refused `initialize` makes the client fall back). Each check prints `ok <era> <check>`
 //! or `FAIL <era> <check>: <why>`; the last line is `N passed, M failed` and the exit code is 1
 //! when anything failed.
 
@@ -29,7 +31,7 @@ async fn main() -> ExitCode {
         [url] => (url.as_str(), "auto"),
         [url, flag, era] if flag == "--era" => (url.as_str(), era.as_str()),
         _ => {
-            eprintln!("usage: http_client <url> [--era auto|handshake|modern]");
+            eprintln!("usage: http_client <url> [--era auto|handshake|modern|legacy-sse]");
             return ExitCode::from(2);
         }
     };
@@ -37,8 +39,9 @@ async fn main() -> ExitCode {
         "auto" => (EraMode::Auto, Era::Modern, "2026-07-28"),
         "handshake" => (EraMode::Handshake, Era::Handshake, "2025-11-25"),
         "modern" => (EraMode::Modern, Era::Modern, "2026-07-28"),
+        "legacy-sse" => (EraMode::Handshake, Era::Handshake, "2025-11-25"),
         other => {
-            eprintln!("unknown era {other:?}: use auto, handshake or modern");
+            eprintln!("unknown era {other:?}: use auto, handshake, modern or legacy-sse");
             return ExitCode::from(2);
         }
     };
