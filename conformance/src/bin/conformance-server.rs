@@ -447,6 +447,12 @@ fn x_mcp_header_tool() -> ToolDef {
     .input_schema(schema)
 }
 
+/// Greets someone: the tasks extension's synchronous fixture (a tool that never becomes a task).
+#[tool]
+fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tools: change notifications (2026-07-28 `subscriptions/listen` streams, 2025-11-25 sessions)
 
@@ -579,6 +585,7 @@ fn server() -> Result<McpServer, modelcontext::Error> {
         test_input_required_result_capabilities::tool(),
         json_schema_tool(),
         x_mcp_header_tool(),
+        greet::tool(),
     ];
     let resources: Vec<ResourceDef> = vec![
         static_text::resource(),
