@@ -362,6 +362,8 @@ struct Engine<D> {
     running: HashMap<RequestId, AbortHandle>,
     /// The running requests that are streams, stopped rather than awaited at end of input.
     streams: std::collections::HashSet<RequestId>,
+    /// Whether end of input means the peer is gone, so streams stop (see [`start`]).
+    input_end_is_peer_gone: bool,
     finished_tx: mpsc::UnboundedSender<RequestId>,
 }
 
@@ -370,10 +372,29 @@ pub(crate) struct Stop(#[allow(dead_code)] oneshot::Sender<()>);
 
 /// Starts the engine on `connection`. Returns the [`Peer`] for sending, the loop's future
 /// (the caller spawns or awaits it; it ends when the peer goes away or [`Stop`] is dropped,
-/// then finishes the transport's shutdown), and the [`Stop`] handle.
+/// then finishes the transport's shutdown), and the [`Stop`] handle. End of input means the
+/// peer is gone (stdio, memory): streams stop, other requests are answered first.
 pub(crate) fn start<D: Dispatch>(
     connection: Connection,
     dispatch: D,
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
+    start_with(connection, dispatch, true)
+}
+
+/// [`start`] for a transport whose input ends before the peer is gone (one modern HTTP
+/// request: its body is the whole input, and the client stays for the answer). Streams keep
+/// running after end of input, until the [`Stop`] handle is dropped.
+pub(crate) fn start_until_stopped<D: Dispatch>(
+    connection: Connection,
+    dispatch: D,
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
+    start_with(connection, dispatch, false)
+}
+
+fn start_with<D: Dispatch>(
+    connection: Connection,
+    dispatch: D,
+    input_end_is_peer_gone: bool,
 ) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
     let Connection { sender, receiver, shutdown } = connection;
     let peer = Peer::new(sender);
@@ -384,6 +405,7 @@ pub(crate) fn start<D: Dispatch>(
         peer: peer.clone(),
         running: HashMap::new(),
         streams: Default::default(),
+        input_end_is_peer_gone,
         finished_tx,
     };
     let run = async move {
@@ -418,9 +440,11 @@ impl<D: Dispatch> Engine<D> {
         // End of input is how a stdio client asks a server to exit: answer what is already
         // running first (`printf ... | server` must not lose answers), unless told to stop.
         // Streams never finish on their own, and nobody is left to read them.
-        for id in self.streams.drain() {
-            if let Some(handle) = self.running.remove(&id) {
-                handle.abort();
+        if self.input_end_is_peer_gone {
+            for id in self.streams.drain() {
+                if let Some(handle) = self.running.remove(&id) {
+                    handle.abort();
+                }
             }
         }
         while peer_gone && !self.running.is_empty() {

@@ -364,7 +364,9 @@ impl McpServer {
         connection: Connection,
     ) -> (impl std::future::Future<Output = ()> + Send + 'static, crate::engine::Stop) {
         let session = session::ServerSession::new(self.inner.clone());
-        let (peer, run, stop) = crate::engine::start(connection, session);
+        // The transport's input may end before its client is gone (a modern HTTP request):
+        // a listen stream must keep running until the transport stops it.
+        let (peer, run, stop) = crate::engine::start_until_stopped(connection, session);
         drop(peer);
         (run, stop)
     }

@@ -110,3 +110,37 @@ async fn the_client_listens_in_both_eras() {
         client.list_tools(None).await.expect("still serving");
     }
 }
+
+/// Over Streamable HTTP each modern request has its own engine whose input ends at once: a
+/// listen stream must outlive that and end only when the client lets go.
+#[tokio::test]
+async fn the_client_listens_over_http_in_both_eras() {
+    use modelcontext::transport::http::HttpTransport;
+    use modelcontext::types::{ServerNotification, SubscriptionFilter};
+    use modelcontext::{Client, EraMode};
+    let server = bookshop();
+    let (addr, serve) = server.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    for mode in [EraMode::Modern, EraMode::Handshake] {
+        let transport = HttpTransport::new(&format!("http://{addr}/mcp")).expect("url");
+        let client = Client::builder().era(mode).connect(transport).await.expect("up");
+        let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+        let mut changes = client.listen(filter).await.expect("listening");
+        // Handshake era: the notification rides the session's GET stream, which the client
+        // opens in the background, and a change published before it is open reaches nobody
+        // (spec 2025-11-25: no stream, no delivery). Publish until one arrives.
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            loop {
+                server.notify_tools_changed();
+                let wait = std::time::Duration::from_millis(50);
+                if let Ok(next) = tokio::time::timeout(wait, changes.next()).await {
+                    return next;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{mode:?}: no notification in time"))
+        .expect("a notification");
+        assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{mode:?}: {first:?}");
+    }
+}

@@ -290,3 +290,21 @@ async fn a_form_that_is_not_flat_is_refused_with_the_field_named() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn the_same_handlers_work_over_http() {
+    use modelcontext::transport::http::HttpTransport;
+    let (addr, serve) = asking_server().http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    for mode in [EraMode::Handshake, EraMode::Modern] {
+        let transport = HttpTransport::new(&format!("http://{addr}/mcp")).expect("url");
+        let client = answering_client(mode, Arc::default()).connect(transport).await.expect("up");
+        let call = |name: &'static str| client.call_tool(name, json!({"title": "Dune"}));
+        assert_eq!(text(&call("order").await.expect("order")), "ordered Dune", "{mode:?}");
+        assert_eq!(
+            text(&call("survey").await.expect("survey")),
+            "1 roots, rating Some((4, None))",
+            "{mode:?}"
+        );
+    }
+}
