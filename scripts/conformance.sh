@@ -89,7 +89,7 @@ run() {
     shift
     log "$name: conformance $*"
     local start=$SECONDS rc=0
-    timeout "$RUN_TIMEOUT" "$SUITE" "$@" -o "$OUT/$name" >"$OUT/$name.log" 2>&1 || rc=$?
+    timeout --kill-after=10 "$RUN_TIMEOUT" "$SUITE" "$@" -o "$OUT/$name" >"$OUT/$name.log" 2>&1 || rc=$?
     echo "$rc $((SECONDS - start))" >"$OUT/$name.status"
     sed -n '/SUMMARY ===/,$p' "$OUT/$name.log" | sed 's/\x1b\[[0-9;]*m//g'
     log "$name: suite exit $rc, $((SECONDS - start)) s"
