@@ -20,9 +20,13 @@ pub(crate) fn encode(bytes: &[u8]) -> String {
     out
 }
 
-/// Decodes padded or unpadded standard base64; `None` on any other character.
+/// Decodes standard base64 with its padding (length a multiple of 4, at most two `=` at the
+/// end); `None` for anything else, so a malformed header value is refused, not guessed at.
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=');
+    if text.len() % 4 != 0 {
+        return None;
+    }
+    let text = text.strip_suffix("==").or_else(|| text.strip_suffix('=')).unwrap_or(text);
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);
     for byte in text.bytes() {
@@ -54,6 +58,9 @@ mod tests {
         for (plain, encoded) in cases {
             assert_eq!(super::encode(plain.as_bytes()), encoded);
             assert_eq!(super::decode(encoded).as_deref(), Some(plain.as_bytes()));
+        }
+        for malformed in ["Zg", "Zg=", "Zm9vY", "Z===", "Zm9v=", "Zm$v"] {
+            assert_eq!(super::decode(malformed), None, "{malformed}");
         }
     }
 }

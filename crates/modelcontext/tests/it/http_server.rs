@@ -196,6 +196,12 @@ async fn modern_envelope_and_method_errors_carry_their_status() {
         (StatusCode::BAD_REQUEST, Some(-32602))
     );
 
+    // Removed methods are 404 whatever their params: the suite sends them with only `_meta`.
+    for method in ["initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"]
+    {
+        let answer = http.modern(method, None, "").await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method}: {}", answer.body);
+    }
     for method in ["ping", "initialize", "logging/setLevel", "resources/subscribe", "foo/bar"] {
         let params = match method {
             "initialize" => {

@@ -147,9 +147,13 @@ fn check_modern(
     headers: &HeaderMap,
     request: &modelcontext_types::Request,
 ) -> Result<(), (StatusCode, McpError)> {
+    // A removed method is not found whatever its params, so it is refused before parsing.
+    if REMOVED_IN_MODERN.contains(&request.method.as_str()) {
+        return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
+    }
     let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
-        Ok(parsed) if !removed_in_modern(&parsed) => parsed,
-        Ok(_) | Err(ParamsError::UnknownMethod) => {
+        Ok(parsed) => parsed,
+        Err(ParamsError::UnknownMethod) => {
             return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
         }
         Err(err) => {
@@ -174,16 +178,9 @@ fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
     })
 }
 
-fn removed_in_modern(request: &ClientRequest) -> bool {
-    matches!(
-        request,
-        ClientRequest::Initialize(_)
-            | ClientRequest::Ping(_)
-            | ClientRequest::SetLevel(_)
-            | ClientRequest::Subscribe(_)
-            | ClientRequest::Unsubscribe(_)
-    )
-}
+/// Client requests of the handshake era that 2026-07-28 removed.
+const REMOVED_IN_MODERN: &[&str] =
+    &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 fn body_facts<'a>(
     shared: &'a Shared,
