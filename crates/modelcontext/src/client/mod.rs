@@ -388,12 +388,19 @@ impl Client {
         options: &CallOptions,
     ) -> Result<R, Error> {
         let mut params = object(params)?;
-        for _ in 0..=self.options.max_input_rounds {
+        let mut rounds = 0;
+        loop {
             let raw = self.exchange(method, params.clone(), options).await?;
             let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
                 MrtrResult::Complete(result) => return Ok(result),
                 MrtrResult::InputRequired(input) => input,
             };
+            // Give up before asking the user questions whose answers would never be sent.
+            if rounds == self.options.max_input_rounds {
+                let message = format!("'{method}' still needed input after {rounds} rounds");
+                return Err(McpError::internal(message).into());
+            }
+            rounds += 1;
             let responses = self.answer_all(input.input_requests.unwrap_or_default()).await?;
             params.insert("inputResponses".into(), serde_json::to_value(responses)?);
             match input.request_state {
@@ -401,11 +408,6 @@ impl Client {
                 None => params.remove("requestState"),
             };
         }
-        Err(McpError::internal(format!(
-            "'{method}' still needed input after {} rounds",
-            self.options.max_input_rounds
-        ))
-        .into())
     }
 
     /// Answers every question of one round, concurrently (they were asked together).

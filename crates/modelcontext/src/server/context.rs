@@ -23,6 +23,57 @@ use crate::engine::Peer;
 /// The request a handler is serving. Ask for it by type: a tool, resource or prompt handler of
 /// the form `Fn(Context, Args)` receives it. The handler code is the same in both eras.
 /// Cheap to clone; clones share the request's state (the last progress value, say).
+///
+/// | call | handshake era (2024-11-05 .. 2025-11-25) | modern era (2026-07-28) |
+/// |---|---|---|
+/// | [`log`](Context::log), [`info`](Context::info), ... | `notifications/message` at or above the `logging/setLevel` level (all before it) | only if the request's `_meta` asked for a `logLevel`, at or above it |
+/// | [`report_progress`](Context::report_progress) | `notifications/progress` when the request has a token; non-increasing values are dropped | the same |
+/// | [`elicit`](Context::elicit), [`elicit_url`](Context::elicit_url), [`sample`](Context::sample), [`list_roots`](Context::list_roots) | a live request to the client | an MRTR round: the handler runs again with the answer |
+/// | [`state`](Context::state), [`read_resource`](Context::read_resource), [`cancelled`](Context::cancelled) | the same in both eras | |
+///
+/// A missing client capability is -32021 (`data.requiredCapabilities`) in both eras.
+///
+/// ```
+/// # use modelcontext::__private::{schemars, serde};
+/// use modelcontext::server::{Elicitation, NoArgs};
+/// use modelcontext::types::{ElicitResult, LoggingLevel};
+/// use modelcontext::{Client, Context, EraMode, McpServer, ToolDef};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # #[serde(crate = "modelcontext::__private::serde")]
+/// # #[schemars(crate = "modelcontext::__private::schemars")]
+/// struct Confirm { ok: bool }
+///
+/// struct Stock(u32);
+///
+/// let order = ToolDef::new("order", |cx: Context, _: NoArgs| async move {
+///     let stock = cx.state::<Stock>().map_or(0, |s| s.0);
+///     cx.info(format!("{stock} in stock")).await;
+///     match cx.elicit::<Confirm>("Order one?").await? {
+///         Elicitation::Accepted(Confirm { ok: true }) => Ok("ordered"),
+///         _ => Ok::<_, modelcontext::McpError>("not ordered"),
+///     }
+/// });
+/// let server = McpServer::new("shop").state(Stock(3)).tool(order)?;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+/// for era in [EraMode::Handshake, EraMode::Modern] {
+///     let client = Client::builder()
+///         .era(era)
+///         .log_level(LoggingLevel::Info)
+///         .on_log(|message| println!("server says {}", message.data))
+///         .on_elicit(|_question| async {
+///             let answer = serde_json::json!({ "ok": true });
+///             Ok(ElicitResult::accept(answer.as_object().cloned().unwrap_or_default()))
+///         })
+///         .connect(server.in_memory())
+///         .await?;
+///     let result = client.call_tool("order", serde_json::json!({})).await?;
+///     assert_eq!(result.is_error, None);
+/// }
+/// # Ok::<(), modelcontext::Error>(()) })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<Inner>,

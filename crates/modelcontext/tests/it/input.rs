@@ -308,3 +308,27 @@ async fn the_same_handlers_work_over_http() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_client_bounds_the_rounds_of_a_server_that_keeps_asking() {
+    let endless = ToolDef::new("endless", |cx: Context, _: Title| async move {
+        loop {
+            cx.elicit::<Confirm>("Again?").await?;
+        }
+        #[allow(unreachable_code)]
+        Ok::<_, McpError>("never")
+    });
+    let server = McpServer::new("endless").tool(endless).expect("registers");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let client = answering_client(EraMode::Modern, Arc::clone(&calls))
+        .max_input_rounds(3)
+        .connect(server.in_memory())
+        .await
+        .expect("up");
+    let err = client.call_tool("endless", json!({"title": "x"})).await.expect_err("bounded");
+    assert_eq!(
+        err.as_mcp_error().map(|e| e.message.as_str()),
+        Some("'tools/call' still needed input after 3 rounds")
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "one answer per round");
+}
