@@ -100,7 +100,7 @@ fn decode(text: &str) -> Option<Vec<u8>> {
     if text.contains(['+', '/', '=']) {
         return None;
     }
-    let standard: String = text
+    let mut standard: String = text
         .chars()
         .map(|c| match c {
             '-' => '+',
@@ -108,6 +108,10 @@ fn decode(text: &str) -> Option<Vec<u8>> {
             c => c,
         })
         .collect();
+    // The standard decoder wants its padding back.
+    while standard.len() % 4 != 0 {
+        standard.push('=');
+    }
     crate::base64::decode(&standard)
 }
 
