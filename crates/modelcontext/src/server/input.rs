@@ -21,12 +21,72 @@ use super::context::Context;
 use super::elicit::{Elicitation, form_for};
 use crate::engine::RequestOptions;
 
+/// A question to the client under a key the handler chooses: the key of its input request in
+/// an MRTR round (modern era), where peers or tests may expect a particular name. Without
+/// one ([`Context::elicit`] and friends) the SDK numbers questions by kind and position
+/// (`elicit-1`, `roots-2`, ...). A key must be unique within one run of the handler.
+/// Handshake-era questions are live requests; the key plays no part there.
+#[derive(Debug)]
+pub struct Question<'a> {
+    cx: &'a Context,
+    key: Option<String>,
+}
+
 impl Context {
+    /// A question under `key` (see [`Question`]): `ctx.question("user_name").elicit::<T>(..)`.
+    pub fn question(&self, key: impl Into<String>) -> Question<'_> {
+        Question { cx: self, key: Some(key.into()) }
+    }
+
+    fn numbered(&self) -> Question<'_> {
+        Question { cx: self, key: None }
+    }
+
     /// Asks the user to fill in a form derived from `T` (a struct of primitive fields; see
     /// [`Elicitation`]). Needs the client's `elicitation` capability (form mode).
     ///
     /// Modern era: the handler runs again from the start once the client answers, so code
     /// before this call runs once per round; keep it free of side effects.
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, McpError> {
+        self.numbered().elicit(message).await
+    }
+
+    /// Asks the user to open `url` (URL mode, for sensitive input that must not pass through
+    /// the client). Returns what the user chose; `Accept` means they consented to open it, not
+    /// that they finished there. Needs the client's `elicitation.url` capability.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<ElicitAction, McpError> {
+        self.numbered().elicit_url(message, url).await
+    }
+
+    /// Any elicitation, with the client's answer as sent.
+    pub async fn elicit_raw(&self, params: ElicitRequestParams) -> Result<ElicitResult, McpError> {
+        self.numbered().elicit_raw(params).await
+    }
+
+    /// Asks the client's LLM for a message (`sampling/createMessage`), with `tools` and
+    /// `toolChoice` when the client declared `sampling.tools`. Needs the `sampling` capability.
+    pub async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, McpError> {
+        self.numbered().sample(params).await
+    }
+
+    /// The client's roots (`roots/list`). Needs the `roots` capability.
+    pub async fn list_roots(&self) -> Result<Vec<Root>, McpError> {
+        self.numbered().list_roots().await
+    }
+}
+
+impl Question<'_> {
+    /// [`Context::elicit`] under this question's key.
     pub async fn elicit<T: DeserializeOwned + JsonSchema>(
         &self,
         message: impl Into<String>,
@@ -53,9 +113,7 @@ impl Context {
         }
     }
 
-    /// Asks the user to open `url` (URL mode, for sensitive input that must not pass through
-    /// the client). Returns what the user chose; `Accept` means they consented to open it, not
-    /// that they finished there. Needs the client's `elicitation.url` capability.
+    /// [`Context::elicit_url`] under this question's key.
     pub async fn elicit_url(
         &self,
         message: impl Into<String>,
@@ -63,7 +121,7 @@ impl Context {
     ) -> Result<ElicitAction, McpError> {
         // 2025-11-25 requires an id (echoed by `notifications/elicitation/complete`);
         // 2026-07-28 has none.
-        let elicitation_id = (self.era() == Era::Handshake).then(random_id);
+        let elicitation_id = (self.cx.era() == Era::Handshake).then(random_id);
         let params = ElicitRequestURLParams {
             message: message.into(),
             url: url.into(),
@@ -73,7 +131,7 @@ impl Context {
         Ok(self.elicit_raw(ElicitRequestParams::Url(params)).await?.action)
     }
 
-    /// Any elicitation, with the client's answer as sent.
+    /// [`Context::elicit_raw`] under this question's key.
     pub async fn elicit_raw(&self, params: ElicitRequestParams) -> Result<ElicitResult, McpError> {
         match self.ask("elicit", InputRequest::Elicit(params)).await? {
             InputResponse::Elicit(result) => Ok(result),
@@ -81,8 +139,7 @@ impl Context {
         }
     }
 
-    /// Asks the client's LLM for a message (`sampling/createMessage`), with `tools` and
-    /// `toolChoice` when the client declared `sampling.tools`. Needs the `sampling` capability.
+    /// [`Context::sample`] under this question's key.
     pub async fn sample(
         &self,
         params: CreateMessageRequestParams,
@@ -93,7 +150,7 @@ impl Context {
         }
     }
 
-    /// The client's roots (`roots/list`). Needs the `roots` capability.
+    /// [`Context::list_roots`] under this question's key.
     pub async fn list_roots(&self) -> Result<Vec<Root>, McpError> {
         match self.ask("roots", InputRequest::ListRoots(RequestParams::default())).await? {
             InputResponse::ListRoots(result) => Ok(result.roots),
@@ -103,10 +160,10 @@ impl Context {
 
     /// Checks the capability, then asks in the request's era.
     async fn ask(&self, kind: &str, request: InputRequest) -> Result<InputResponse, McpError> {
-        check_capability(self.client_capabilities(), &request)?;
-        match self.input_round() {
-            Some(round) => round.ask(kind, request).await,
-            None if self.era() == Era::Handshake => self.ask_live(request).await,
+        check_capability(self.cx.client_capabilities(), &request)?;
+        match self.cx.input_round() {
+            Some(round) => round.ask(kind, self.key.clone(), request).await,
+            None if self.cx.era() == Era::Handshake => self.ask_live(request).await,
             None => Err(McpError::internal(
                 "a modern request can only ask the client for input in tools/call, prompts/get \
                  and resources/read",
@@ -125,7 +182,7 @@ impl Context {
             _ => return Err(mismatched(method)),
         }
         .map_err(|e| McpError::internal(e.to_string()))?;
-        let peer = self.peer();
+        let peer = self.cx.peer();
         let raw =
             peer.request(peer.next_id(), method, Some(params), RequestOptions::default()).await?;
         let parsed = match request {

@@ -50,6 +50,7 @@ pub mod uri_template;
 pub use completion::CompletionHandler;
 pub use context::Context;
 pub use elicit::Elicitation;
+pub use input::Question;
 pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};

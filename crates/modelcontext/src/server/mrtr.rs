@@ -1,7 +1,8 @@
 //! Multi round-trip requests (2026-07-28, SEP-2322) on the server side.
 //!
 //! A modern `tools/call`, `prompts/get` or `resources/read` runs its handler with an
-//! [`InputRound`]. Each question the handler asks gets a key from its kind and its position in
+//! [`InputRound`]. Each question the handler asks gets the key it named
+//! ([`Context::question`](super::Context::question)) or one from its kind and its position in
 //! the run (`elicit-1`, `sample-2`, ...). An answered question returns its answer; an
 //! unanswered one is recorded and never returns. When the handler cannot go on (a poll leaves
 //! it pending with questions recorded, so questions asked together in a `join!` travel
@@ -148,9 +149,11 @@ impl InputRound {
     pub(crate) async fn ask(
         &self,
         kind: &str,
+        key: Option<String>,
         request: InputRequest,
     ) -> Result<InputResponse, McpError> {
-        let key = format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let key = key
+            .unwrap_or_else(|| format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1));
         if let Some(answer) = self.answers.get(&key) {
             return Ok(answer.clone());
         }

@@ -116,7 +116,7 @@ fn try_asking_server() -> Result<McpServer, modelcontext::Error> {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "modelcontext::__private::schemars")]
 pub struct Name {
-    name: String,
+    pub name: String,
 }
 
 fn sampling_request(question: &str) -> CreateMessageRequestParams {

@@ -199,3 +199,32 @@ async fn a_form_is_derived_from_a_flat_struct() {
         .await;
     expect_test::expect![[r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Preferences?","requestedSchema":{"type":"object","properties":{"copies":{"type":"integer","minimum":1,"maximum":10},"email":{"type":"string","description":"Your e-mail address.","format":"email"},"format":{"type":"string","enum":["paperback","ebook"]},"gift":{"type":"boolean"}},"required":["email","copies","format"]}}}"#]].assert_eq(&question);
 }
+
+#[tokio::test]
+async fn a_question_can_name_its_input_request_key() {
+    use modelcontext::server::NoArgs;
+    use modelcontext::{Context, McpServer, ToolDef};
+    let greet = ToolDef::new("greet", |cx: Context, _: NoArgs| async move {
+        let name =
+            cx.question("user_name").elicit::<crate::input::Name>("What is your name?").await?;
+        let name = name.accepted().map_or("stranger".to_owned(), |n| n.name);
+        Ok::<_, modelcontext::McpError>(format!("Hello, {name}!"))
+    });
+    let mut wire = Wire::start(McpServer::new("greeter").tool(greet).expect("tool"), "2026-07-28");
+    let meta = modern_meta(ELICIT_FORM, "");
+    let call = |id: u32, extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"greet","arguments":{{}}{extra},{meta}}}}}"#
+        )
+    };
+    let first = wire.call(&call(1, "")).await;
+    assert!(
+        first.contains(r#""inputRequests":{"user_name":{"method":"elicitation/create""#),
+        "{first}"
+    );
+    let answer = r#""inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}}"#;
+    let retry = wire
+        .call(&call(2, &format!(r#",{answer},"requestState":"{}""#, request_state(&first))))
+        .await;
+    assert!(retry.contains(r#""text":"Hello, Alice!""#), "{retry}");
+}
