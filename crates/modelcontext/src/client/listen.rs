@@ -10,11 +10,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use modelcontext_types::{
-    Notification, SUBSCRIPTION_ID_META_KEY, ServerNotification, SubscriptionFilter,
+    Era, McpError, Notification, SUBSCRIPTION_ID_META_KEY, ServerNotification,
+    SubscribeRequestParams, SubscriptionFilter, SubscriptionsListenRequestParams,
+    UnsubscribeRequestParams, method, to_raw,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+use super::{Client, DEFAULT_REQUEST_TIMEOUT};
+use crate::Error;
+use crate::engine::RequestOptions;
 
 /// Where notifications of open subscriptions go, by subscription id (JSON text of the listen
 /// request id; `""` for the handshake era's untagged notifications).
@@ -119,5 +125,86 @@ fn wanted(filter: &SubscriptionFilter, notification: &ServerNotification) -> boo
             filter.resource_subscriptions.as_ref().is_some_and(|uris| uris.contains(&p.uri))
         }
         _ => false,
+    }
+}
+
+impl Client {
+    /// Opens a stream of change notifications: tool, prompt and resource list changes and
+    /// updates of the resources `filter` names. Modern era: a `subscriptions/listen` request,
+    /// returned once the server acknowledged it ([`Subscription::agreed`] is what it agreed
+    /// to). Handshake era: `resources/subscribe` for each URI, then the connection's change
+    /// notifications, filtered. Dropping the subscription ends it.
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        match self.era {
+            Era::Modern => self.listen_modern(filter).await,
+            _ => self.listen_handshake(filter).await,
+        }
+    }
+
+    async fn listen_modern(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        let id = self.peer.next_id();
+        let key = serde_json::to_value(&id)?.to_string();
+        let mut receiver = register(&self.listeners, key.clone());
+        let params = SubscriptionsListenRequestParams { meta: self.meta(), notifications: filter };
+        let raw = to_raw(&params)?;
+        let (peer, listeners) = (self.peer.clone(), Arc::clone(&self.listeners));
+        let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
+        let request = tokio::spawn(async move {
+            let outcome =
+                peer.request(id, method::SUBSCRIPTIONS_LISTEN, Some(raw), Default::default()).await;
+            unregister(&listeners, &key);
+            let _ = done_tx.send(outcome);
+        });
+        // The acknowledgement comes first (spec), or the request fails.
+        let agreed = tokio::select! {
+            first = receiver.recv() => match first {
+                Some(ServerNotification::SubscriptionsAcknowledged(ack)) => ack.notifications,
+                _ => return Err(McpError::internal("the listen stream did not start with its acknowledgement").into()),
+            },
+            outcome = &mut done_rx => return Err(match outcome {
+                Ok(Err(error)) => error.into(),
+                _ => McpError::internal("the listen stream ended before its acknowledgement").into(),
+            }),
+        };
+        Ok(Subscription {
+            agreed,
+            receiver,
+            filter_locally: false,
+            request: Some(request),
+            on_drop: None,
+        })
+    }
+
+    async fn listen_handshake(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        let receiver = register(&self.listeners, UNTAGGED.to_owned());
+        let uris = filter.resource_subscriptions.clone().unwrap_or_default();
+        for uri in &uris {
+            let params = SubscribeRequestParams { meta: None, uri: uri.clone() };
+            let _: Map<String, Value> = self.request(method::RESOURCES_SUBSCRIBE, params).await?;
+        }
+        let peer = self.peer.clone();
+        let unsubscribe = move || {
+            tokio::spawn(async move {
+                for uri in uris {
+                    let Ok(raw) = to_raw(&UnsubscribeRequestParams { meta: None, uri }) else {
+                        continue;
+                    };
+                    let options = RequestOptions {
+                        timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+                        ..Default::default()
+                    };
+                    let _ = peer
+                        .request(peer.next_id(), method::RESOURCES_UNSUBSCRIBE, Some(raw), options)
+                        .await;
+                }
+            });
+        };
+        Ok(Subscription {
+            agreed: filter,
+            receiver,
+            filter_locally: true,
+            request: None,
+            on_drop: Some(Box::new(unsubscribe)),
+        })
     }
 }

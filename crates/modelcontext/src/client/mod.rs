@@ -12,41 +12,37 @@
 //! # Ok(()) }
 //! ```
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
-    CompleteResult, CompletionArgument, CreateMessageRequestParams, CreateMessageResult,
-    DiscoverResult, ElicitRequestParams, ElicitResult, Era, GetPromptRequestParams,
-    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, InputRequests,
-    InputResponses, LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParams, McpError, MrtrResult, Notification, PaginatedRequestParams,
-    ProgressNotificationParams, ProgressToken, RawValue, ReadResourceRequestParams,
-    ReadResourceResult, Reference, RequestId, RequestMeta, RequestParams, ResultType, Root,
-    ServerCapabilities, ServerNotification, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, SubscriptionsListenRequestParams, Tool, UnsubscribeRequestParams, era_of,
-    method, to_raw,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionArgument, DiscoverResult, Era, GetPromptRequestParams, GetPromptResult,
+    Implementation, InitializeRequestParams, InitializeResult, LATEST_HANDSHAKE_VERSION,
+    LATEST_MODERN_VERSION, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, McpError, Notification, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResult, Reference, RequestMeta, RequestParams, ServerCapabilities,
+    SetLevelRequestParams, Tool, era_of, method,
 };
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
 use crate::Error;
-use crate::engine::{Peer, RequestOptions, Stop};
+use crate::engine::{Peer, Stop};
 use crate::transport::Transport;
 
+mod builder;
+mod calls;
 mod handlers;
 mod listen;
 mod options;
 
+pub use builder::ClientBuilder;
 pub use listen::Subscription;
 pub use options::CallOptions;
 
-use handlers::{ClientDispatch, Handlers, callback};
+use handlers::Handlers;
 
 /// The default time a request may take before the client gives up on it.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -67,159 +63,6 @@ pub enum EraMode {
     Handshake,
     /// Always the stateless 2026-07-28 wire, without a probe.
     Modern,
-}
-
-/// Builds a [`Client`] with options and callbacks. Setting a callback declares the matching
-/// client capability.
-#[derive(Debug, Clone)]
-pub struct ClientBuilder {
-    info: Implementation,
-    mode: EraMode,
-    timeout: Option<Duration>,
-    capabilities: ClientCapabilities,
-    log_level: Option<LoggingLevel>,
-    max_input_rounds: usize,
-    handlers: Handlers,
-}
-
-impl Default for ClientBuilder {
-    fn default() -> Self {
-        ClientBuilder {
-            info: Implementation {
-                name: "modelcontext".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                ..Default::default()
-            },
-            mode: EraMode::Auto,
-            timeout: Some(DEFAULT_REQUEST_TIMEOUT),
-            capabilities: ClientCapabilities::default(),
-            log_level: None,
-            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
-            handlers: Handlers::default(),
-        }
-    }
-}
-
-impl ClientBuilder {
-    /// Sets the `clientInfo` name and version.
-    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.info.name = name.into();
-        self.info.version = version.into();
-        self
-    }
-
-    /// Chooses the era (default [`EraMode::Auto`]).
-    pub fn era(mut self, mode: EraMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// Sets the per-request timeout (default 60 s); `None` waits forever.
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Asks for log messages at `level` and above: `logging/setLevel` after `initialize` in the
-    /// handshake era (when the server declares `logging`), `_meta` `logLevel` on every request
-    /// in the modern era. Without it a modern server sends no log messages at all.
-    pub fn log_level(mut self, level: LoggingLevel) -> Self {
-        self.log_level = Some(level);
-        self
-    }
-
-    /// Calls `handler` with every `notifications/message` the server sends.
-    pub fn on_log(
-        mut self,
-        handler: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static,
-    ) -> Self {
-        self.handlers.log = Some(Arc::new(handler));
-        self
-    }
-
-    /// Calls `handler` with every server notification except progress (which goes to the call
-    /// that asked for it): logging, `list_changed`, `resources/updated`, and any other method.
-    /// Parse a known one with `ServerNotification::parse(&n.method, n.params.as_deref())`.
-    /// Runs on the connection's loop, in arrival order: keep it quick (send to a channel).
-    pub fn on_notification(
-        mut self,
-        handler: impl Fn(Notification) + Send + Sync + 'static,
-    ) -> Self {
-        self.handlers.notification = Some(Arc::new(handler));
-        self
-    }
-
-    /// Answers `elicitation/create` (handshake era) and elicitation input requests (modern
-    /// era) with `handler`; declares the `elicitation` capability, form and URL modes.
-    pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ElicitResult, McpError>> + Send + 'static,
-    {
-        self.handlers.elicit = Some(callback(handler));
-        self
-    }
-
-    /// Answers `sampling/createMessage` with `handler`; declares the `sampling` capability.
-    /// Add [`ClientBuilder::sampling_tools`] if the handler supports `tools` and `toolChoice`.
-    pub fn on_sample<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CreateMessageResult, McpError>> + Send + 'static,
-    {
-        self.handlers.sample = Some(callback(handler));
-        self
-    }
-
-    /// Declares `sampling.tools`: the sampling handler understands `tools` and `toolChoice`.
-    pub fn sampling_tools(mut self, supported: bool) -> Self {
-        self.handlers.sampling_tools = supported;
-        self
-    }
-
-    /// Answers `roots/list` with `handler`; declares the `roots` capability (with
-    /// `listChanged`: call [`Client::notify_roots_changed`] when they change).
-    pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<Root>, McpError>> + Send + 'static,
-    {
-        self.handlers.roots = Some(callback(move |()| handler()));
-        self
-    }
-
-    /// Bounds the MRTR rounds of one `call_tool`/`get_prompt`/`read_resource` (default 10):
-    /// after that many retries with answers, the call fails instead of asking again.
-    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
-        self.max_input_rounds = rounds;
-        self
-    }
-
-    /// Connects over `transport` and negotiates.
-    pub async fn connect(mut self, transport: impl Transport) -> Result<Client, Error> {
-        self.handlers.declare(&mut self.capabilities);
-        let handlers = Arc::new(self.handlers.clone());
-        let listeners = listen::Listeners::default();
-        let dispatch =
-            ClientDispatch { handlers: Arc::clone(&handlers), listeners: Arc::clone(&listeners) };
-        let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
-        let engine = tokio::spawn(run);
-        let mut client = Client {
-            peer,
-            engine: Some(engine),
-            stop: Some(stop),
-            options: self,
-            handlers,
-            listeners,
-            era: Era::Handshake,
-            protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
-            server_info: None,
-            server_capabilities: ServerCapabilities::default(),
-            instructions: None,
-        };
-        client.negotiate().await?;
-        Ok(client)
-    }
 }
 
 /// A connected client. Every call is a real request over the transport.
@@ -352,99 +195,6 @@ impl Client {
             log_level: self.options.log_level,
             ..Default::default()
         })
-    }
-
-    /// Sends any request and parses its result. `params` must already carry the envelope
-    /// (the typed methods do that for you).
-    pub async fn request<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: P,
-    ) -> Result<R, Error> {
-        self.request_with(method, params, &CallOptions::default()).await
-    }
-
-    /// [`Client::request`] with per-call options: the option's `_meta` keys and progress
-    /// token are added to the params' `_meta`.
-    pub async fn request_with<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: P,
-        options: &CallOptions,
-    ) -> Result<R, Error> {
-        let raw = self.exchange(method, object(params)?, options).await?;
-        check_result_type(method, raw.get())?;
-        Ok(serde_json::from_str(raw.get())?)
-    }
-
-    /// A request that may answer `input_required` (2026-07-28 MRTR): answers the server's
-    /// questions with the callbacks and retries (a fresh id each time, `requestState` echoed
-    /// as received), at most `max_input_rounds` times. The answers and state of this call
-    /// stay in this call's params.
-    async fn request_mrtr<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: P,
-        options: &CallOptions,
-    ) -> Result<R, Error> {
-        let mut params = object(params)?;
-        let mut rounds = 0;
-        loop {
-            let raw = self.exchange(method, params.clone(), options).await?;
-            let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
-                MrtrResult::Complete(result) => return Ok(result),
-                MrtrResult::InputRequired(input) => input,
-            };
-            // Give up before asking the user questions whose answers would never be sent.
-            if rounds == self.options.max_input_rounds {
-                let message = format!("'{method}' still needed input after {rounds} rounds");
-                return Err(McpError::internal(message).into());
-            }
-            rounds += 1;
-            let responses = self.answer_all(input.input_requests.unwrap_or_default()).await?;
-            params.insert("inputResponses".into(), serde_json::to_value(responses)?);
-            match input.request_state {
-                Some(state) => params.insert("requestState".into(), Value::String(state)),
-                None => params.remove("requestState"),
-            };
-        }
-    }
-
-    /// Answers every question of one round, concurrently (they were asked together).
-    async fn answer_all(&self, requests: InputRequests) -> Result<InputResponses, Error> {
-        let answers = requests.into_iter().map(|(key, request)| async move {
-            Ok::<_, McpError>((key, self.handlers.answer(request).await?))
-        });
-        Ok(futures_util::future::try_join_all(answers).await?.into_iter().collect())
-    }
-
-    /// One request on the wire, with a fresh id: merges the options into `_meta`, applies
-    /// the timeouts, routes progress. Dropping the future cancels the request.
-    async fn exchange(
-        &self,
-        method: &str,
-        mut params: Map<String, Value>,
-        options: &CallOptions,
-    ) -> Result<Box<RawValue>, Error> {
-        let id = self.peer.next_id();
-        let token = options.on_progress.as_ref().map(|_| progress_token(&id));
-        merge_meta(&mut params, &options.meta, token.as_ref());
-        let request_options = RequestOptions {
-            timeout: options.timeout.unwrap_or(self.options.timeout),
-            reset_on_progress: options.reset_on_progress.is_some(),
-            max_total: options.reset_on_progress,
-            progress: token.zip(options.on_progress.clone()).map(|(token, handler)| {
-                let token = serde_json::to_value(token).unwrap_or_default();
-                let forward = move |raw: Value| {
-                    if let Ok(params) = serde_json::from_value::<ProgressNotificationParams>(raw) {
-                        handler(params);
-                    }
-                };
-                (token, Arc::new(forward) as crate::engine::ProgressCallback)
-            }),
-        };
-        let raw = to_raw(&params)?;
-        Ok(self.peer.request(id, method, Some(raw), request_options).await?)
     }
 
     /// One page of the server's tools.
@@ -596,85 +346,6 @@ impl Client {
         Ok(())
     }
 
-    /// Opens a stream of change notifications: tool, prompt and resource list changes and
-    /// updates of the resources `filter` names. Modern era: a `subscriptions/listen` request,
-    /// returned once the server acknowledged it ([`Subscription::agreed`] is what it agreed
-    /// to). Handshake era: `resources/subscribe` for each URI, then the connection's change
-    /// notifications, filtered. Dropping the subscription ends it.
-    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
-        match self.era {
-            Era::Modern => self.listen_modern(filter).await,
-            _ => self.listen_handshake(filter).await,
-        }
-    }
-
-    async fn listen_modern(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
-        let id = self.peer.next_id();
-        let key = serde_json::to_value(&id)?.to_string();
-        let mut receiver = listen::register(&self.listeners, key.clone());
-        let params = SubscriptionsListenRequestParams { meta: self.meta(), notifications: filter };
-        let raw = to_raw(&params)?;
-        let (peer, listeners) = (self.peer.clone(), Arc::clone(&self.listeners));
-        let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
-        let request = tokio::spawn(async move {
-            let outcome =
-                peer.request(id, method::SUBSCRIPTIONS_LISTEN, Some(raw), Default::default()).await;
-            listen::unregister(&listeners, &key);
-            let _ = done_tx.send(outcome);
-        });
-        // The acknowledgement comes first (spec), or the request fails.
-        let agreed = tokio::select! {
-            first = receiver.recv() => match first {
-                Some(ServerNotification::SubscriptionsAcknowledged(ack)) => ack.notifications,
-                _ => return Err(McpError::internal("the listen stream did not start with its acknowledgement").into()),
-            },
-            outcome = &mut done_rx => return Err(match outcome {
-                Ok(Err(error)) => error.into(),
-                _ => McpError::internal("the listen stream ended before its acknowledgement").into(),
-            }),
-        };
-        Ok(Subscription {
-            agreed,
-            receiver,
-            filter_locally: false,
-            request: Some(request),
-            on_drop: None,
-        })
-    }
-
-    async fn listen_handshake(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
-        let receiver = listen::register(&self.listeners, listen::UNTAGGED.to_owned());
-        let uris = filter.resource_subscriptions.clone().unwrap_or_default();
-        for uri in &uris {
-            let params = SubscribeRequestParams { meta: None, uri: uri.clone() };
-            let _: Map<String, Value> = self.request(method::RESOURCES_SUBSCRIBE, params).await?;
-        }
-        let peer = self.peer.clone();
-        let unsubscribe = move || {
-            tokio::spawn(async move {
-                for uri in uris {
-                    let Ok(raw) = to_raw(&UnsubscribeRequestParams { meta: None, uri }) else {
-                        continue;
-                    };
-                    let options = RequestOptions {
-                        timeout: Some(DEFAULT_REQUEST_TIMEOUT),
-                        ..Default::default()
-                    };
-                    let _ = peer
-                        .request(peer.next_id(), method::RESOURCES_UNSUBSCRIBE, Some(raw), options)
-                        .await;
-                }
-            });
-        };
-        Ok(Subscription {
-            agreed: filter,
-            receiver,
-            filter_locally: true,
-            request: None,
-            on_drop: Some(Box::new(unsubscribe)),
-        })
-    }
-
     /// Tells the server the roots changed (`notifications/roots/list_changed`, handshake era;
     /// a modern server asks again when it needs them).
     pub async fn notify_roots_changed(&self) -> Result<(), Error> {
@@ -707,59 +378,4 @@ impl Drop for Client {
 fn server_info_from_meta(meta: Option<&modelcontext_types::Meta>) -> Option<Implementation> {
     let info = meta?.get(modelcontext_types::SERVER_INFO_META_KEY)?;
     serde_json::from_value(info.clone()).ok()
-}
-
-/// A modern result other than `complete` needs handling this client does not do yet; an
-/// absent `resultType` (a handshake-era server) means complete.
-fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Probe {
-        result_type: Option<ResultType>,
-    }
-    match serde_json::from_str::<Probe>(raw).map(|p| p.result_type) {
-        Ok(None | Some(ResultType::Complete)) | Err(_) => Ok(()),
-        Ok(Some(other)) => Err(McpError::internal(format!(
-            "'{method}' answered with resultType '{other}', which this client does not handle"
-        ))
-        .into()),
-    }
-}
-
-/// Serializes request params into the object `_meta` can be merged into.
-fn object(params: impl Serialize) -> Result<Map<String, Value>, Error> {
-    match serde_json::to_value(params)? {
-        Value::Object(map) => Ok(map),
-        Value::Null => Ok(Map::new()),
-        other => {
-            Err(McpError::invalid_params(format!("params must be an object, not {other}")).into())
-        }
-    }
-}
-
-/// The progress token of a request: its own id, which is unique among our active requests.
-fn progress_token(id: &RequestId) -> ProgressToken {
-    match id {
-        RequestId::Number(n) => ProgressToken::Number(*n),
-        other => ProgressToken::String(other.to_string()),
-    }
-}
-
-/// Adds the caller's `_meta` keys (without overriding the SDK's) and the progress token.
-fn merge_meta(
-    params: &mut Map<String, Value>,
-    extra: &Map<String, Value>,
-    token: Option<&ProgressToken>,
-) {
-    if extra.is_empty() && token.is_none() {
-        return;
-    }
-    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(meta) = meta else { return };
-    for (key, value) in extra {
-        meta.entry(key.clone()).or_insert_with(|| value.clone());
-    }
-    if let Some(token) = token {
-        meta.insert("progressToken".into(), serde_json::to_value(token).unwrap_or_default());
-    }
 }

@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
+mod call;
 mod completion;
 mod context;
 mod elicit;
@@ -44,6 +45,7 @@ mod resource;
 pub(crate) mod schema;
 mod seal;
 mod session;
+mod stamp;
 mod tool;
 pub mod uri_template;
 

@@ -1,0 +1,166 @@
+//! One request on the wire: per-call options merged into `_meta`, timeouts, progress, and the
+//! MRTR loop of `tools/call`, `prompts/get` and `resources/read`.
+
+use std::sync::Arc;
+
+use modelcontext_types::{
+    InputRequests, InputResponses, McpError, MrtrResult, ProgressNotificationParams, ProgressToken,
+    RawValue, RequestId, ResultType, to_raw,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::{CallOptions, Client};
+use crate::Error;
+use crate::engine::RequestOptions;
+
+impl Client {
+    /// Sends any request and parses its result. `params` must already carry the envelope
+    /// (the typed methods do that for you).
+    pub async fn request<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+    ) -> Result<R, Error> {
+        self.request_with(method, params, &CallOptions::default()).await
+    }
+
+    /// [`Client::request`] with per-call options: the option's `_meta` keys and progress
+    /// token are added to the params' `_meta`.
+    pub async fn request_with<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<R, Error> {
+        let raw = self.exchange(method, object(params)?, options).await?;
+        check_result_type(method, raw.get())?;
+        Ok(serde_json::from_str(raw.get())?)
+    }
+
+    /// A request that may answer `input_required` (2026-07-28 MRTR): answers the server's
+    /// questions with the callbacks and retries (a fresh id each time, `requestState` echoed
+    /// as received), at most `max_input_rounds` times. The answers and state of this call
+    /// stay in this call's params.
+    pub(super) async fn request_mrtr<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<R, Error> {
+        let mut params = object(params)?;
+        let mut rounds = 0;
+        loop {
+            let raw = self.exchange(method, params.clone(), options).await?;
+            let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
+                MrtrResult::Complete(result) => return Ok(result),
+                MrtrResult::InputRequired(input) => input,
+            };
+            // Give up before asking the user questions whose answers would never be sent.
+            if rounds == self.options.max_input_rounds {
+                let message = format!("'{method}' still needed input after {rounds} rounds");
+                return Err(McpError::internal(message).into());
+            }
+            rounds += 1;
+            let responses = self.answer_all(input.input_requests.unwrap_or_default()).await?;
+            params.insert("inputResponses".into(), serde_json::to_value(responses)?);
+            match input.request_state {
+                Some(state) => params.insert("requestState".into(), Value::String(state)),
+                None => params.remove("requestState"),
+            };
+        }
+    }
+
+    /// Answers every question of one round, concurrently (they were asked together).
+    async fn answer_all(&self, requests: InputRequests) -> Result<InputResponses, Error> {
+        let answers = requests.into_iter().map(|(key, request)| async move {
+            Ok::<_, McpError>((key, self.handlers.answer(request).await?))
+        });
+        Ok(futures_util::future::try_join_all(answers).await?.into_iter().collect())
+    }
+
+    /// One request on the wire, with a fresh id: merges the options into `_meta`, applies
+    /// the timeouts, routes progress. Dropping the future cancels the request.
+    async fn exchange(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        let id = self.peer.next_id();
+        let token = options.on_progress.as_ref().map(|_| progress_token(&id));
+        merge_meta(&mut params, &options.meta, token.as_ref());
+        let request_options = RequestOptions {
+            timeout: options.timeout.unwrap_or(self.options.timeout),
+            reset_on_progress: options.reset_on_progress.is_some(),
+            max_total: options.reset_on_progress,
+            progress: token.zip(options.on_progress.clone()).map(|(token, handler)| {
+                let token = serde_json::to_value(token).unwrap_or_default();
+                let forward = move |raw: Value| {
+                    if let Ok(params) = serde_json::from_value::<ProgressNotificationParams>(raw) {
+                        handler(params);
+                    }
+                };
+                (token, Arc::new(forward) as crate::engine::ProgressCallback)
+            }),
+        };
+        let raw = to_raw(&params)?;
+        Ok(self.peer.request(id, method, Some(raw), request_options).await?)
+    }
+}
+
+/// A modern result other than `complete` needs handling this client does not do yet; an
+/// absent `resultType` (a handshake-era server) means complete.
+fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Probe {
+        result_type: Option<ResultType>,
+    }
+    match serde_json::from_str::<Probe>(raw).map(|p| p.result_type) {
+        Ok(None | Some(ResultType::Complete)) | Err(_) => Ok(()),
+        Ok(Some(other)) => Err(McpError::internal(format!(
+            "'{method}' answered with resultType '{other}', which this client does not handle"
+        ))
+        .into()),
+    }
+}
+
+/// Serializes request params into the object `_meta` can be merged into.
+fn object(params: impl Serialize) -> Result<Map<String, Value>, Error> {
+    match serde_json::to_value(params)? {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => {
+            Err(McpError::invalid_params(format!("params must be an object, not {other}")).into())
+        }
+    }
+}
+
+/// The progress token of a request: its own id, which is unique among our active requests.
+fn progress_token(id: &RequestId) -> ProgressToken {
+    match id {
+        RequestId::Number(n) => ProgressToken::Number(*n),
+        other => ProgressToken::String(other.to_string()),
+    }
+}
+
+/// Adds the caller's `_meta` keys (without overriding the SDK's) and the progress token.
+fn merge_meta(
+    params: &mut Map<String, Value>,
+    extra: &Map<String, Value>,
+    token: Option<&ProgressToken>,
+) {
+    if extra.is_empty() && token.is_none() {
+        return;
+    }
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else { return };
+    for (key, value) in extra {
+        meta.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    if let Some(token) = token {
+        meta.insert("progressToken".into(), serde_json::to_value(token).unwrap_or_default());
+    }
+}

@@ -1,0 +1,278 @@
+//! One request being answered: the method handlers of a server connection, in both eras.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use modelcontext_types::{
+    CallToolRequestParams, CallToolResult, ClientRequest, CompleteResult, DiscoverResult,
+    EmptyResult, Era, GetPromptRequestParams, GetPromptResult, INVALID_PARAMS, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
+    Meta, Notification, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
+    RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, method, to_raw,
+};
+use serde_json::{Map, Value};
+
+use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
+use super::mrtr::{self, Binding, InputRound};
+use super::notify::{self};
+use super::stamp::{Stamp, WireResult, internal};
+use super::{ServerInner, pagination};
+use crate::engine::{Outcome, Peer, Reply};
+
+/// One request being answered: everything a method handler needs, borrowed from the loop.
+pub(super) struct Call<'a> {
+    pub server: &'a Arc<ServerInner>,
+    pub server_info: &'a Arc<Value>,
+    pub client: &'a ClientView,
+    pub peer: &'a Peer,
+    pub request_id: modelcontext_types::RequestId,
+    pub log_level: &'a SessionLogLevel,
+}
+
+impl Call<'_> {
+    pub(super) fn dispatch(self, request: ClientRequest) -> Reply {
+        let server = self.server;
+        match request {
+            ClientRequest::Ping(_) => Reply::Now(self.finish(EmptyResult::default())),
+            ClientRequest::Discover(_) => Reply::Now(self.finish(DiscoverResult {
+                supported_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
+                capabilities: server.capabilities(),
+                instructions: server.instructions.clone(),
+                ..Default::default()
+            })),
+            ClientRequest::ListTools(params) => {
+                let tools = server.tools.iter().map(|t| t.def.tool.clone());
+                Reply::Now(self.page("tools", params, tools, |tools, next_cursor| {
+                    ListToolsResult { tools, next_cursor, ..Default::default() }
+                }))
+            }
+            ClientRequest::CallTool(params) => self.call_tool(params),
+            ClientRequest::ListResources(params) => {
+                let resources = server.resources.iter().map(|r| r.to_resource());
+                Reply::Now(self.page("resources", params, resources, |resources, next_cursor| {
+                    ListResourcesResult { resources, next_cursor, ..Default::default() }
+                }))
+            }
+            ClientRequest::ListResourceTemplates(params) => {
+                let templates = server.templates.iter().map(|t| t.def.to_template());
+                Reply::Now(self.page(
+                    "resources/templates",
+                    params,
+                    templates,
+                    |templates, next| ListResourceTemplatesResult {
+                        resource_templates: templates,
+                        next_cursor: next,
+                        ..Default::default()
+                    },
+                ))
+            }
+            ClientRequest::ReadResource(params) => self.read_resource(params),
+            ClientRequest::ListPrompts(params) => {
+                let prompts = server.prompts.iter().map(|p| p.prompt.clone());
+                Reply::Now(self.page("prompts", params, prompts, |prompts, next_cursor| {
+                    ListPromptsResult { prompts, next_cursor, ..Default::default() }
+                }))
+            }
+            ClientRequest::GetPrompt(params) => self.get_prompt(params),
+            ClientRequest::Complete(params) => match &server.completion {
+                Some(handler) => {
+                    let future = handler.complete(params);
+                    self.later(async move {
+                        future
+                            .await
+                            .map(|completion| CompleteResult { completion, ..Default::default() })
+                    })
+                }
+                None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
+            },
+            ClientRequest::SubscriptionsListen(params) => self.listen(params),
+            other => Reply::Now(Err(McpError::method_not_found(other.method()))),
+        }
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the acknowledgement first, then every change the
+    /// filter asks for, each tagged with the listen request's id, until the client cancels.
+    fn listen(self, params: SubscriptionsListenRequestParams) -> Reply {
+        let agreed = notify::agreed(&params.notifications);
+        let id = serde_json::to_value(&self.request_id).unwrap_or_default();
+        // Subscribe before acknowledging, so no change between the two is lost.
+        let mut events = self.server.bus.subscribe();
+        let peer = self.peer.clone();
+        Reply::Stream(Box::pin(async move {
+            let mut meta = Meta::new();
+            meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
+            let ack = SubscriptionsAcknowledgedNotificationParams {
+                meta: Some(meta.clone()),
+                notifications: agreed.clone(),
+            };
+            let ack =
+                Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?;
+            peer.notify(ack).await?;
+            while let Some(event) = events.next().await {
+                let wanted = notify::wants(&agreed, &event);
+                if let Some(notification) =
+                    wanted.then(|| notify::to_notification(&event, Some(&id))).flatten()
+                {
+                    peer.notify(notification).await?;
+                }
+            }
+            // The bus ended: close the stream with its result (spec: SHOULD).
+            let done = SubscriptionsListenResult {
+                meta: Some(meta),
+                result_type: Some(ResultType::Complete),
+            };
+            to_raw(&done).map_err(internal)
+        }))
+    }
+
+    /// Answers a list method with one page of `items`.
+    fn page<I: Iterator, R: WireResult>(
+        &self,
+        kind: &str,
+        params: PaginatedRequestParams,
+        items: I,
+        result: impl FnOnce(Vec<I::Item>, Option<String>) -> R,
+    ) -> Outcome {
+        let server = self.server;
+        let cursor = params.cursor.as_deref();
+        let (page, next) = pagination::page(&server.keys, server.page_size, kind, cursor, items)?;
+        self.finish(result(page, next))
+    }
+
+    fn context(&self, meta: Option<RequestMeta>, input: Option<Arc<InputRound>>) -> Context {
+        Context::new(ContextParts {
+            request_id: self.request_id.clone(),
+            client: self.client,
+            meta,
+            peer: self.peer,
+            server: self.server,
+            session_log_level: self.log_level,
+            input,
+        })
+    }
+
+    fn call_tool(self, params: CallToolRequestParams) -> Reply {
+        let Some(entry) = self.server.tools.get(&params.name) else {
+            // Spec (server/tools, error handling): an unknown tool is a protocol error.
+            let message = format!("Unknown tool: {}", params.name);
+            return Reply::Now(Err(McpError::new(INVALID_PARAMS, message)));
+        };
+        let arguments = params.arguments.unwrap_or_default();
+        let round = match self.input_round(
+            Binding::new(method::TOOLS_CALL, &params.name, &arguments),
+            params.input_responses,
+            params.request_state.as_deref(),
+        ) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        let guard = cx.cancel_guard();
+        match entry.call(cx, arguments, self.server.withhold_error_messages) {
+            Ok(future) => self.later_in(round, guarded(guard, future)),
+            Err(rejected) => Reply::Now(self.finish::<CallToolResult>(*rejected)),
+        }
+    }
+
+    fn read_resource(self, params: ReadResourceRequestParams) -> Reply {
+        let uri = params.uri;
+        let withhold = self.server.withhold_error_messages;
+        let Some((def, args)) = self.server.resolve_resource(&uri) else {
+            return Reply::Now(Err(super::unknown_resource(&uri)));
+        };
+        let round = match self.input_round(
+            Binding::new(method::RESOURCES_READ, &uri, &Map::new()),
+            params.input_responses,
+            params.request_state.as_deref(),
+        ) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        let guard = cx.cancel_guard();
+        let future = guarded(guard, super::resource::read(def, cx, &uri, args, withhold));
+        self.later_in(round, async move {
+            future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
+        })
+    }
+
+    fn get_prompt(self, params: GetPromptRequestParams) -> Reply {
+        let Some(def) = self.server.prompts.get(&params.name) else {
+            return Reply::Now(Err(McpError::invalid_params(format!(
+                "Unknown prompt: {}",
+                params.name
+            ))));
+        };
+        let args: Map<String, Value> = params
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        let round = match self.input_round(
+            Binding::new(method::PROMPTS_GET, &params.name, &args),
+            params.input_responses,
+            params.request_state.as_deref(),
+        ) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        let guard = cx.cancel_guard();
+        match def.get(cx, args, self.server.withhold_error_messages) {
+            Ok(future) => self.later_in::<GetPromptResult>(round, guarded(guard, future)),
+            Err(error) => Reply::Now(Err(error)),
+        }
+    }
+
+    /// The MRTR round of a modern request that may ask the client for input; none in the
+    /// handshake era, where questions are live requests.
+    fn input_round(
+        &self,
+        binding: Binding,
+        responses: Option<modelcontext_types::InputResponses>,
+        state: Option<&str>,
+    ) -> Result<Option<(Binding, Arc<InputRound>)>, McpError> {
+        if self.client.era == Era::Handshake {
+            return Ok(None);
+        }
+        let round = InputRound::open(self.server, &binding, responses, state)?;
+        Ok(Some((binding, Arc::new(round))))
+    }
+
+    /// [`Call::later`], inside an MRTR round when there is one.
+    fn later_in<R: WireResult>(
+        self,
+        round: Option<(Binding, Arc<InputRound>)>,
+        future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
+    ) -> Reply {
+        match round {
+            Some((binding, round)) => {
+                let server = Arc::clone(self.server);
+                self.later(mrtr::run(server, binding, round, future))
+            }
+            None => self.later(future),
+        }
+    }
+
+    /// Runs `future` concurrently, then stamps and serializes its result.
+    fn later<R: WireResult>(
+        self,
+        future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
+    ) -> Reply {
+        let stamp = Stamp::new(self.server_info, self.client.era);
+        Reply::Later(Box::pin(async move { stamp.apply(future.await?) }))
+    }
+
+    pub(super) fn finish<R: WireResult>(&self, result: R) -> Outcome {
+        Stamp::new(self.server_info, self.client.era).apply(result)
+    }
+}
+
+/// `future`, raising its context's cancellation flag if dropped before it finishes.
+async fn guarded<T>(guard: CancelGuard, future: impl std::future::Future<Output = T>) -> T {
+    let output = future.await;
+    guard.disarm();
+    output
+}

@@ -1,0 +1,87 @@
+//! The modern result stamp: `resultType`, `serverInfo`, caching hints.
+
+use std::sync::Arc;
+
+use modelcontext_types::{
+    CacheScope, CallToolResult, CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptResult,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, McpError, Meta, MrtrResult, ReadResourceResult, ResultType,
+    SERVER_INFO_META_KEY, to_raw,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::Outcome;
+
+/// What the modern era adds to every result: `resultType`, the `serverInfo` stamp, and the
+/// caching hints on cacheable results (spec 2026-07-28, SEP-2549: `ttlMs: 0`, private by
+/// default). The handshake era gets none of them.
+pub(super) struct Stamp {
+    server_info: Option<Arc<Value>>,
+}
+
+impl Stamp {
+    pub(super) fn new(server_info: &Arc<Value>, era: Era) -> Stamp {
+        Stamp { server_info: (era == Era::Modern).then(|| Arc::clone(server_info)) }
+    }
+
+    pub(super) fn apply<R: WireResult>(&self, mut result: R) -> Outcome {
+        if let Some(info) = &self.server_info {
+            result.stamp(Value::clone(info));
+        }
+        to_raw(&result).map_err(internal)
+    }
+}
+
+pub(super) fn internal(err: serde_json::Error) -> McpError {
+    McpError::internal(format!("result did not serialize: {err}"))
+}
+
+/// A result type with the shared result fields.
+pub(super) trait WireResult: Serialize + Send + 'static {
+    fn stamp(&mut self, server_info: Value);
+}
+
+fn stamp_meta(meta: &mut Option<Meta>, server_info: Value) {
+    meta.get_or_insert_with(Meta::new).insert(SERVER_INFO_META_KEY.into(), server_info);
+}
+
+macro_rules! wire_result {
+    (plain: $($ty:ty),*) => {$(
+        impl WireResult for $ty {
+            fn stamp(&mut self, server_info: Value) {
+                self.result_type = Some(ResultType::Complete);
+                stamp_meta(&mut self.meta, server_info);
+            }
+        }
+    )*};
+    (cacheable: $($ty:ty),*) => {$(
+        impl WireResult for $ty {
+            fn stamp(&mut self, server_info: Value) {
+                self.result_type = Some(ResultType::Complete);
+                self.ttl_ms.get_or_insert(0);
+                self.cache_scope.get_or_insert(CacheScope::Private);
+                stamp_meta(&mut self.meta, server_info);
+            }
+        }
+    )*};
+}
+
+impl WireResult for InputRequiredResult {
+    fn stamp(&mut self, server_info: Value) {
+        self.result_type = Some(ResultType::InputRequired);
+        stamp_meta(&mut self.meta, server_info);
+    }
+}
+
+impl<T: WireResult> WireResult for MrtrResult<T> {
+    fn stamp(&mut self, server_info: Value) {
+        match self {
+            MrtrResult::Complete(result) => result.stamp(server_info),
+            MrtrResult::InputRequired(result) => result.stamp(server_info),
+        }
+    }
+}
+
+wire_result!(plain: EmptyResult, CallToolResult, GetPromptResult, CompleteResult);
+wire_result!(cacheable: DiscoverResult, ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult, ReadResourceResult);
