@@ -20,12 +20,12 @@
 //! server has forgotten (404) is replaced once by replaying `initialize`, and closing the
 //! client ends the session with DELETE.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
@@ -40,21 +40,17 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::transport::sse::{SseDecoder, SseEvent};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, Transport};
 use crate::{Client, Error};
+
+mod headers;
+mod session;
+mod stream;
 
 /// Default limit for one incoming message (a JSON body or one SSE event): 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Default time allowed to open a TCP connection.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Reconnection delay when the server sent no `retry:` (the Python SDK's default too).
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-/// Consecutive reconnections that bring no event before a stream is given up.
-const MAX_RECONNECTS: u32 = 3;
-/// The session's DELETE must not hold up a closing client for long.
-const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -224,17 +220,6 @@ struct Exchange {
     id: RequestId,
     method: String,
     modern: bool,
-}
-
-/// How reading one SSE body ended.
-#[derive(Default)]
-struct Pumped {
-    /// The response to the exchange's request arrived.
-    answered: bool,
-    /// Events carrying a message or an id (progress, for the reconnect budget).
-    events: usize,
-    /// Why the stream broke, if it did not simply end.
-    failure: Option<String>,
 }
 
 /// Takes each outgoing message in order. Requests are posted concurrently; notifications and
@@ -418,114 +403,6 @@ impl Shared {
         self.fail(&exchange.id, McpError::internal(failure)).await;
     }
 
-    /// Opens a new session in place of `expired`: replays the client's `initialize` (its answer
-    /// stays inside the transport), sends `notifications/initialized`, restarts the GET stream.
-    /// Returns true when a session other than `expired` is in place.
-    async fn renew_session(self: &Arc<Self>, expired: &HeaderValue) -> bool {
-        let _renewing = self.renewing.lock().await;
-        let (params, id) = {
-            let mut state = self.state();
-            if state.session_id.as_ref() != Some(expired) {
-                // Another request renewed it while this one waited.
-                return state.session_id.is_some();
-            }
-            let Some(params) = state.initialize_params.clone() else { return false };
-            state.renewals += 1;
-            (params, RequestId::String(format!("modelcontext-renew-{}", state.renewals)))
-        };
-        tracing::debug!("session expired (404); initializing a new one");
-        let request =
-            modelcontext_types::Request { id: id.clone(), method: "initialize".into(), params };
-        let body = Bytes::from(Message::Request(request).encode());
-        let answer = match self.send(Method::POST, self.session_headers(true), body).await {
-            Ok(answer) if answer.status().is_success() => answer,
-            _ => return false,
-        };
-        self.remember_session(answer.headers());
-        let Some(Ok(result)) = self.read_own_response(&id, answer).await else { return false };
-        let result: Option<Value> = serde_json::from_str(result.get()).ok();
-        let version = result.as_ref().and_then(|r| r.get("protocolVersion")?.as_str());
-        self.state().handshake_version = version.map(str::to_owned);
-        let initialized = Notification { method: "notifications/initialized".into(), params: None };
-        self.post_in_order(initialized.into(), self.session_headers(false)).await;
-        self.start_get_stream();
-        self.state().session_id.is_some()
-    }
-
-    /// The response to `id` in an answer (JSON or SSE), without handing anything to the engine.
-    async fn read_own_response(
-        &self,
-        id: &RequestId,
-        answer: http::Response<Body>,
-    ) -> Option<Result<Box<RawValue>, McpError>> {
-        let ours = |message: Result<Message, _>| match message {
-            Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => {
-                Some(response.result)
-            }
-            _ => None,
-        };
-        if !content_type(answer.headers()).starts_with("text/event-stream") {
-            return ours(Message::decode(&self.read_body(answer.into_body()).await.ok()?));
-        }
-        // The stream may stay open after the response: read only up to it.
-        let mut body = answer.into_body();
-        let mut decoder = SseDecoder::new(self.config.max_message_bytes);
-        let mut events = Vec::new();
-        while let Some(chunk) = next_chunk(&mut body, self.config.read_timeout).await.ok()? {
-            decoder.feed(&chunk, &mut events);
-            let found =
-                events.drain(..).flatten().find_map(|e| ours(Message::decode(e.data.as_bytes())));
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
-    }
-
-    /// Switches to the 2024-11-05 HTTP+SSE transport if the server speaks it: GET on the URL
-    /// answers an SSE stream whose first event, `endpoint`, names where to POST. Then the
-    /// stream carries every message from the server, and `initialize` is posted again there.
-    async fn fall_back_to_sse(self: &Arc<Self>, initialize: Bytes) -> bool {
-        let Ok(mut body) = self.open_stream(None).await else { return false };
-        let mut decoder = SseDecoder::new(self.config.max_message_bytes);
-        let mut events = Vec::new();
-        let endpoint = loop {
-            match next_chunk(&mut body, Some(self.fallback_wait())).await {
-                Ok(Some(chunk)) => decoder.feed(&chunk, &mut events),
-                _ => return false,
-            }
-            let first = events.drain(..).flatten().next();
-            if let Some(event) = first {
-                if event.event.as_deref() != Some("endpoint") {
-                    return false;
-                }
-                break event.data;
-            }
-        };
-        let Some(uri) = same_origin(&self.config.url, &endpoint) else {
-            tracing::warn!(%endpoint, "ignoring an SSE endpoint on another origin");
-            return false;
-        };
-        tracing::debug!(%uri, "the server speaks the 2024-11-05 HTTP+SSE transport");
-        self.state().legacy_endpoint = Some(uri);
-        let shared = self.clone();
-        let reader = tokio::spawn(async move {
-            let mut retry = None;
-            shared.pump(body, &mut decoder, &mut retry, None, None).await;
-            tracing::debug!("the HTTP+SSE stream ended");
-        });
-        if let Some(old) = self.state().get_stream.replace(reader.abort_handle()) {
-            old.abort();
-        }
-        let posted = self.send(Method::POST, self.base_headers(), initialize).await;
-        posted.is_ok_and(|answer| answer.status().is_success())
-    }
-
-    /// How long the fallback waits for the `endpoint` event.
-    fn fallback_wait(&self) -> Duration {
-        self.config.read_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
-    }
-
     /// A non-2xx answer: its JSON-RPC error when the body has one, else `HTTP <status>`.
     async fn http_error(&self, exchange: &Exchange, status: StatusCode, ct: &str, body: Body) {
         let bytes = self.read_body(body).await.unwrap_or_default();
@@ -544,87 +421,6 @@ impl Shared {
         let text: String = String::from_utf8_lossy(&bytes).chars().take(200).collect();
         let data = serde_json::json!({ "status": status.as_u16(), "body": text });
         self.fail(&exchange.id, McpError::internal(message).with_data(data)).await;
-    }
-
-    /// Reads a request's SSE answer; in the handshake era a stream that drops before the
-    /// response is resumed with GET and `Last-Event-ID` (spec 2025-11-25, resumability).
-    async fn read_stream(&self, exchange: &Exchange, body: Body) {
-        let mut decoder = SseDecoder::new(self.config.max_message_bytes);
-        let mut retry = None;
-        let timeout = self.config.read_timeout;
-        let mut pumped = self.pump(body, &mut decoder, &mut retry, Some(exchange), timeout).await;
-        let mut failures = 0;
-        while !pumped.answered && !exchange.modern && failures < MAX_RECONNECTS {
-            let Some(last_id) = decoder.last_event_id().map(str::to_owned) else { break };
-            tokio::time::sleep(retry.map_or(DEFAULT_RETRY, Duration::from_millis)).await;
-            let body = match self.open_stream(Some(&last_id)).await {
-                Ok(body) => body,
-                Err(reason) => {
-                    tracing::debug!(%reason, "resuming the request stream failed");
-                    failures += 1;
-                    continue;
-                }
-            };
-            pumped = self.pump(body, &mut decoder, &mut retry, Some(exchange), timeout).await;
-            failures = if pumped.events > 0 { 0 } else { failures + 1 };
-        }
-        if !pumped.answered {
-            let reason = pumped.failure.unwrap_or_else(|| "the stream ended".to_owned());
-            let message =
-                format!("no response to request {} on its SSE stream: {reason}", exchange.id);
-            self.fail(&exchange.id, McpError::internal(message)).await;
-        }
-    }
-
-    /// Delivers every message of an SSE body until it ends (or the request is answered).
-    async fn pump(
-        &self,
-        mut body: Body,
-        decoder: &mut SseDecoder,
-        retry: &mut Option<u64>,
-        exchange: Option<&Exchange>,
-        timeout: Option<Duration>,
-    ) -> Pumped {
-        let mut pumped = Pumped::default();
-        let mut events = Vec::new();
-        loop {
-            let chunk = match next_chunk(&mut body, timeout).await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => return pumped,
-                Err(reason) => return Pumped { failure: Some(reason), ..pumped },
-            };
-            decoder.feed(&chunk, &mut events);
-            for event in events.drain(..) {
-                match event {
-                    Ok(event) => {
-                        *retry = event.retry.or(*retry);
-                        pumped.events += usize::from(event.id.is_some() || !event.data.is_empty());
-                        pumped.answered |= self.on_event(exchange, event).await;
-                    }
-                    Err(too_large) if exchange.is_some() => {
-                        return Pumped { failure: Some(too_large.to_string()), ..pumped };
-                    }
-                    Err(too_large) => tracing::warn!(%too_large, "skipped an SSE event"),
-                }
-            }
-            if pumped.answered {
-                return pumped;
-            }
-        }
-    }
-
-    /// One event: its data is a JSON-RPC message unless it is empty (a priming event).
-    async fn on_event(&self, exchange: Option<&Exchange>, event: SseEvent) -> bool {
-        if event.data.is_empty() || !matches!(event.event.as_deref(), None | Some("message")) {
-            return false;
-        }
-        match Message::decode(event.data.as_bytes()) {
-            Ok(message) => self.deliver(exchange, message).await,
-            Err(err) => {
-                tracing::debug!(%err, "skipped an SSE event that is not a JSON-RPC message");
-                false
-            }
-        }
     }
 
     /// Hands a message to the engine. An error without an id, on an exchange's own answer, is
@@ -670,178 +466,8 @@ impl Shared {
         }
     }
 
-    /// Records each tool's header arguments; returns true when an invalid tool was dropped.
-    fn learn_tools(&self, result: &mut Map<String, Value>) -> bool {
-        let Some(Value::Array(tools)) = result.get_mut("tools") else { return false };
-        let before = tools.len();
-        let mut state = self.state();
-        tools.retain(|tool| {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else { return true };
-            match header_arguments(tool.get("inputSchema").unwrap_or(&Value::Null)) {
-                Ok(headers) => {
-                    state.tool_headers.insert(name.to_owned(), headers);
-                    true
-                }
-                Err(reason) => {
-                    tracing::warn!(tool = name, %reason, "dropping a tool: invalid x-mcp-header");
-                    state.tool_headers.remove(name);
-                    false
-                }
-            }
-        });
-        tools.len() != before
-    }
-
     async fn fail(&self, id: &RequestId, error: McpError) {
         let _ = self.incoming.send(Ok(Response::error(Some(id.clone()), error).into())).await;
-    }
-
-    fn remember_session(&self, headers: &HeaderMap) {
-        let mut state = self.state();
-        // Spec 2025-11-25: visible ASCII only; anything else is not a session id we can echo.
-        let id = headers
-            .get(SESSION_ID)
-            .filter(|v| v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)));
-        state.session_id = id.cloned();
-        state.handshake_version = None;
-    }
-
-    /// The headers of every POST.
-    fn base_headers(&self) -> HeaderMap {
-        let mut headers = self.config.headers.clone();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
-        headers
-    }
-
-    /// Handshake era: the session id and negotiated version (not on `initialize` itself).
-    fn session_headers(&self, initialize: bool) -> HeaderMap {
-        let mut headers = self.base_headers();
-        if initialize {
-            return headers;
-        }
-        let state = self.state();
-        if let Some(id) = &state.session_id {
-            headers.insert(SESSION_ID, id.clone());
-        }
-        if let Some(version) = state.handshake_version.as_deref() {
-            if let Ok(value) = HeaderValue::from_str(version) {
-                headers.insert(PROTOCOL_VERSION, value);
-            }
-        }
-        headers
-    }
-
-    /// 2026-07-28: the request's routing headers, mirrored from its body.
-    fn modern_headers(&self, method: &str, version: &str, params: Option<&Value>) -> HeaderMap {
-        let mut headers = self.base_headers();
-        insert_encoded(&mut headers, PROTOCOL_VERSION, version);
-        insert_encoded(&mut headers, MCP_METHOD, method);
-        let name_key = match method {
-            "tools/call" | "prompts/get" => "name",
-            "resources/read" => "uri",
-            _ => return headers,
-        };
-        let Some(name) = params.and_then(|p| p.get(name_key)?.as_str()) else { return headers };
-        insert_encoded(&mut headers, MCP_NAME, name);
-        if method != "tools/call" {
-            return headers;
-        }
-        let Some(arguments) = params.and_then(|p| p.get("arguments")) else { return headers };
-        let state = self.state();
-        for (path, token) in state.tool_headers.get(name).into_iter().flatten() {
-            let value = path.iter().try_fold(arguments, |node, key| node.get(key));
-            let rendered = match value {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Bool(b)) => b.to_string(),
-                Some(Value::Number(n)) => n.to_string(),
-                _ => continue,
-            };
-            if let Ok(name) = HeaderName::from_bytes(format!("mcp-param-{token}").as_bytes()) {
-                insert_encoded(&mut headers, name, &rendered);
-            }
-        }
-        headers
-    }
-
-    /// Starts the standalone GET stream (2025-11-25) for server-initiated messages.
-    fn start_get_stream(self: &Arc<Self>) {
-        let shared = self.clone();
-        let handle = tokio::spawn(async move { shared.listen().await });
-        if let Some(old) = self.state().get_stream.replace(handle.abort_handle()) {
-            old.abort();
-        }
-    }
-
-    /// Reads the GET stream, reconnecting after `retry` with `Last-Event-ID`, until the server
-    /// says there is none (405), the session is gone, or reconnecting keeps failing.
-    async fn listen(&self) {
-        let mut decoder = SseDecoder::new(self.config.max_message_bytes);
-        let mut retry = None;
-        let mut failures = 0;
-        while failures < MAX_RECONNECTS {
-            let last_id = decoder.last_event_id().map(str::to_owned);
-            match self.open_stream(last_id.as_deref()).await {
-                Ok(body) => {
-                    let pumped = self.pump(body, &mut decoder, &mut retry, None, None).await;
-                    failures = if pumped.events > 0 { 0 } else { failures + 1 };
-                }
-                Err(reason) if reason.starts_with("HTTP 405") || reason.starts_with("HTTP 404") => {
-                    tracing::debug!(%reason, "no GET stream");
-                    return;
-                }
-                Err(reason) => {
-                    tracing::debug!(%reason, "opening the GET stream failed");
-                    failures += 1;
-                }
-            }
-            tokio::time::sleep(retry.map_or(DEFAULT_RETRY, Duration::from_millis)).await;
-        }
-    }
-
-    /// GET on the endpoint for an SSE stream, resuming after `last_id` when given.
-    async fn open_stream(&self, last_id: Option<&str>) -> Result<Body, String> {
-        let mut headers = self.session_headers(false);
-        headers.remove(CONTENT_TYPE);
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        if let Some(value) = last_id.and_then(|id| HeaderValue::from_str(id).ok()) {
-            headers.insert(LAST_EVENT_ID, value);
-        }
-        let answer =
-            self.send(Method::GET, headers, Bytes::new()).await.map_err(|e| e.to_string())?;
-        let status = answer.status();
-        if !status.is_success() {
-            return Err(format!("HTTP {}", status.as_u16()));
-        }
-        if !content_type(answer.headers()).starts_with("text/event-stream") {
-            return Err("the GET answer is not an event stream".to_owned());
-        }
-        Ok(answer.into_body())
-    }
-
-    /// Shutdown: stops every stream and ends the session with DELETE (a 405 is fine).
-    async fn close(&self) {
-        let session = {
-            let mut state = self.state();
-            for (_, in_flight) in state.in_flight.drain() {
-                in_flight.abort.abort();
-            }
-            if let Some(stream) = state.get_stream.take() {
-                stream.abort();
-            }
-            state.session_id.clone()
-        };
-        if session.is_none() {
-            return;
-        }
-        let mut headers = self.session_headers(false);
-        headers.remove(CONTENT_TYPE);
-        let delete = self.send(Method::DELETE, headers, Bytes::new());
-        match tokio::time::timeout(DELETE_TIMEOUT, delete).await {
-            Ok(Ok(answer)) => tracing::debug!(status = %answer.status(), "session deleted"),
-            Ok(Err(err)) => tracing::debug!(%err, "DELETE of the session failed"),
-            Err(_) => tracing::debug!("DELETE of the session timed out"),
-        }
     }
 
     async fn send(
@@ -875,20 +501,6 @@ impl Shared {
     }
 }
 
-/// The `endpoint` of the 2024-11-05 transport as a URI, if it is on `base`'s origin (a path,
-/// or an absolute URL with the same scheme and authority): anything else could send the
-/// session to another server.
-fn same_origin(base: &Uri, endpoint: &str) -> Option<Uri> {
-    let endpoint = endpoint.trim();
-    let uri: Uri = if endpoint.starts_with('/') {
-        let authority = base.authority()?;
-        format!("{}://{authority}{endpoint}", base.scheme_str()?).parse().ok()?
-    } else {
-        endpoint.parse().ok()?
-    };
-    (uri.scheme() == base.scheme() && uri.authority() == base.authority()).then_some(uri)
-}
-
 /// The next data chunk of a body; `None` at its end.
 async fn next_chunk(body: &mut Body, timeout: Option<Duration>) -> Result<Option<Bytes>, String> {
     loop {
@@ -913,161 +525,4 @@ async fn next_chunk(body: &mut Body, timeout: Option<Duration>) -> Result<Option
 fn content_type(headers: &HeaderMap) -> String {
     let value = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     value.trim().to_ascii_lowercase()
-}
-
-/// Inserts a header, wrapping a value that would not survive HTTP as `=?base64?...?=`.
-fn insert_encoded(headers: &mut HeaderMap, name: HeaderName, value: &str) {
-    if let Ok(value) = HeaderValue::from_str(&encode_header_value(value)) {
-        headers.insert(name, value);
-    }
-}
-
-/// Spec 2026-07-28 (transports, custom headers): printable ASCII without surrounding spaces
-/// goes verbatim; anything else (non-ASCII, control characters, edge whitespace, or a value
-/// that looks like the sentinel itself) is sent as `=?base64?<UTF-8 in base64>?=`.
-pub(crate) fn encode_header_value(value: &str) -> String {
-    let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
-    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=") && value.len() >= 11;
-    if printable && value.trim() == value && !sentinel {
-        return value.to_owned();
-    }
-    format!("=?base64?{}?=", crate::base64::encode(value.as_bytes()))
-}
-
-/// JSON Schema keywords whose value is one subschema, a list of them, or a map of them. Any
-/// of these leaves the pure `properties` chain an `x-mcp-header` must sit on.
-const SUBSCHEMA_ONE: &[&str] = &[
-    "items",
-    "contains",
-    "unevaluatedItems",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contentSchema",
-];
-const SUBSCHEMA_LIST: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
-const SUBSCHEMA_MAP: &[&str] = &["patternProperties", "dependentSchemas", "$defs", "definitions"];
-
-/// The `x-mcp-header` arguments of a tool's input schema as (property path, header token), or
-/// why the annotations are invalid (spec 2026-07-28: on a property reached through
-/// `properties` only, an RFC 9110 token, on a string, integer or boolean, unique ignoring case).
-fn header_arguments(schema: &Value) -> Result<Vec<(Vec<String>, String)>, String> {
-    let mut found = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<(Option<Vec<String>>, &Value)> = vec![(Some(Vec::new()), schema)];
-    while let Some((path, node)) = stack.pop() {
-        let Value::Object(object) = node else { continue };
-        if let Some(token) = object.get("x-mcp-header") {
-            let Some(path) = path.clone().filter(|p| !p.is_empty()) else {
-                return Err("x-mcp-header outside a chain of `properties`".to_owned());
-            };
-            let at = path.join(".");
-            let Some(token) = token.as_str().filter(|t| is_token(t)) else {
-                return Err(format!("property {at:?}: x-mcp-header must be an RFC 9110 token"));
-            };
-            if !matches!(
-                object.get("type").and_then(Value::as_str),
-                Some("string" | "integer" | "boolean")
-            ) {
-                return Err(format!(
-                    "property {at:?}: x-mcp-header needs type string, integer or boolean"
-                ));
-            }
-            if !seen.insert(token.to_ascii_lowercase()) {
-                return Err(format!("property {at:?}: x-mcp-header {token:?} is used twice"));
-            }
-            found.push((path, token.to_owned()));
-        }
-        for (keyword, value) in object {
-            match (keyword.as_str(), value) {
-                ("properties", Value::Object(properties)) => {
-                    for (name, sub) in properties {
-                        let sub_path = path.as_ref().map(|p| {
-                            let mut sub_path = p.clone();
-                            sub_path.push(name.clone());
-                            sub_path
-                        });
-                        stack.push((sub_path, sub));
-                    }
-                }
-                (k, sub) if SUBSCHEMA_ONE.contains(&k) => stack.push((None, sub)),
-                (k, Value::Array(subs)) if SUBSCHEMA_LIST.contains(&k) => {
-                    stack.extend(subs.iter().map(|sub| (None, sub)));
-                }
-                (k, Value::Object(subs)) if SUBSCHEMA_MAP.contains(&k) => {
-                    stack.extend(subs.values().map(|sub| (None, sub)));
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// RFC 9110 token characters: what a header name may contain.
-fn is_token(text: &str) -> bool {
-    !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn header_values_are_base64_wrapped_only_when_unsafe() {
-        let cases = [
-            ("us-west1", "us-west1"),
-            ("", ""),
-            (" padded ", "=?base64?IHBhZGRlZCA=?="),
-            ("Zürich", "=?base64?WsO8cmljaA==?="),
-            (
-                "a
-b",
-                "=?base64?YQpi?=",
-            ),
-            ("=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="),
-        ];
-        for (plain, sent) in cases {
-            assert_eq!(encode_header_value(plain), sent, "{plain:?}");
-        }
-    }
-
-    #[test]
-    fn header_arguments_follow_properties_only() {
-        let schema = json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}}
-        }});
-        let mut found = header_arguments(&schema).expect("valid");
-        found.sort();
-        assert_eq!(
-            found,
-            [
-                (vec!["opts".into(), "dry".into()], "Dry-Run".into()),
-                (vec!["region".into()], "Region".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn invalid_header_annotations_are_reported() {
-        let cases = [
-            json!({"x-mcp-header": "Root"}),
-            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": 1}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
-            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}}),
-            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
-        ];
-        for schema in cases {
-            assert!(header_arguments(&schema).is_err(), "{schema}");
-        }
-    }
 }

@@ -1,0 +1,256 @@
+//! The headers of each POST: the handshake era's session headers, and the 2026-07-28 routing
+//! headers mirrored from the body (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` for arguments whose
+//! schema says `x-mcp-header`, with the `=?base64?...?=` encoding).
+
+use std::collections::HashSet;
+
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+
+use super::{MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, Shared};
+
+impl Shared {
+    /// The headers of every POST.
+    pub(super) fn base_headers(&self) -> HeaderMap {
+        let mut headers = self.config.headers.clone();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        headers
+    }
+
+    /// Handshake era: the session id and negotiated version (not on `initialize` itself).
+    pub(super) fn session_headers(&self, initialize: bool) -> HeaderMap {
+        let mut headers = self.base_headers();
+        if initialize {
+            return headers;
+        }
+        let state = self.state();
+        if let Some(id) = &state.session_id {
+            headers.insert(SESSION_ID, id.clone());
+        }
+        if let Some(version) = state.handshake_version.as_deref() {
+            if let Ok(value) = HeaderValue::from_str(version) {
+                headers.insert(PROTOCOL_VERSION, value);
+            }
+        }
+        headers
+    }
+
+    /// 2026-07-28: the request's routing headers, mirrored from its body.
+    pub(super) fn modern_headers(
+        &self,
+        method: &str,
+        version: &str,
+        params: Option<&Value>,
+    ) -> HeaderMap {
+        let mut headers = self.base_headers();
+        insert_encoded(&mut headers, PROTOCOL_VERSION, version);
+        insert_encoded(&mut headers, MCP_METHOD, method);
+        let name_key = match method {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" => "uri",
+            _ => return headers,
+        };
+        let Some(name) = params.and_then(|p| p.get(name_key)?.as_str()) else { return headers };
+        insert_encoded(&mut headers, MCP_NAME, name);
+        if method != "tools/call" {
+            return headers;
+        }
+        let Some(arguments) = params.and_then(|p| p.get("arguments")) else { return headers };
+        let state = self.state();
+        for (path, token) in state.tool_headers.get(name).into_iter().flatten() {
+            let value = path.iter().try_fold(arguments, |node, key| node.get(key));
+            let rendered = match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => continue,
+            };
+            if let Ok(name) = HeaderName::from_bytes(format!("mcp-param-{token}").as_bytes()) {
+                insert_encoded(&mut headers, name, &rendered);
+            }
+        }
+        headers
+    }
+
+    /// Records each tool's header arguments; returns true when an invalid tool was dropped.
+    pub(super) fn learn_tools(&self, result: &mut Map<String, Value>) -> bool {
+        let Some(Value::Array(tools)) = result.get_mut("tools") else { return false };
+        let before = tools.len();
+        let mut state = self.state();
+        tools.retain(|tool| {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else { return true };
+            match header_arguments(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+                Ok(headers) => {
+                    state.tool_headers.insert(name.to_owned(), headers);
+                    true
+                }
+                Err(reason) => {
+                    tracing::warn!(tool = name, %reason, "dropping a tool: invalid x-mcp-header");
+                    state.tool_headers.remove(name);
+                    false
+                }
+            }
+        });
+        tools.len() != before
+    }
+}
+
+/// Inserts a header, wrapping a value that would not survive HTTP as `=?base64?...?=`.
+fn insert_encoded(headers: &mut HeaderMap, name: HeaderName, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(&encode_header_value(value)) {
+        headers.insert(name, value);
+    }
+}
+
+/// Spec 2026-07-28 (transports, custom headers): printable ASCII without surrounding spaces
+/// goes verbatim; anything else (non-ASCII, control characters, edge whitespace, or a value
+/// that looks like the sentinel itself) is sent as `=?base64?<UTF-8 in base64>?=`.
+pub(crate) fn encode_header_value(value: &str) -> String {
+    let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=") && value.len() >= 11;
+    if printable && value.trim() == value && !sentinel {
+        return value.to_owned();
+    }
+    format!("=?base64?{}?=", crate::base64::encode(value.as_bytes()))
+}
+
+/// JSON Schema keywords whose value is one subschema, a list of them, or a map of them. Any
+/// of these leaves the pure `properties` chain an `x-mcp-header` must sit on.
+const SUBSCHEMA_ONE: &[&str] = &[
+    "items",
+    "contains",
+    "unevaluatedItems",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+];
+
+const SUBSCHEMA_LIST: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+
+const SUBSCHEMA_MAP: &[&str] = &["patternProperties", "dependentSchemas", "$defs", "definitions"];
+
+/// The `x-mcp-header` arguments of a tool's input schema as (property path, header token), or
+/// why the annotations are invalid (spec 2026-07-28: on a property reached through
+/// `properties` only, an RFC 9110 token, on a string, integer or boolean, unique ignoring case).
+fn header_arguments(schema: &Value) -> Result<Vec<(Vec<String>, String)>, String> {
+    let mut found = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(Option<Vec<String>>, &Value)> = vec![(Some(Vec::new()), schema)];
+    while let Some((path, node)) = stack.pop() {
+        let Value::Object(object) = node else { continue };
+        if let Some(token) = object.get("x-mcp-header") {
+            let Some(path) = path.clone().filter(|p| !p.is_empty()) else {
+                return Err("x-mcp-header outside a chain of `properties`".to_owned());
+            };
+            let at = path.join(".");
+            let Some(token) = token.as_str().filter(|t| is_token(t)) else {
+                return Err(format!("property {at:?}: x-mcp-header must be an RFC 9110 token"));
+            };
+            if !matches!(
+                object.get("type").and_then(Value::as_str),
+                Some("string" | "integer" | "boolean")
+            ) {
+                return Err(format!(
+                    "property {at:?}: x-mcp-header needs type string, integer or boolean"
+                ));
+            }
+            if !seen.insert(token.to_ascii_lowercase()) {
+                return Err(format!("property {at:?}: x-mcp-header {token:?} is used twice"));
+            }
+            found.push((path, token.to_owned()));
+        }
+        for (keyword, value) in object {
+            match (keyword.as_str(), value) {
+                ("properties", Value::Object(properties)) => {
+                    for (name, sub) in properties {
+                        let sub_path = path.as_ref().map(|p| {
+                            let mut sub_path = p.clone();
+                            sub_path.push(name.clone());
+                            sub_path
+                        });
+                        stack.push((sub_path, sub));
+                    }
+                }
+                (k, sub) if SUBSCHEMA_ONE.contains(&k) => stack.push((None, sub)),
+                (k, Value::Array(subs)) if SUBSCHEMA_LIST.contains(&k) => {
+                    stack.extend(subs.iter().map(|sub| (None, sub)));
+                }
+                (k, Value::Object(subs)) if SUBSCHEMA_MAP.contains(&k) => {
+                    stack.extend(subs.values().map(|sub| (None, sub)));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// RFC 9110 token characters: what a header name may contain.
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    pub(super) fn header_values_are_base64_wrapped_only_when_unsafe() {
+        let cases = [
+            ("us-west1", "us-west1"),
+            ("", ""),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("Zürich", "=?base64?WsO8cmljaA==?="),
+            (
+                "a
+b",
+                "=?base64?YQpi?=",
+            ),
+            ("=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="),
+        ];
+        for (plain, sent) in cases {
+            assert_eq!(encode_header_value(plain), sent, "{plain:?}");
+        }
+    }
+
+    #[test]
+    pub(super) fn header_arguments_follow_properties_only() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}}
+        }});
+        let mut found = header_arguments(&schema).expect("valid");
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (vec!["opts".into(), "dry".into()], "Dry-Run".into()),
+                (vec!["region".into()], "Region".into())
+            ]
+        );
+    }
+
+    #[test]
+    pub(super) fn invalid_header_annotations_are_reported() {
+        let cases = [
+            json!({"x-mcp-header": "Root"}),
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": 1}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
+            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}}),
+            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+        ];
+        for schema in cases {
+            assert!(header_arguments(&schema).is_err(), "{schema}");
+        }
+    }
+}
