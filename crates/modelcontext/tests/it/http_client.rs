@@ -709,3 +709,60 @@ async fn falls_back_to_the_2024_11_05_sse_transport() {
         client.close().await;
     }
 }
+
+/// 2026-07-28: a `tools/call` refused with HeaderMismatch because the client never listed the
+/// tools (so it sent no `Mcp-Param-*`) is retried once after listing them, every page.
+#[tokio::test]
+async fn a_header_mismatch_relists_the_tools_and_retries_once() {
+    let fake = Fake::start(|seen| match seen.method() {
+        "tools/list" if seen.body["params"].get("cursor").is_none() => {
+            let page = json!({"tools": [{"name": "other", "inputSchema": {"type": "object"}}],
+                "nextCursor": "p2", "resultType": "complete"});
+            json_answer(result(&seen.body["id"], page))
+        }
+        "tools/list" => {
+            let page = json!({"tools": [{"name": "deploy", "inputSchema": {"type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}],
+                "resultType": "complete"});
+            json_answer(result(&seen.body["id"], page))
+        }
+        "tools/call" if seen.header("mcp-param-region").is_none() => respond(
+            400,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"missing Mcp-Param-Region"}}"#,
+        ),
+        _ => json_answer(result(&seen.body["id"], json!({"content": []}))),
+    })
+    .await;
+    let mut connection = fake.transport().open();
+    let call = format!(r#"{MODERN},"name":"deploy","arguments":{{"region":"eu"}}"#);
+    send(&connection, request(9, "tools/call", &call)).await;
+    check(
+        &next(&mut connection).await,
+        expect![[r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#]],
+    );
+    shut_down(connection).await;
+    let lines: Vec<String> = fake
+        .seen()
+        .iter()
+        .map(|s| {
+            let cursor = s.body["params"].get("cursor").map(|c| format!(" cursor={c}"));
+            let region = s.header("mcp-param-region").map(|r| format!(" region={r}"));
+            format!(
+                "{} id={}{}{}",
+                s.method(),
+                s.body["id"],
+                cursor.unwrap_or_default(),
+                region.unwrap_or_default()
+            )
+        })
+        .collect();
+    check(
+        &lines.join("\n"),
+        expect![[r#"
+        tools/call id=9
+        tools/list id="modelcontext-relist-1"
+        tools/list id="modelcontext-relist-2" cursor="p2"
+        tools/call id=9 region=eu"#]],
+    );
+}

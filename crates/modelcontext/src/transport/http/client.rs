@@ -345,16 +345,7 @@ impl Shared {
 
     /// Posts one request and delivers its answer: a JSON body, an SSE stream, or an error.
     async fn exchange(self: &Arc<Self>, exchange: &Exchange, headers: HeaderMap, body: Bytes) {
-        let session = headers.get(SESSION_ID).cloned();
-        let mut answer = self.send(Method::POST, headers, body.clone()).await;
-        // Spec 2025-11-25: a 404 on a session means it has ended, and the client MUST start a
-        // new one. Done here, once, so the caller never sees the expiry.
-        let expired = answer.as_ref().is_ok_and(|a| a.status() == StatusCode::NOT_FOUND);
-        if let Some(session) = session.filter(|_| expired && exchange.method != "initialize") {
-            if self.renew_session(&session).await {
-                answer = self.send(Method::POST, self.session_headers(false), body.clone()).await;
-            }
-        }
+        let Some(answer) = self.post_request(exchange, headers, &body).await else { return };
         let answer = match answer {
             Ok(answer) => answer,
             Err(err) => {
@@ -403,11 +394,56 @@ impl Shared {
         self.fail(&exchange.id, McpError::internal(failure)).await;
     }
 
+    /// Posts a request, recovering once from what the client can fix by itself: an expired
+    /// session (404, 2025-11-25: the client MUST start a new one) and a `tools/call` refused
+    /// for its headers (-32020, 2026-07-28: the client SHOULD list the tools again and retry,
+    /// its `x-mcp-header` knowledge was stale). `None` when the answer is already delivered.
+    async fn post_request(
+        self: &Arc<Self>,
+        exchange: &Exchange,
+        headers: HeaderMap,
+        body: &Bytes,
+    ) -> Option<Result<http::Response<Body>, hyper_util::client::legacy::Error>> {
+        let session = headers.get(SESSION_ID).cloned();
+        let answer = match self.send(Method::POST, headers, body.clone()).await {
+            Ok(answer) => answer,
+            Err(err) => return Some(Err(err)),
+        };
+        let status = answer.status();
+        if status == StatusCode::NOT_FOUND && exchange.method != "initialize" {
+            if let Some(session) = session {
+                if self.renew_session(&session).await {
+                    return Some(
+                        self.send(Method::POST, self.session_headers(false), body.clone()).await,
+                    );
+                }
+            }
+        }
+        if status != StatusCode::BAD_REQUEST || !exchange.modern || exchange.method != "tools/call"
+        {
+            return Some(Ok(answer));
+        }
+        let content_type = content_type(answer.headers());
+        let bytes = self.read_body(answer.into_body()).await.unwrap_or_default();
+        if headers::is_header_mismatch(&bytes) {
+            if let Some(headers) = self.relearn_tool_headers(body).await {
+                return Some(self.send(Method::POST, headers, body.clone()).await);
+            }
+        }
+        self.error_answer(exchange, status, &content_type, &bytes).await;
+        None
+    }
+
     /// A non-2xx answer: its JSON-RPC error when the body has one, else `HTTP <status>`.
     async fn http_error(&self, exchange: &Exchange, status: StatusCode, ct: &str, body: Body) {
         let bytes = self.read_body(body).await.unwrap_or_default();
+        self.error_answer(exchange, status, ct, &bytes).await;
+    }
+
+    /// Delivers a non-2xx answer whose body is already read.
+    async fn error_answer(&self, exchange: &Exchange, status: StatusCode, ct: &str, bytes: &[u8]) {
         if ct.starts_with("application/json") {
-            if let Ok(Message::Response(response)) = Message::decode(&bytes) {
+            if let Ok(Message::Response(response)) = Message::decode(bytes) {
                 if self.deliver(Some(exchange), Message::Response(response)).await {
                     return;
                 }
@@ -418,7 +454,7 @@ impl Shared {
         if status == StatusCode::NOT_FOUND && self.state().session_id.is_some() {
             message.push_str(" (the session has ended; connect again)");
         }
-        let text: String = String::from_utf8_lossy(&bytes).chars().take(200).collect();
+        let text: String = String::from_utf8_lossy(bytes).chars().take(200).collect();
         let data = serde_json::json!({ "status": status.as_u16(), "body": text });
         self.fail(&exchange.id, McpError::internal(message).with_data(data)).await;
     }

@@ -4,10 +4,18 @@
 
 use std::collections::HashSet;
 
+use bytes::Bytes;
+use http::Method;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Map, Value};
+use modelcontext_types::{
+    HEADER_MISMATCH, Message, PROTOCOL_VERSION_META_KEY, Request, RequestId, Response, to_raw,
+};
+use serde_json::{Map, Value, json};
 
 use super::{MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, Shared};
+
+/// Pages of `tools/list` read when relearning headers; a server with more is not followed.
+const MAX_TOOL_PAGES: usize = 20;
 
 impl Shared {
     /// The headers of every POST.
@@ -73,6 +81,37 @@ impl Shared {
         headers
     }
 
+    /// Lists every tool again (with the refused call's own `_meta`) to learn their
+    /// `x-mcp-header` arguments, and returns the call's headers computed afresh. `None` when
+    /// listing fails.
+    pub(super) async fn relearn_tool_headers(&self, call: &Bytes) -> Option<HeaderMap> {
+        let Ok(Message::Request(request)) = Message::decode(call) else { return None };
+        let params: Value = serde_json::from_str(request.params.as_ref()?.get()).ok()?;
+        let meta = params.get("_meta")?;
+        let version = meta.get(PROTOCOL_VERSION_META_KEY)?.as_str()?;
+        let mut cursor: Option<String> = None;
+        for page in 1..=MAX_TOOL_PAGES {
+            let mut list = json!({ "_meta": meta });
+            if let Some(cursor) = cursor.take() {
+                list["cursor"] = Value::String(cursor);
+            }
+            let id = RequestId::String(format!("modelcontext-relist-{page}"));
+            let list =
+                Request { id: id.clone(), method: "tools/list".into(), params: to_raw(&list).ok() };
+            let headers = self.modern_headers("tools/list", version, None);
+            let body = Bytes::from(Message::Request(list).encode());
+            let answer = self.send(Method::POST, headers, body).await.ok()?;
+            let result = self.read_own_response(&id, answer).await?.ok()?;
+            let mut result: Map<String, Value> = serde_json::from_str(result.get()).ok()?;
+            self.learn_tools(&mut result);
+            cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Some(self.modern_headers("tools/call", version, Some(&params)))
+    }
+
     /// Records each tool's header arguments; returns true when an invalid tool was dropped.
     pub(super) fn learn_tools(&self, result: &mut Map<String, Value>) -> bool {
         let Some(Value::Array(tools)) = result.get_mut("tools") else { return false };
@@ -94,6 +133,14 @@ impl Shared {
         });
         tools.len() != before
     }
+}
+
+/// Whether an answer body is the 2026-07-28 HeaderMismatch error (-32020).
+pub(super) fn is_header_mismatch(bytes: &[u8]) -> bool {
+    matches!(
+        Message::decode(bytes),
+        Ok(Message::Response(Response { result: Err(error), .. })) if error.code == HEADER_MISMATCH
+    )
 }
 
 /// Inserts a header, wrapping a value that would not survive HTTP as `=?base64?...?=`.
