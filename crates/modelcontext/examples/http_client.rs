@@ -113,6 +113,22 @@ async fn main() -> ExitCode {
     report.check("call_tool.unknown", refused, format!("{unknown:?}"));
 
     client.close().await;
+
+    // A fresh client that calls `region` without listing first: in 2026-07-28 it cannot know
+    // the `Mcp-Param-Region` header yet, the server refuses the call (HeaderMismatch), and the
+    // transport lists the tools and retries once.
+    let fresh = match HttpTransport::new(url) {
+        Ok(transport) => Client::builder().era(mode).connect(transport).await,
+        Err(err) => Err(err),
+    };
+    match fresh {
+        Ok(fresh) => {
+            let region = fresh.call_tool("region", json!({"region": "us-east"})).await;
+            report.result("call_tool.region.unlisted", region, |r| text(r) == "region=us-east");
+            fresh.close().await;
+        }
+        Err(err) => report.fail("call_tool.region.unlisted", err),
+    }
     report.finish()
 }
 
