@@ -252,13 +252,23 @@ impl Peer {
                     None => std::future::pending().await,
                 }
             };
+            // Progress first: updates that came before the answer must reach the callback.
             tokio::select! {
-                outcome = &mut rx => return Waited::Answer(outcome.unwrap_or_else(|_| Err(closed_error()))),
+                biased;
                 Some(update) = next_progress => {
                     if let Some(callback) = &callback {
                         callback(update);
                     }
                     deadline = options.after_progress(start, Instant::now(), deadline);
+                }
+                outcome = &mut rx => {
+                    // The loop routes progress before the response it precedes: drain it.
+                    if let (Some(updates), Some(callback)) = (&mut updates, &callback) {
+                        while let Ok(update) = updates.try_recv() {
+                            callback(update);
+                        }
+                    }
+                    return Waited::Answer(outcome.unwrap_or_else(|_| Err(closed_error())));
                 }
                 () = timer => return Waited::TimedOut(options.expired(start, deadline)),
             }

@@ -151,3 +151,24 @@ async fn work_handed_off_by_a_handler_sees_the_cancellation() {
     let seen = tokio::time::timeout(Duration::from_secs(5), seen_rx).await.expect("in time");
     assert!(seen.expect("signal"), "is_cancelled agrees");
 }
+
+#[tokio::test]
+async fn every_progress_update_sent_before_the_answer_reaches_the_callback() {
+    let burst = ToolDef::new("burst", |cx: Context, _: NoArgs| async move {
+        for step in 1..=50 {
+            cx.report_progress(f64::from(step), None, None).await;
+        }
+        "done"
+    });
+    let server = McpServer::new("burst").tool(burst).expect("registers");
+    for mode in [EraMode::Handshake, EraMode::Modern] {
+        let client = Client::builder().era(mode).connect(server.in_memory()).await.expect("up");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let options =
+            CallOptions::new().on_progress(move |p| log.lock().expect("lock").push(p.progress));
+        client.call_tool_with("burst", json!({}), &options).await.expect("done");
+        let expected: Vec<f64> = (1..=50).map(f64::from).collect();
+        assert_eq!(*seen.lock().expect("lock"), expected, "{mode:?}");
+    }
+}
