@@ -766,3 +766,29 @@ async fn a_header_mismatch_relists_the_tools_and_retries_once() {
         tools/call id=9 region=eu"#]],
     );
 }
+
+/// 200 calls at once through one client, against our server: each POST on its own (pooled)
+/// connection, every answer back to its caller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_calls_through_one_client() {
+    let endpoint = crate::support::bookshop().http_endpoint();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { endpoint.serve(listener).await });
+    for mode in [EraMode::Modern, EraMode::Handshake] {
+        let transport = HttpTransport::new(&url).expect("valid url");
+        let client = Client::builder().era(mode).connect(transport).await.expect("connects");
+        let calls = (0..200).map(|i| {
+            let title = if i % 2 == 0 { "Dune" } else { "Neuromancer" };
+            let client = &client;
+            async move { (title, client.call_tool("get_author", json!({ "title": title })).await) }
+        });
+        for (title, result) in futures_util::future::join_all(calls).await {
+            let result = result.unwrap_or_else(|e| panic!("{mode:?} {title}: {e}"));
+            let want = if title == "Dune" { "Frank Herbert" } else { "William Gibson" };
+            let got = serde_json::to_string(&result.content).expect("json");
+            assert!(got.contains(want), "{mode:?} {title}: {got}");
+        }
+        client.close().await;
+    }
+}
