@@ -1,0 +1,125 @@
+//! The server the SDK-neutral load harness (`../shared/mcpbench`, run by `scripts/bench.sh`)
+//! measures: the same contract as its reference servers, written the way a user would write
+//! it. `#[tool]` functions, argument validation on, the default server configuration and
+//! the default HTTP options; nothing here exists only to make a benchmark faster.
+//!
+//! ```text
+//! bench_server [--transport stdio|http] [--host 127.0.0.1] [--port 8000] [--tools N]
+//! ```
+//!
+//! - `add(a, b)`: the sum as text plus `structuredContent: {"result": a + b}`.
+//! - `echo(text)`: the text back, as one text block.
+//! - `--tools N`: N more tools `tool_0000`.. with the harness's shared input schema
+//!   (`{x: integer, y?: string}`), for the `tools/list` cell.
+//! - stdio by default; `--transport http` serves Streamable HTTP at
+//!   `http://127.0.0.1:<port>/mcp` (TCP_NODELAY, loopback-only Host/Origin by default).
+
+use modelcontext::{McpServer, ToolDef, tool};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// Add two integers
+#[tool]
+fn add(
+    #[arg(description = "first addend")] a: i64,
+    #[arg(description = "second addend")] b: i64,
+) -> i64 {
+    a.wrapping_add(b)
+}
+
+/// Echo the text back
+#[tool]
+fn echo(#[arg(description = "text to send back")] text: String) -> String {
+    text
+}
+
+/// The arguments of a generated tool; its advertised schema is the harness's shared one.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Generated {
+    x: i64,
+    y: Option<String>,
+}
+
+/// The input schema every reference server gives its generated tools.
+fn generated_schema() -> Map<String, Value> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "x": {"type": "integer", "description": "an integer"},
+            "y": {"type": "string", "description": "a string"}
+        },
+        "required": ["x"]
+    });
+    match schema {
+        Value::Object(schema) => schema,
+        _ => Map::new(),
+    }
+}
+
+fn generated_tool(i: usize, schema: &Map<String, Value>) -> ToolDef {
+    ToolDef::new(format!("tool_{i:04}"), |_: Generated| async { "ok" })
+        .description(format!("Generated tool number {i} for tools/list benchmarks"))
+        .input_schema(schema.clone())
+}
+
+fn server(extra_tools: usize) -> Result<McpServer, modelcontext::Error> {
+    let schema = generated_schema();
+    McpServer::new("modelcontext-bench")
+        .version(env!("CARGO_PKG_VERSION"))
+        .tool(add::tool())?
+        .tool(echo::tool())?
+        .tools((0..extra_tools).map(|i| generated_tool(i, &schema)))
+}
+
+/// The command line, as the harness's reference servers take it.
+struct Options {
+    transport: String,
+    host: String,
+    port: u16,
+    tools: usize,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options =
+        Options { transport: "stdio".into(), host: "127.0.0.1".into(), port: 8000, tools: 0 };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--transport" => options.transport = value()?,
+            "--host" => options.host = value()?,
+            "--port" => options.port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
+            "--tools" => options.tools = value()?.parse().map_err(|e| format!("--tools: {e}"))?,
+            "-h" | "--help" => {
+                return Err("bench_server [--transport stdio|http] [--host 127.0.0.1] \
+                            [--port 8000] [--tools N]"
+                    .into());
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), modelcontext::Error> {
+    let options = parse_args().unwrap_or_else(|message| {
+        eprintln!("{message}");
+        std::process::exit(2);
+    });
+    let server = server(options.tools)?;
+    match options.transport.as_str() {
+        "stdio" => server.run_stdio().await,
+        "http" => {
+            let addr = format!("{}:{}", options.host, options.port);
+            let (bound, serve) = server.http_endpoint().bind(&addr).await?;
+            eprintln!("bench_server: listening on http://{bound}/mcp");
+            serve.await
+        }
+        other => {
+            eprintln!("unknown transport {other} (stdio or http)");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,524 @@
+#!/usr/bin/env bash
+# Our bench server side by side with the floor and the other SDKs, through the SDK-neutral
+# harness (../shared/mcpbench), then BENCHMARKS.md: the issue's table, ratios to the floor of
+# the same run, the targets met or missed, and the machine. Run by hand, never in CI.
+#
+#   bash scripts/bench.sh                  # floor, modelcontext, rmcp, tower-mcp (~8 min)
+#   bash scripts/bench.sh --python --typescript   # also the Python and TypeScript SDKs
+#                                          # (their setup installs from PyPI / npm)
+#   bash scripts/bench.sh --quick          # N/10, one round: a smoke run (~3 min)
+#   bash scripts/bench.sh --build-only     # build the harness, the peers and ours; measure nothing
+#   bash scripts/bench.sh --profile        # also profile our stdio server with callgrind and
+#                                          # list the hot spots under "Where the time goes"
+#   bash scripts/bench.sh --report-only DIR   # rewrite BENCHMARKS.md from a finished run
+#
+# Steps: copy the harness to target/mcpbench (build outputs kept, so rebuilds are no-ops),
+# build our `bench_server` example in release with the harness's release profile (thin LTO,
+# 4 codegen units, as the peers are built), add it to a copy of run-all.sh as the server
+# `modelcontext`, and run, back to back and interleaved in ROUNDS rounds: cold start
+# (stdio, HTTP), tools/list of 1000 tools, stdio C=1 pinned to one CPU, stdio C=64, HTTP C=1
+# and HTTP C=32 for every server, plus the modern era (2026-07-28) cells for modelcontext and
+# rmcp. The harness waits for a quiet machine before each cell (up to QUIET_TIMEOUT s).
+#
+# Knobs (environment): ROUNDS (2), MAX_SECONDS (10, the cap of one measured run),
+# QUIET_TIMEOUT (30), MODERN_CELLS ("stdio_c64 http_c32"), PORT (18931), MCPBENCH (the
+# harness's source folder), N_OURS (our N per cell: "stdio_c1|stdio_c64|http_c1|http_c32|list"),
+# PROFILE_N (20000 calls under callgrind), PROFILE_C (1), RUN_TIMEOUT (1500 s, the whole
+# matrix), OUT_MD (BENCHMARKS.md). Every load is bounded in count and time, servers listen on
+# 127.0.0.1 only and are stopped after each cell.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+PEERS_EXTRA=""
+QUICK=0
+BUILD_ONLY=0
+PROFILE=0
+REPORT_ONLY=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --python) PEERS_EXTRA="$PEERS_EXTRA python" ;;
+        --typescript) PEERS_EXTRA="$PEERS_EXTRA typescript" ;;
+        --quick) QUICK=1 ;;
+        --build-only) BUILD_ONLY=1 ;;
+        --profile) PROFILE=1 ;;
+        --report-only) REPORT_ONLY=${2:?--report-only needs the run folder}; shift ;;
+        -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+        *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+HARNESS_SRC=${MCPBENCH:-$ROOT/../shared/mcpbench}
+SCRATCH=$ROOT/target/mcpbench
+OURS_TARGET=$ROOT/target/bench
+OURS=$OURS_TARGET/release/examples/bench_server
+PROF_TARGET=$ROOT/target/bench-prof
+OURS_PROF=$PROF_TARGET/release/examples/bench_server
+ROUNDS=${ROUNDS:-2}
+MAX_SECONDS=${MAX_SECONDS:-10}
+QUIET_TIMEOUT=${QUIET_TIMEOUT:-30}
+MODERN_CELLS=${MODERN_CELLS:-stdio_c64 http_c32}
+PORT=${PORT:-18931}
+N_OURS=${N_OURS:-200000|500000|100000|300000|2000}
+PROFILE_N=${PROFILE_N:-20000}
+PROFILE_C=${PROFILE_C:-1}
+RUN_TIMEOUT=${RUN_TIMEOUT:-1500}
+OUT_MD=${OUT_MD:-$ROOT/BENCHMARKS.md}
+if [[ $QUICK == 1 ]]; then ROUNDS=1; fi
+SERVERS="floor modelcontext rmcp towermcp$PEERS_EXTRA"
+
+log() { echo "==> bench: $*" >&2; }
+
+# The harness's release profile, so that our binary and the peers differ in code, not flags.
+harness_profile() {
+    env CARGO_PROFILE_RELEASE_OPT_LEVEL=3 CARGO_PROFILE_RELEASE_LTO=thin \
+        CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 CARGO_PROFILE_RELEASE_DEBUG="${1:-false}" \
+        CARGO_PROFILE_RELEASE_STRIP=none "${@:2}"
+}
+
+copy_harness() {
+    [[ -f $HARNESS_SRC/run-all.sh ]] || { echo "no harness at $HARNESS_SRC (set MCPBENCH)" >&2; exit 1; }
+    log "copying the harness to $SCRATCH"
+    mkdir -p "$SCRATCH"
+    # tar keeps modification times, so the scratch copy's own target/ stays up to date.
+    (cd "$HARNESS_SRC" && tar --exclude=./target --exclude=./results \
+        --exclude=./servers/python/.venv --exclude=./servers/typescript/node_modules -cf - .) |
+        (cd "$SCRATCH" && tar -xf -)
+    chmod -R u+w "$SCRATCH"
+    # Our server joins the matrix as `modelcontext` (the harness README's "Adding a server").
+    local line="    modelcontext) echo \"$OURS|$OURS --transport http --port \$PORT|$N_OURS\" ;;"
+    awk -v line="$line" '/^    \*\) echo "unknown server/ { print line } { print }' \
+        "$SCRATCH/run-all.sh" >"$SCRATCH/run-all-modelcontext.sh"
+    grep -q '^    modelcontext) ' "$SCRATCH/run-all-modelcontext.sh" ||
+        { echo "could not add modelcontext to run-all.sh's server_def" >&2; exit 1; }
+}
+
+build() {
+    log "building our bench_server (release, harness profile) into $OURS_TARGET"
+    harness_profile false cargo build --release -p modelcontext --example bench_server \
+        --target-dir "$OURS_TARGET"
+    if [[ $PROFILE == 1 || $BUILD_ONLY == 1 ]]; then
+        log "building the profiling copy (same profile plus line tables) into $PROF_TARGET"
+        harness_profile line-tables-only cargo build --release -p modelcontext \
+            --example bench_server --target-dir "$PROF_TARGET"
+    fi
+    log "building the load generator and the Rust peers (one package at a time)"
+    local d
+    for d in loadgen servers/floor servers/rmcp servers/tower-mcp; do
+        (cd "$SCRATCH" && "$d/setup.sh" >/dev/null)
+    done
+}
+
+machine() {
+    echo "- date: $(date -u +%FT%TZ)"
+    echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+    echo "- toolchain: $(rustc --version), $(cargo --version)"
+    echo "- modelcontext: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes under crates/')"
+    echo "- peers (harness Cargo.lock): $(awk '/^name = "(rmcp|tower-mcp|tokio|hyper|axum|serde_json)"$/ {n=$3; getline; printf "%s %s, ", n, $3}' "$SCRATCH/Cargo.lock" | tr -d '"' | sed 's/, $//')"
+    # Weight: unique packages a minimal stdio server with the macros pulls in (normal edges).
+    local stdio_deps http_deps
+    stdio_deps=$(cargo tree -q -p modelcontext --no-default-features --features macros -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^modelcontext ' || true)
+    http_deps=$(cargo tree -q -p modelcontext -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^modelcontext ' || true)
+    echo "- weight: $stdio_deps unique dependencies for a stdio server with the macros (\`--no-default-features --features macros\`), $http_deps with the default features (HTTP); \`cargo tree -e normal\`, build dependencies and proc macros included"
+}
+
+# Runs our stdio server under callgrind through the harness (one bounded cell) and keeps the
+# profile; the report lists its hot spots.
+profile() {
+    local dir=$1
+    command -v valgrind >/dev/null || { log "no valgrind; skipping the profile"; return 0; }
+    log "profiling our stdio server under callgrind: $PROFILE_N calls, C=$PROFILE_C"
+    rm -f "$dir"/callgrind.out*
+    # The plain command (no shell syntax) is executed directly, so the profile is the server's.
+    (cd "$SCRATCH" && timeout 600 target/release/mcpbench stdio \
+        --cmd "valgrind --tool=callgrind --callgrind-out-file=$dir/callgrind.out $OURS_PROF" \
+        --label modelcontext-callgrind/stdio_c$PROFILE_C/r1 -n "$PROFILE_N" -c "$PROFILE_C" \
+        --warmup 200 --max-seconds 240 --request-timeout-s 120 \
+        --server-stderr "$dir/callgrind.log" --json-out "$dir/callgrind.jsonl" >/dev/null) ||
+        log "the profiled run failed; see $dir/callgrind.log"
+}
+
+report() {
+    local dir=$1
+    log "writing $OUT_MD from $dir"
+    (cd "$SCRATCH" && python3 summarize.py "$dir/results.jsonl") >"$dir/summary.md"
+    python3 - "$dir" "$OUT_MD" "$dir/machine.md" <<'PYEOF'
+import json, os, re, sys
+from collections import defaultdict
+
+run, out_path, machine_path = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = defaultdict(list)  # (server, cell) -> records
+order = []
+with open(os.path.join(run, "results.jsonl")) as f:
+    for line in f:
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        parts = (r.get("label") or "").split("/")
+        if len(parts) < 2:
+            continue
+        if parts[0] not in order:
+            order.append(parts[0])
+        runs[(parts[0], parts[1])].append(r)
+# As summarize.py: runs with a noisy neighbour are dropped when the cell has a clean run.
+for key, recs in runs.items():
+    clean = [r for r in recs if (r.get("foreign_cpu_pct") or 0) <= 10]
+    if clean and len(clean) < len(recs):
+        runs[key] = clean
+
+OURS, FLOOR = "modelcontext", "floor"
+CELLS = ["stdio_c1_pinned", "stdio_c64", "http_c1", "http_c32"]
+TITLES = {"stdio_c1_pinned": "stdio C=1, pinned", "stdio_c64": "stdio C=64",
+          "http_c1": "HTTP C=1", "http_c32": "HTTP C=32"}
+NAMES = {"floor": "floor (hand-written Rust)", "modelcontext": "**modelcontext**",
+         "modelcontext-modern": "**modelcontext, modern era**", "rmcp": "rmcp (official Rust SDK)",
+         "rmcp-modern": "rmcp, modern era", "towermcp": "tower-mcp",
+         "python": "Python SDK", "typescript": "TypeScript SDK"}
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+def g(s, c):
+    return runs.get((s, c), [])
+
+def rate(s, c):
+    return mean([r["calls_per_s"] for r in g(s, c)])
+
+def cpu(s, c):
+    return mean([r.get("server_cpu_us_per_call") for r in g(s, c)])
+
+def p(s, c, q):
+    return mean([r.get(q) for r in g(s, c)])
+
+def rss(s, cells):
+    v = [r["rss_peak_kb"] for c in cells for r in g(s, c) if r.get("rss_peak_kb")]
+    return max(v) / 1024 if v else None
+
+def rss_stdio(s):
+    return rss(s, ["stdio_c1", "stdio_c1_pinned", "stdio_c64"])
+
+def rss_http(s):
+    return rss(s, ["http_c32"])
+
+def cold(s, kind):
+    v = g(s, "cold_" + kind)
+    return v[0]["cold_start_us_median"] / 1000 if v else None
+
+def listing(s):
+    v = g(s, "list1000_stdio")
+    return v[0]["p50_us"] / 1000 if v else None
+
+def base(s):
+    return s[: -len("-modern")] if s.endswith("-modern") else s
+
+def k(x):
+    if x is None:
+        return "-"
+    return f"{x / 1000:.1f}k" if x >= 1000 else f"{x:.0f}"
+
+def spread(s, c):
+    v = [r["calls_per_s"] for r in g(s, c)]
+    m = mean(v)
+    return f" ±{(max(v) - min(v)) / m * 50:.0f}%" if len(v) > 1 and m else ""
+
+def f1(x, unit=""):
+    return "-" if x is None else f"{x:.1f}{unit}"
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+def fr(x):
+    return "-" if x is None else f"{x:.2f}"
+
+floor_rate = {c: rate(FLOOR, c) for c in CELLS}
+servers = [s for s in order if any(g(s, c) for c in CELLS + ["cold_stdio"])]
+peers = [s for s in servers if base(s) not in (FLOOR, OURS)]
+noisy = lambda s, c: any((r.get("foreign_cpu_pct") or 0) > 10 for r in g(s, c))
+
+L = []
+w = L.append
+w("# Benchmarks\n")
+w("Generated by `scripts/bench.sh` from one back-to-back run of the SDK-neutral harness "
+  "(`../shared/mcpbench`): every server answers the same `tools/call add` (structured output "
+  "plus text) over stdio and Streamable HTTP, checked answer by answer. Ratios are to the "
+  "floor (a hand-written Rust server that only parses and answers) measured in the same run; "
+  "absolute numbers drift on a shared VM, ratios much less. Our server is "
+  "`crates/modelcontext/examples/bench_server.rs`: `#[tool]` functions, argument validation "
+  "on, default server and HTTP options, built with the harness's release profile.\n")
+w("## Machine\n")
+w(open(machine_path).read().rstrip() + "\n")
+rounds = max((len(g(s, c)) for s in servers for c in CELLS), default=0)
+w(f"\nCells: {rounds} interleaved round(s) of each throughput cell (mean shown, ±half-spread "
+  "when it varied); cold start = median of 5 spawns; tools/list = p50 of sequential calls to "
+  "a server with 1000 extra tools; peak RSS = VmHWM of the server in its stdio cells and in "
+  "HTTP C=32 (a fresh process per HTTP cell). Raw JSON lines: `" + os.path.relpath(run) + "/results.jsonl`.\n")
+
+w("## Results (handshake era unless marked; `add` tool; ratio to the floor of this run)\n")
+w("| server | " + " | ".join(TITLES[c] for c in CELLS) +
+  " | peak RSS stdio / HTTP | cold start stdio / HTTP | tools/list, 1000 tools |")
+w("|---|" + "---:|" * (len(CELLS) + 3))
+for s in servers:
+    cells = []
+    for c in CELLS:
+        v = rate(s, c)
+        if v is None:
+            cells.append("-")
+            continue
+        mark = " †" if noisy(s, c) else ""
+        bad = sum(r.get("errors", 0) + r.get("mismatches", 0) for r in g(s, c))
+        err = f" **{bad} errors**" if bad else ""
+        cells.append(f"{k(v)} ({fr(ratio(v, floor_rate[c]))}){spread(s, c)}{mark}{err}")
+    rs, rh = rss_stdio(s), rss_http(s)
+    cs, ch = cold(s, "stdio"), cold(s, "http")
+    lst = listing(s)
+    cells.append(f"{f1(rs)} / {f1(rh)} MiB")
+    cells.append(f"{f1(cs)} / {f1(ch)} ms")
+    cells.append("-" if lst is None else f"{lst:.2f} ms")
+    w(f"| {NAMES.get(s, s)} | " + " | ".join(cells) + " |")
+w("\nModern-era rows (2026-07-28: no handshake, `_meta` on every request, stateless HTTP) are "
+  "compared with the floor's handshake-era cells (the floor does not speak the modern era). "
+  "† = another process used >10% of the machine during that cell.\n")
+
+w("### Server CPU per call, µs (/proc ticks; ratio to the floor)\n")
+w("| server | " + " | ".join(TITLES[c] for c in CELLS) + " |")
+w("|---|" + "---:|" * len(CELLS))
+for s in servers:
+    cells = []
+    for c in CELLS:
+        v, fl = cpu(s, c), cpu(FLOOR, c)
+        cells.append("-" if v is None else f"{v:.1f} ({fr(ratio(v, fl))})")
+    w(f"| {NAMES.get(s, s)} | " + " | ".join(cells) + " |")
+
+w("\n### Latency p50 / p99, µs\n")
+w("| server | " + " | ".join(TITLES[c] for c in CELLS) + " |")
+w("|---|" + "---:|" * len(CELLS))
+for s in servers:
+    cells = []
+    for c in CELLS:
+        a, b = p(s, c, "p50_us"), p(s, c, "p99_us")
+        cells.append("-" if a is None else f"{a:,.0f} / {b:,.0f}")
+    w(f"| {NAMES.get(s, s)} | " + " | ".join(cells) + " |")
+
+# ---- targets (issue 6)
+def best_peer(c, modern=False):
+    cands = [(rate(s, c), s) for s in peers if s.endswith("-modern") == modern and rate(s, c)]
+    return max(cands) if cands else (None, None)
+
+rows = []
+def target(name, value, goal, ok, note=""):
+    rows.append((name, value, goal, "met" if ok else ("MISSED" if ok is not None else "not measured"), note))
+
+for c, need in [("stdio_c1_pinned", 0.70), ("stdio_c64", 0.60), ("http_c1", 0.95), ("http_c32", 0.60)]:
+    ours = ratio(rate(OURS, c), floor_rate[c])
+    bp, who = best_peer(c)
+    bpr = ratio(bp, floor_rate[c])
+    ok = None if ours is None else (ours >= need and (bpr is None or ours > bpr))
+    target(f"{TITLES[c]}: throughput", f"{fr(ours)}x floor", f">= {need}x and ahead of the best peer",
+           ok, f"best peer {NAMES.get(who, who)} {fr(bpr)}x" if who else "")
+cpu_ratio = ratio(cpu(OURS, "stdio_c1_pinned"), cpu(FLOOR, "stdio_c1_pinned"))
+target("stdio C=1 pinned: server CPU per call", f"{fr(cpu_ratio)}x floor "
+       f"({f1(cpu(OURS, 'stdio_c1_pinned'))} vs {f1(cpu(FLOOR, 'stdio_c1_pinned'))} µs)", "<= 2x",
+       None if cpu_ratio is None else cpu_ratio <= 2.0)
+p99 = ratio(p(OURS, "http_c32", "p99_us"), p(FLOOR, "http_c32", "p99_us"))
+target("HTTP C=32: p99 latency", f"{fr(p99)}x floor", "<= 1.5x", None if p99 is None else p99 <= 1.5)
+for label, fn in [("peak RSS stdio", rss_stdio), ("peak RSS HTTP C=32", rss_http)]:
+    r = ratio(fn(OURS), fn(FLOOR))
+    target(label, f"{fr(r)}x floor ({f1(fn(OURS))} vs {f1(fn(FLOOR))} MiB)", "<= 1.5x",
+           None if r is None else r <= 1.5)
+for kind in ("stdio", "http"):
+    r = ratio(cold(OURS, kind), cold(FLOOR, kind))
+    target(f"cold start {kind}", f"{fr(r)}x floor ({f1(cold(OURS, kind))} vs {f1(cold(FLOOR, kind))} ms)",
+           "<= 1.3x", None if r is None else r <= 1.3)
+lo, lr = listing(OURS), listing("rmcp")
+target("tools/list of 1000 tools", f"{'-' if lo is None else f'{lo:.2f}'} ms",
+       "no slower than rmcp", None if lo is None or lr is None else lo <= lr,
+       f"rmcp {lr:.2f} ms" if lr is not None else "")
+for c, need in [("stdio_c1_pinned", 0.70), ("stdio_c64", 0.60), ("http_c1", 0.95), ("http_c32", 0.60)]:
+    if not g(OURS + "-modern", c):
+        continue
+    ours = ratio(rate(OURS + "-modern", c), floor_rate[c])
+    bp, who = best_peer(c, modern=True)
+    bpr = ratio(bp, floor_rate[c])
+    target(f"modern era, {TITLES[c]}", f"{fr(ours)}x floor", f">= {need}x and ahead of the best peer",
+           None if ours is None else ours >= need and (bpr is None or ours > bpr),
+           f"best peer {NAMES.get(who, who)} {fr(bpr)}x" if who else "")
+bad = {(s, c): sum(r.get("errors", 0) + r.get("mismatches", 0) for r in recs)
+       for (s, c), recs in runs.items() if base(s) == OURS}
+errs = sum(bad.values())
+target("0 errors, 0 mismatches in every cell", f"{errs} in {len(bad)} cells", "0", errs == 0,
+       ", ".join(f"{s}/{c}: {n}" for (s, c), n in bad.items() if n))
+
+w("\n## Targets (issue 6)\n")
+w("| target | measured | goal | status | note |")
+w("|---|---|---|---|---|")
+for name, value, goal, status, note in rows:
+    w(f"| {name} | {value} | {goal} | {status} | {note} |")
+met = sum(1 for r in rows if r[3] == "met")
+w(f"\n{met} of {len(rows)} targets met in this run.\n")
+
+prof = os.path.join(run, "hotspots.md")
+if os.path.exists(prof):
+    w("## Where the time goes\n")
+    w(open(prof).read().rstrip() + "\n")
+
+w("## All tables (the harness's summarize.py)\n")
+w(open(os.path.join(run, "summary.md")).read().rstrip() + "\n")
+with open(out_path, "w") as f:
+    f.write("\n".join(L) + "\n")
+PYEOF
+}
+
+# Hot spots from a callgrind profile, by function and by source line (callgrind_annotate gives
+# functions but not lines): the SDK's own functions by inclusive cost, each with the line (call
+# site) where most of it goes, then the hottest functions overall by self cost.
+hotspots() {
+    local dir=$1
+    [[ -f $dir/callgrind.out ]] || return 0
+    python3 - "$dir/callgrind.out" "$dir/callgrind.jsonl" "$PROFILE_N" "$PROFILE_C" >"$dir/hotspots.md" <<'PYEOF'
+import json, re, sys
+from collections import defaultdict
+
+path, jsonl, n, c = sys.argv[1:5]
+files, fns = {}, {}
+def name(table, text):
+    m = re.match(r"\((\d+)\)(?: (.*))?$", text)
+    if not m:
+        return text
+    if m.group(2) is not None:
+        table[m.group(1)] = m.group(2)
+    return table.get(m.group(1), text)
+
+self_fn = defaultdict(int)
+incl_fn = defaultdict(int)
+self_line = defaultdict(int)   # (fn, file, line) -> self cost
+incl_line = defaultdict(int)   # (fn, file, line) -> self + calls made there
+callee_at = defaultdict(lambda: defaultdict(int))  # (fn, file, line) -> callee -> cost
+total = 0
+fl = fi = fn = cfn = None
+last = 0
+in_call = False
+for raw in open(path, errors="replace"):
+    raw = raw.rstrip("\n")
+    if not raw:
+        continue
+    key, eq, val = raw.partition("=")
+    if eq and key in ("fl", "fi", "fe", "fn", "cfn", "cfl", "cfi", "calls", "ob", "cob", "jump", "jcnd"):
+        if key == "fl":
+            fl, fi = name(files, val), None
+        elif key in ("fi", "fe"):
+            fi = name(files, val)
+        elif key == "fn":
+            fn, fi = name(fns, val), None
+        elif key == "cfn":
+            cfn = name(fns, val)
+        elif key in ("cfl", "cfi"):
+            name(files, val)
+        elif key == "calls":
+            in_call = True
+        continue
+    if not (raw[0].isdigit() or raw[0] in "+-*"):
+        continue
+    parts = raw.split()
+    pos = parts[0]
+    line = last if pos == "*" else last + int(pos) if pos[0] in "+-" else int(pos)
+    last = line
+    cost = int(parts[1]) if len(parts) > 1 else 0
+    where = (fn, fi or fl, line)
+    if in_call:
+        in_call = False
+        if cfn != fn:
+            incl_fn[fn] += cost
+            incl_line[where] += cost
+            callee_at[where][cfn] += cost
+        continue
+    total += cost
+    self_fn[fn] += cost
+    incl_fn[fn] += cost
+    self_line[where] += cost
+    incl_line[where] += cost
+
+def short_fn(s, width=100):
+    s = re.sub(r"::h[0-9a-f]{16}", "", s or "?")
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+def short_file(s):
+    s = s or "?"
+    s = re.sub(r"^.*/\.cargo/registry/src/[^/]+/", "", s)
+    s = re.sub(r"^/rustc/[0-9a-f]+/", "", s)
+    s = re.sub(r"^.*/(crates/modelcontext)", r"\1", s)
+    s = re.sub(r"^\./(malloc|string)/\./", "glibc ", s)
+    return s
+
+def hottest(table, f):
+    best = max(((cost, file, line) for (g, file, line), cost in table.items() if g == f and line > 0),
+               default=(0, "?", 0))
+    return best
+
+calls = None
+try:
+    rec = json.loads(open(jsonl).read().strip().splitlines()[-1])
+    calls = rec.get("completed", 0) + rec.get("warmup", 0)
+    summary = (f"{rec.get('completed')} measured calls (+{rec.get('warmup')} warm-up) of "
+               f"`tools/call add`, C={c}, {rec.get('errors', 0)} errors")
+except Exception:
+    summary = f"{n} calls of `tools/call add`, C={c}"
+per_call = f"; about {total / calls:,.0f} Ir per call, start-up included" if calls else ""
+print(f"Profile: our stdio server (`bench_server`, the measured build plus line tables) under "
+      f"`valgrind --tool=callgrind`, driven by mcpbench: {summary}. Costs are user-space "
+      f"instructions (Ir; the kernel's share of each read and write is not in them). "
+      f"Total {total:,} Ir{per_call}. Inlined code counts where it was inlined, so a line can "
+      f"sit in another file than its function.\n")
+
+ours = [f for f in incl_fn if re.match(r"^<?modelcontext", f or "")]
+ours.sort(key=lambda f: -incl_fn[f])
+print("**The SDK's functions by inclusive cost** (self plus callees; nested entries overlap), "
+      "each with the line where most of that cost is spent and what it calls there:\n")
+print("| # | function | incl. % | self % | hottest line | calls there |")
+print("|---:|---|---:|---:|---|---|")
+for i, f in enumerate(ours[:10], 1):
+    cost, file, line = hottest(incl_line, f)
+    callees = callee_at.get((f, file, line), {})
+    callee = max(callees.items(), key=lambda kv: kv[1])[0] if callees else "(own code)"
+    print(f"| {i} | `{short_fn(f, 90)}` | {100 * incl_fn[f] / total:.1f} | "
+          f"{100 * self_fn[f] / total:.1f} | `{short_file(file)}:{line}` | `{short_fn(callee, 70)}` |")
+
+print("\n**Hottest functions by self cost** (everything in the process), each with its hottest line:\n")
+print("| # | function | self % | hottest line |")
+print("|---:|---|---:|---|")
+for i, (f, cost) in enumerate(sorted(self_fn.items(), key=lambda kv: -kv[1])[:10], 1):
+    _, file, line = hottest(self_line, f)
+    print(f"| {i} | `{short_fn(f)}` | {100 * cost / total:.1f} | `{short_file(file)}:{line}` |")
+PYEOF
+}
+
+# ---------------------------------------------------------------- main
+if [[ -n $REPORT_ONLY ]]; then
+    dir=$(cd "$REPORT_ONLY" && pwd)
+    [[ -f $dir/machine.md ]] || machine >"$dir/machine.md"
+    hotspots "$dir"
+    report "$dir"
+    exit 0
+fi
+copy_harness
+build
+if [[ $BUILD_ONLY == 1 ]]; then
+    log "built: $OURS, $OURS_PROF and the harness in $SCRATCH"
+    exit 0
+fi
+RUN_DIR=$SCRATCH/results/$(date -u +%Y%m%d-%H%M%S)
+mkdir -p "$RUN_DIR"
+machine >"$RUN_DIR/machine.md"
+log "running: $SERVERS (modern era: modelcontext rmcp), $ROUNDS round(s), quick=$QUICK; results in $RUN_DIR"
+(cd "$SCRATCH" && SERVERS="$SERVERS" STDIO_C1=pinned MODERN="modelcontext rmcp" \
+    MODERN_CELLS="$MODERN_CELLS" EXTRAS=0 ROUNDS="$ROUNDS" QUICK="$QUICK" BUILD=0 \
+    MAX_SECONDS="$MAX_SECONDS" QUIET_TIMEOUT="$QUIET_TIMEOUT" PORT="$PORT" OUT="$RUN_DIR" \
+    timeout --kill-after=30 "$RUN_TIMEOUT" bash run-all-modelcontext.sh >"$RUN_DIR/run.log" 2>&1) ||
+    log "run-all ended with an error (see $RUN_DIR/run.log); reporting what was measured"
+if [[ $PROFILE == 1 ]]; then
+    profile "$RUN_DIR"
+    hotspots "$RUN_DIR"
+fi
+report "$RUN_DIR"
+log "done: $OUT_MD (raw results in $RUN_DIR)"
