@@ -215,7 +215,9 @@ impl Peer {
         let mut guard = InFlight { peer: self, id: id.clone(), progress_key, armed: false };
         let request = Request { id: id.clone(), method: method.to_owned(), params };
         self.send(request.into()).await?;
-        guard.armed = true;
+        // Spec (basic/utilities/cancellation): `initialize` MUST NOT be cancelled.
+        let cancellable = method != "initialize";
+        guard.armed = cancellable;
         let listener = progress.map(|(_, callback)| (progress_rx, callback));
         let waited = self.wait(rx, listener, &options).await;
         guard.armed = false;
@@ -223,7 +225,9 @@ impl Peer {
             Waited::Answer(outcome) => outcome,
             Waited::TimedOut(after) => {
                 let reason = format!("Timed out after {after:?} waiting for '{method}'");
-                self.cancel(&id, &reason).await;
+                if cancellable {
+                    self.cancel(&id, &reason).await;
+                }
                 Err(McpError::new(REQUEST_TIMEOUT, reason))
             }
         }

@@ -172,3 +172,24 @@ async fn every_progress_update_sent_before_the_answer_reaches_the_callback() {
         assert_eq!(*seen.lock().expect("lock"), expected, "{mode:?}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_initialize_that_times_out_is_not_cancelled() {
+    use modelcontext::Stdio;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let (client_write, server_read) = tokio::io::duplex(1 << 16);
+    let (_server_write, client_read) = tokio::io::duplex(1 << 16);
+    let transport = Stdio::new(BufReader::new(client_read), client_write);
+    let err = Client::builder()
+        .era(EraMode::Handshake)
+        .timeout(Some(Duration::from_millis(100)))
+        .connect(transport)
+        .await
+        .expect_err("nobody answers");
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    let mut lines = BufReader::new(server_read).lines();
+    let first = lines.next_line().await.expect("read").expect("the initialize request");
+    assert!(first.contains(r#""method":"initialize""#), "{first}");
+    // The spec forbids cancelling initialize: the client closes without another word.
+    assert_eq!(lines.next_line().await.expect("read"), None);
+}
