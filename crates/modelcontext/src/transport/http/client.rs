@@ -52,6 +52,10 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Default time allowed to open a TCP connection.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a notification or response POST may wait for its (202) answer. They are posted
+/// in order, so a server that never answers one must not stall every later message.
+const POST_ACCEPT_TIMEOUT: Duration = Duration::from_secs(10);
+
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
@@ -166,10 +170,12 @@ impl Transport for HttpTransport {
             renewing: tokio::sync::Mutex::new(()),
         });
         let (stop_tx, stop_rx) = oneshot::channel();
-        let dispatcher = tokio::spawn(dispatch(shared.clone(), out_rx, stop_rx));
+        let mut dispatcher = tokio::spawn(dispatch(shared.clone(), out_rx, stop_rx));
         let shutdown = async move {
             let _ = stop_tx.send(());
-            let _ = dispatcher.await;
+            if tokio::time::timeout(POST_ACCEPT_TIMEOUT, &mut dispatcher).await.is_err() {
+                dispatcher.abort();
+            }
             shared.close().await;
         };
         Connection { sender: out_tx, receiver: in_rx, shutdown: Some(Box::pin(shutdown)) }
@@ -328,18 +334,25 @@ impl Shared {
         }
     }
 
-    /// POSTs a notification or response and waits for the answer, which should be 202.
+    /// POSTs a notification or response and waits (a bounded time) for the answer, which
+    /// should be 202.
     async fn post_in_order(&self, message: Message, headers: HeaderMap) {
-        match self.send(Method::POST, headers, message.encode().into()).await {
-            Ok(answer) if answer.status().is_success() => {
-                let _ = self.read_body(answer.into_body()).await;
+        let post = async {
+            match self.send(Method::POST, headers, message.encode().into()).await {
+                Ok(answer) if answer.status().is_success() => {
+                    let _ = self.read_body(answer.into_body()).await;
+                }
+                Ok(answer) => {
+                    let status = answer.status();
+                    let body = self.read_body(answer.into_body()).await.unwrap_or_default();
+                    let body = String::from_utf8_lossy(&body);
+                    tracing::warn!(%status, %body, "server refused a message");
+                }
+                Err(err) => tracing::warn!(%err, "could not post a message"),
             }
-            Ok(answer) => {
-                let status = answer.status();
-                let body = self.read_body(answer.into_body()).await.unwrap_or_default();
-                tracing::warn!(%status, body = %String::from_utf8_lossy(&body), "server refused a message");
-            }
-            Err(err) => tracing::warn!(%err, "could not post a message"),
+        };
+        if tokio::time::timeout(POST_ACCEPT_TIMEOUT, post).await.is_err() {
+            tracing::warn!("no answer to a posted message within {POST_ACCEPT_TIMEOUT:?}");
         }
     }
 
