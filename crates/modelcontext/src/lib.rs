@@ -12,6 +12,8 @@
 //!
 //! Features: `macros` (default) enables `#[tool]`, `#[resource]`, `#[prompt]` and `#[tools]`.
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod base64;
 pub mod client;
 pub mod docs;

@@ -1,5 +1,7 @@
 //! The integration tests: one crate, through public API and wire bytes only.
 
+#[cfg(feature = "auth")]
+mod auth;
 mod bad_input;
 mod calls;
 mod changes;
