@@ -8,14 +8,15 @@ use modelcontext_types::{
     EmptyResult, Era, GetPromptRequestParams, GetPromptResult, INVALID_PARAMS, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
     Meta, Notification, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
-    RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams, SubscriptionsListenResult, method, to_raw,
+    RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult, method, to_raw,
 };
 use serde_json::{Map, Value};
 
 use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
 use super::mrtr::{self, Binding, InputRound};
-use super::notify::{self};
+use super::notify::{self, ChangeEvent};
 use super::stamp::{Stamp, WireResult, internal};
 use super::{ServerInner, pagination};
 use crate::engine::{Outcome, Peer, Reply};
@@ -97,33 +98,9 @@ impl Call<'_> {
         let agreed = notify::agreed(&params.notifications);
         let id = serde_json::to_value(&self.request_id).unwrap_or_default();
         // Subscribe before acknowledging, so no change between the two is lost.
-        let mut events = self.server.bus.subscribe();
+        let events = self.server.bus.subscribe();
         let peer = self.peer.clone();
-        Reply::Stream(Box::pin(async move {
-            let mut meta = Meta::new();
-            meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
-            let ack = SubscriptionsAcknowledgedNotificationParams {
-                meta: Some(meta.clone()),
-                notifications: agreed.clone(),
-            };
-            let ack =
-                Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?;
-            peer.notify(ack).await?;
-            while let Some(event) = events.next().await {
-                let wanted = notify::wants(&agreed, &event);
-                if let Some(notification) =
-                    wanted.then(|| notify::to_notification(&event, Some(&id))).flatten()
-                {
-                    peer.notify(notification).await?;
-                }
-            }
-            // The bus ended: close the stream with its result (spec: SHOULD).
-            let done = SubscriptionsListenResult {
-                meta: Some(meta),
-                result_type: Some(ResultType::Complete),
-            };
-            to_raw(&done).map_err(internal)
-        }))
+        Reply::Stream(Box::pin(listen_stream(peer, id, agreed, events)))
     }
 
     /// Answers a list method with one page of `items`.
@@ -268,6 +245,35 @@ impl Call<'_> {
     pub(super) fn finish<R: WireResult>(&self, result: R) -> Outcome {
         Stamp::new(self.server_info, self.client.era).apply(result)
     }
+}
+
+/// The body of a listen stream: acknowledgement, then the wanted events, tagged with `id`.
+async fn listen_stream(
+    peer: Peer,
+    id: Value,
+    agreed: SubscriptionFilter,
+    mut events: futures_util::stream::BoxStream<'static, ChangeEvent>,
+) -> Outcome {
+    let mut meta = Meta::new();
+    meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
+    let ack = SubscriptionsAcknowledgedNotificationParams {
+        meta: Some(meta.clone()),
+        notifications: agreed.clone(),
+    };
+    peer.notify(Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?)
+        .await?;
+    while let Some(event) = events.next().await {
+        if !notify::wants(&agreed, &event) {
+            continue;
+        }
+        if let Some(notification) = notify::to_notification(&event, Some(&id)) {
+            peer.notify(notification).await?;
+        }
+    }
+    // The bus ended: close the stream with its result (spec: SHOULD).
+    let done =
+        SubscriptionsListenResult { meta: Some(meta), result_type: Some(ResultType::Complete) };
+    to_raw(&done).map_err(internal)
 }
 
 /// `future`, raising its context's cancellation flag if dropped before it finishes.
