@@ -29,6 +29,7 @@ pub mod schema;
 pub mod subscriptions;
 pub mod tools;
 pub mod version;
+pub mod x_mcp_header;
 
 pub use capabilities::*;
 pub use completion::*;
@@ -51,3 +52,4 @@ pub use schema::*;
 pub use subscriptions::*;
 pub use tools::*;
 pub use version::*;
+pub use x_mcp_header::*;

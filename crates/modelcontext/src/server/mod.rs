@@ -237,6 +237,11 @@ impl McpServer {
     pub fn add_tool(&mut self, def: ToolDef) -> Result<(), Error> {
         let name = def.tool.name.clone();
         check_tool_name(&name)?;
+        let schema = serde_json::Value::Object(def.tool.input_schema.clone());
+        if let Err(reason) = modelcontext_types::mirrored_arguments(&schema) {
+            let message = format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}");
+            return Err(Error::registration(message));
+        }
         let entry = ToolEntry::compile(def).map_err(Error::registration)?;
         self.inner_mut().tools.insert("tool", &name, Arc::new(entry))
     }

@@ -539,3 +539,43 @@ async fn the_2024_11_05_http_sse_transport_when_switched_on() {
     let unknown = http.post(&[], "{}").await;
     assert_ne!(unknown.status, StatusCode::ACCEPTED, "the Streamable HTTP endpoint is unaffected");
 }
+
+#[tokio::test]
+async fn nested_x_mcp_header_arguments_are_checked_and_bad_annotations_refused() {
+    let schema = |value: serde_json::Value| value.as_object().cloned().expect("object");
+    let nested =
+        schema(serde_json::json!({"type": "object", "properties": {"opts": {"type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}}));
+    let tool = ToolDef::new("nested", |_: serde_json::Value| async { "ok" }).input_schema(nested);
+    let http = start(McpServer::new("headers").tool(tool).expect("valid annotation")).await;
+    let params = r#""name":"nested","arguments":{"opts":{"region":"eu"}}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{params},{MODERN_META}}}}}"#
+    );
+    let base = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "nested"),
+    ];
+    let without = http.post(&base, &body).await;
+    assert_eq!(
+        (without.status, without.json()["error"]["code"].as_i64()),
+        (StatusCode::BAD_REQUEST, Some(-32020))
+    );
+    let mut with = base.to_vec();
+    with.push(("mcp-param-region", "eu"));
+    assert_eq!(http.post(&with, &body).await.status, StatusCode::OK);
+
+    let invalid = [
+        serde_json::json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
+        // Reached through `$ref` (how schemars writes a nested struct): not statically reachable.
+        serde_json::json!({"type": "object", "properties": {"o": {"$ref": "#/$defs/O"}},
+            "$defs": {"O": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}}}),
+    ];
+    for input in invalid {
+        let bad =
+            ToolDef::new("bad", |_: serde_json::Value| async { "ok" }).input_schema(schema(input));
+        let refused = McpServer::new("bad").tool(bad).expect_err("refused at registration");
+        assert!(refused.to_string().contains("invalid x-mcp-header annotation"), "{refused}");
+    }
+}

@@ -203,7 +203,7 @@ struct State {
     in_flight: HashMap<RequestId, InFlight>,
     next_task: u64,
     /// `x-mcp-header` arguments per tool, learned from `tools/list` results: (path, token).
-    tool_headers: HashMap<String, Vec<(Vec<String>, String)>>,
+    tool_headers: HashMap<String, Vec<modelcontext_types::MirroredArgument>>,
     /// The standalone GET stream, while it runs.
     get_stream: Option<AbortHandle>,
     /// The POST endpoint of the 2024-11-05 HTTP+SSE transport, once the server turned out to

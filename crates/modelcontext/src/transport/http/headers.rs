@@ -10,7 +10,7 @@
 //! headers can never see something other than what the server executes.
 
 use http::HeaderMap;
-use modelcontext_types::{HEADER_MISMATCH, McpError, Tool};
+use modelcontext_types::{HEADER_MISMATCH, McpError, Tool, mirrored_arguments};
 use serde_json::{Map, Value};
 
 /// What the headers must agree with: facts read from the body.
@@ -79,10 +79,15 @@ fn check_params(
     tool: &Tool,
     arguments: &Map<String, Value>,
 ) -> Result<(), McpError> {
-    for (property, header) in mirrored_properties(tool) {
+    let schema = Value::Object(tool.input_schema.clone());
+    // Registration refuses invalid annotations, so this only fails for a hand-set schema.
+    let mirrored = mirrored_arguments(&schema).unwrap_or_default();
+    for argument in &mirrored {
+        let header = &argument.header;
+        let property = argument.path.join(".");
         let name = format!("mcp-param-{}", header.to_ascii_lowercase());
         let sent = header_value(headers, &name)?;
-        match (arguments.get(property).filter(|v| !v.is_null()), sent) {
+        match (argument.value_in(arguments).filter(|v| !v.is_null()), sent) {
             (None, None) => {}
             (Some(value), Some(sent)) if same_value(value, &sent) => {}
             (Some(_), None) => {
@@ -103,15 +108,6 @@ fn check_params(
         }
     }
     Ok(())
-}
-
-/// `(property, header name)` for each top-level property annotated `x-mcp-header`.
-fn mirrored_properties(tool: &Tool) -> impl Iterator<Item = (&str, &str)> {
-    let properties = tool.input_schema.get("properties").and_then(Value::as_object);
-    properties.into_iter().flatten().filter_map(|(name, schema)| {
-        let header = schema.get("x-mcp-header")?.as_str()?;
-        Some((name.as_str(), header))
-    })
 }
 
 /// Integers compare numerically (`007` is 7), booleans as `true`/`false`, strings exactly.
@@ -203,6 +199,11 @@ mod tests {
             check(&headers(&all), &facts).is_ok()
         };
         assert!(with(&[("mcp-param-region", "eu west"), ("mcp-param-level", "007")]));
+        assert!(!with(&[
+            ("mcp-param-region", "eu west"),
+            ("mcp-param-level", "7"),
+            ("mcp-param-region", "x")
+        ]));
         assert!(!with(&[("mcp-param-region", "eu west")]));
         assert!(!with(&[("mcp-param-region", "us"), ("mcp-param-level", "7")]));
     }

@@ -2,13 +2,12 @@
 //! headers mirrored from the body (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` for arguments whose
 //! schema says `x-mcp-header`, with the `=?base64?...?=` encoding).
 
-use std::collections::HashSet;
-
 use bytes::Bytes;
 use http::Method;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use modelcontext_types::{
-    HEADER_MISMATCH, Message, PROTOCOL_VERSION_META_KEY, Request, RequestId, Response, to_raw,
+    HEADER_MISMATCH, Message, PROTOCOL_VERSION_META_KEY, Request, RequestId, Response,
+    mirrored_arguments, to_raw,
 };
 use serde_json::{Map, Value, json};
 
@@ -66,8 +65,10 @@ impl Shared {
         }
         let Some(arguments) = params.and_then(|p| p.get("arguments")) else { return headers };
         let state = self.state();
-        for (path, token) in state.tool_headers.get(name).into_iter().flatten() {
-            let value = path.iter().try_fold(arguments, |node, key| node.get(key));
+        let arguments = arguments.as_object();
+        for mirrored in state.tool_headers.get(name).into_iter().flatten() {
+            let value = arguments.and_then(|args| mirrored.value_in(args));
+            let token = &mirrored.header;
             let rendered = match value {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Bool(b)) => b.to_string(),
@@ -119,7 +120,7 @@ impl Shared {
         let mut state = self.state();
         tools.retain(|tool| {
             let Some(name) = tool.get("name").and_then(Value::as_str) else { return true };
-            match header_arguments(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+            match mirrored_arguments(tool.get("inputSchema").unwrap_or(&Value::Null)) {
                 Ok(headers) => {
                     state.tool_headers.insert(name.to_owned(), headers);
                     true
@@ -162,88 +163,6 @@ pub(crate) fn encode_header_value(value: &str) -> String {
     format!("=?base64?{}?=", crate::base64::encode(value.as_bytes()))
 }
 
-/// JSON Schema keywords whose value is one subschema, a list of them, or a map of them. Any
-/// of these leaves the pure `properties` chain an `x-mcp-header` must sit on.
-const SUBSCHEMA_ONE: &[&str] = &[
-    "items",
-    "contains",
-    "unevaluatedItems",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contentSchema",
-];
-
-const SUBSCHEMA_LIST: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
-
-const SUBSCHEMA_MAP: &[&str] = &["patternProperties", "dependentSchemas", "$defs", "definitions"];
-
-/// The `x-mcp-header` arguments of a tool's input schema as (property path, header token), or
-/// why the annotations are invalid (spec 2026-07-28: on a property reached through
-/// `properties` only, an RFC 9110 token, on a string, integer or boolean, unique ignoring case).
-fn header_arguments(schema: &Value) -> Result<Vec<(Vec<String>, String)>, String> {
-    let mut found = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<(Option<Vec<String>>, &Value)> = vec![(Some(Vec::new()), schema)];
-    while let Some((path, node)) = stack.pop() {
-        let Value::Object(object) = node else { continue };
-        if let Some(token) = object.get("x-mcp-header") {
-            let Some(path) = path.clone().filter(|p| !p.is_empty()) else {
-                return Err("x-mcp-header outside a chain of `properties`".to_owned());
-            };
-            let at = path.join(".");
-            let Some(token) = token.as_str().filter(|t| is_token(t)) else {
-                return Err(format!("property {at:?}: x-mcp-header must be an RFC 9110 token"));
-            };
-            if !matches!(
-                object.get("type").and_then(Value::as_str),
-                Some("string" | "integer" | "boolean")
-            ) {
-                return Err(format!(
-                    "property {at:?}: x-mcp-header needs type string, integer or boolean"
-                ));
-            }
-            if !seen.insert(token.to_ascii_lowercase()) {
-                return Err(format!("property {at:?}: x-mcp-header {token:?} is used twice"));
-            }
-            found.push((path, token.to_owned()));
-        }
-        for (keyword, value) in object {
-            match (keyword.as_str(), value) {
-                ("properties", Value::Object(properties)) => {
-                    for (name, sub) in properties {
-                        let sub_path = path.as_ref().map(|p| {
-                            let mut sub_path = p.clone();
-                            sub_path.push(name.clone());
-                            sub_path
-                        });
-                        stack.push((sub_path, sub));
-                    }
-                }
-                (k, sub) if SUBSCHEMA_ONE.contains(&k) => stack.push((None, sub)),
-                (k, Value::Array(subs)) if SUBSCHEMA_LIST.contains(&k) => {
-                    stack.extend(subs.iter().map(|sub| (None, sub)));
-                }
-                (k, Value::Object(subs)) if SUBSCHEMA_MAP.contains(&k) => {
-                    stack.extend(subs.values().map(|sub| (None, sub)));
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// RFC 9110 token characters: what a header name may contain.
-fn is_token(text: &str) -> bool {
-    !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,39 +184,6 @@ b",
         ];
         for (plain, sent) in cases {
             assert_eq!(encode_header_value(plain), sent, "{plain:?}");
-        }
-    }
-
-    #[test]
-    pub(super) fn header_arguments_follow_properties_only() {
-        let schema = json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}}
-        }});
-        let mut found = header_arguments(&schema).expect("valid");
-        found.sort();
-        assert_eq!(
-            found,
-            [
-                (vec!["opts".into(), "dry".into()], "Dry-Run".into()),
-                (vec!["region".into()], "Region".into())
-            ]
-        );
-    }
-
-    #[test]
-    pub(super) fn invalid_header_annotations_are_reported() {
-        let cases = [
-            json!({"x-mcp-header": "Root"}),
-            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": 1}}}),
-            json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
-            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}}}),
-            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
-        ];
-        for schema in cases {
-            assert!(header_arguments(&schema).is_err(), "{schema}");
         }
     }
 }
