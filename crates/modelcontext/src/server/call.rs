@@ -15,6 +15,7 @@ use modelcontext_types::{
 use serde_json::{Map, Value};
 
 use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
+use super::extensions::{Extensions, Principal};
 use super::mrtr::{self, Binding, InputRound};
 use super::notify::{self, ChangeEvent};
 use super::stamp::{Stamp, WireResult, internal};
@@ -29,6 +30,7 @@ pub(super) struct Call<'a> {
     pub peer: &'a Peer,
     pub request_id: modelcontext_types::RequestId,
     pub log_level: &'a SessionLogLevel,
+    pub extensions: &'a Arc<Extensions>,
 }
 
 impl Call<'_> {
@@ -126,6 +128,7 @@ impl Call<'_> {
             server: self.server,
             session_log_level: self.log_level,
             input,
+            extensions: Arc::clone(self.extensions),
         })
     }
 
@@ -214,6 +217,8 @@ impl Call<'_> {
         if self.client.era == Era::Handshake {
             return Ok(None);
         }
+        let principal = self.extensions.get::<Principal>().map(|p| p.0.as_str());
+        let binding = binding.with_principal(principal);
         let round = InputRound::open(self.server, &binding, responses, state)?;
         Ok(Some((binding, Arc::new(round))))
     }

@@ -17,6 +17,7 @@ use modelcontext_types::{
 use serde::Serialize;
 
 use super::ServerInner;
+use super::extensions::Extensions;
 use super::mrtr::InputRound;
 use crate::engine::Peer;
 
@@ -95,6 +96,8 @@ struct Inner {
     input: Option<Arc<InputRound>>,
     /// Raised when the request ends without its handler finishing.
     cancelled: Arc<Cancelled>,
+    /// What the transport knows about the connection or request.
+    extensions: Arc<Extensions>,
 }
 
 /// A request's cancellation flag, for work that outlives the handler future (a spawned task
@@ -204,12 +207,21 @@ pub(crate) struct ContextParts<'a> {
     pub server: &'a Arc<ServerInner>,
     pub session_log_level: &'a SessionLogLevel,
     pub input: Option<Arc<InputRound>>,
+    pub extensions: Arc<Extensions>,
 }
 
 impl Context {
     pub(crate) fn new(parts: ContextParts<'_>) -> Context {
-        let ContextParts { request_id, client, meta, peer, server, session_log_level, input } =
-            parts;
+        let ContextParts {
+            request_id,
+            client,
+            meta,
+            peer,
+            server,
+            session_log_level,
+            input,
+            extensions,
+        } = parts;
         let log_threshold = match client.era {
             Era::Handshake => LogThreshold::Session(session_log_level.clone()),
             _ => LogThreshold::Request(meta.as_ref().and_then(|m| m.log_level)),
@@ -227,6 +239,7 @@ impl Context {
             last_progress: Mutex::new(None),
             input,
             cancelled: Arc::default(),
+            extensions,
         };
         Context { inner: Arc::new(inner) }
     }
@@ -272,6 +285,14 @@ impl Context {
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
         let state: &(dyn Any + Send + Sync) = &**self.inner.server.state.get(&TypeId::of::<T>())?;
         state.downcast_ref::<T>()
+    }
+
+    /// A value the transport attached to this connection or request, by type: the
+    /// authenticated [`Principal`](super::Principal), HTTP headers... `None` on transports
+    /// that attach nothing (stdio, memory) unless served with
+    /// [`McpServer::serve_with`](super::McpServer::serve_with).
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.inner.extensions.get::<T>()
     }
 
     /// Reads a resource through this server's own registry (fixed resources, then templates),

@@ -35,6 +35,7 @@ mod call;
 mod completion;
 mod context;
 mod elicit;
+mod extensions;
 mod input;
 mod mrtr;
 mod notify;
@@ -52,6 +53,7 @@ pub mod uri_template;
 pub use completion::CompletionHandler;
 pub use context::Context;
 pub use elicit::Elicitation;
+pub use extensions::{Extensions, Principal};
 pub use input::Question;
 pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
@@ -348,7 +350,14 @@ impl McpServer {
 
     /// Serves one connection until the peer goes away.
     pub async fn serve(&self, transport: impl Transport) {
-        let session = session::ServerSession::new(self.inner.clone());
+        self.serve_with(transport, Extensions::new()).await;
+    }
+
+    /// [`McpServer::serve`] for a transport that knows more than the protocol carries (an
+    /// authenticated [`Principal`], headers...): every handler of the connection sees
+    /// `extensions` through [`Context::extension`].
+    pub async fn serve_with(&self, transport: impl Transport, extensions: Extensions) {
+        let session = session::ServerSession::new(self.inner.clone()).with_extensions(extensions);
         let (peer, run, _stop) = crate::engine::start(transport.open(), session);
         // Only the engine sends on a server connection; letting go of this handle lets the
         // transport close its output once the engine is done.
@@ -371,7 +380,18 @@ impl McpServer {
         &self,
         connection: Connection,
     ) -> (impl std::future::Future<Output = ()> + Send + 'static, crate::engine::Stop) {
-        let session = session::ServerSession::new(self.inner.clone());
+        self.start_session_with(connection, Extensions::new())
+    }
+
+    /// [`McpServer::start_session`] with what the transport knows about this connection or
+    /// request (see [`McpServer::serve_with`]).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn start_session_with(
+        &self,
+        connection: Connection,
+        extensions: Extensions,
+    ) -> (impl std::future::Future<Output = ()> + Send + 'static, crate::engine::Stop) {
+        let session = session::ServerSession::new(self.inner.clone()).with_extensions(extensions);
         // The transport's input may end before its client is gone (a modern HTTP request):
         // a listen stream must keep running until the transport stops it.
         let (peer, run, stop) = crate::engine::start_until_stopped(connection, session);

@@ -12,7 +12,8 @@
 //!
 //! `requestState` carries the answers of earlier rounds (the client only resends the last
 //! round's), the keys it asked, and what binds it to the request: the method, the tool or
-//! prompt name or resource URI, a SHA-256 of the arguments, the server name and an expiry. It
+//! prompt name or resource URI, a SHA-256 of the arguments, the authenticated principal when
+//! there is one ([`Principal`](super::Principal)), the server name and an expiry. It
 //! is sealed with HMAC-SHA256 under the server's key ring ([`super::seal`]); anything that
 //! does not open, has expired, or belongs to another request is -32602 `Invalid or expired
 //! requestState`, with the real reason in the log.
@@ -48,6 +49,9 @@ pub(crate) struct Binding {
     name: String,
     /// SHA-256 (hex) of the arguments in canonical form (keys sorted).
     args: String,
+    /// The authenticated principal, when the transport established one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<String>,
 }
 
 impl Binding {
@@ -56,7 +60,14 @@ impl Binding {
         write_canonical(&mut canonical, &Value::Object(args.clone()));
         let args =
             Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        Binding { method: method.to_owned(), name: name.to_owned(), args }
+        Binding { method: method.to_owned(), name: name.to_owned(), args, principal: None }
+    }
+
+    /// The binding, also tied to `principal` (state sealed for one principal does not open
+    /// for another, or for none).
+    pub(crate) fn with_principal(mut self, principal: Option<&str>) -> Binding {
+        self.principal = principal.map(str::to_owned);
+        self
     }
 }
 

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::ServerInner;
 use super::call::Call;
 use super::context::{ClientView, SessionLogLevel};
+use super::extensions::Extensions;
 use super::notify::{self, Subscribed};
 use super::stamp::internal;
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
@@ -34,6 +35,8 @@ pub(crate) struct ServerSession {
     subscribed: Subscribed,
     /// Handshake era: the task forwarding change notifications; stopped with the session.
     forwarder: Option<AbortOnDrop>,
+    /// What the transport knows about this connection, for every context.
+    extensions: Arc<Extensions>,
 }
 
 /// Aborts a task when dropped.
@@ -61,7 +64,14 @@ impl ServerSession {
             log_level: SessionLogLevel::default(),
             subscribed: Subscribed::default(),
             forwarder: None,
+            extensions: Arc::default(),
         }
+    }
+
+    /// Attaches what the transport knows about the connection (see [`Extensions`]).
+    pub(crate) fn with_extensions(mut self, extensions: Extensions) -> ServerSession {
+        self.extensions = Arc::new(extensions);
+        self
     }
 
     /// Starts forwarding change notifications to a handshake-era client (once).
@@ -128,6 +138,7 @@ impl Dispatch for ServerSession {
             peer,
             request_id: request.id,
             log_level: &self.log_level,
+            extensions: &self.extensions,
         };
         match parsed {
             ClientRequest::SetLevel(params) => {

@@ -228,3 +228,41 @@ async fn a_question_can_name_its_input_request_key() {
         .await;
     assert!(retry.contains(r#""text":"Hello, Alice!""#), "{retry}");
 }
+
+/// A transport that authenticated someone: serves `server` in memory with a [`Principal`].
+fn served_as(server: modelcontext::McpServer, who: &str) -> Wire {
+    use modelcontext::server::{Extensions, Principal};
+    let mut extensions = Extensions::new();
+    extensions.insert(Principal(who.to_owned()));
+    Wire::start_serving(move |stdio| async move { server.serve_with(stdio, extensions).await })
+}
+
+#[tokio::test]
+async fn request_state_is_bound_to_the_principal() {
+    let keys = vec![vec![9u8; 32]];
+    let server = || asking_server().signing_keys(keys.clone()).expect("keys");
+    let state = request_state(&served_as(server(), "alice").call(&order(1, "Dune", "")).await);
+    let retry = order(2, "Dune", &format!(r#",{ACCEPT},"requestState":"{state}""#));
+    let as_alice = served_as(server(), "alice").call(&retry).await;
+    assert!(as_alice.contains("ordered Dune"), "{as_alice}");
+    let as_bob = served_as(server(), "bob").call(&retry).await;
+    assert_eq!(as_bob, format!(r#"{{"jsonrpc":"2.0","id":2,{INVALID_STATE}"#));
+    let anonymous = Wire::start(server(), "2026-07-28").call(&retry).await;
+    assert_eq!(anonymous, format!(r#"{{"jsonrpc":"2.0","id":2,{INVALID_STATE}"#));
+}
+
+#[tokio::test]
+async fn a_handler_reads_what_the_transport_attached() {
+    use modelcontext::server::{NoArgs, Principal};
+    use modelcontext::{Context, McpServer, ToolDef};
+    let whoami = ToolDef::new("whoami", |cx: Context, _: NoArgs| async move {
+        cx.extension::<Principal>().map_or("nobody".to_owned(), |p| p.0.clone())
+    });
+    let server = McpServer::new("who").tool(whoami).expect("tool");
+    let meta = modern_meta("{}", "");
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"whoami",{meta}}}}}"#
+    );
+    assert!(served_as(server.clone(), "alice").call(&call).await.contains(r#""text":"alice""#));
+    assert!(Wire::start(server, "2026-07-28").call(&call).await.contains(r#""text":"nobody""#));
+}

@@ -156,6 +156,24 @@ impl Wire {
         }
     }
 
+    /// A wire whose server end `serve` runs (for `serve_with` and custom set-ups); schema
+    /// checks use 2026-07-28.
+    pub fn start_serving<F, Fut>(serve: F) -> Wire
+    where
+        F: FnOnce(Stdio<BufReader<DuplexStream>, DuplexStream>) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let (client_write, server_read) = tokio::io::duplex(1 << 20);
+        let (server_write, client_read) = tokio::io::duplex(1 << 20);
+        tokio::spawn(serve(Stdio::new(BufReader::new(server_read), server_write)));
+        Wire {
+            writer: client_write,
+            reader: BufReader::new(client_read).lines(),
+            revision: "2026-07-28",
+            methods: HashMap::new(),
+        }
+    }
+
     /// Sends one line exactly as given.
     pub async fn send(&mut self, line: &str) {
         if let Ok(Message::Request(request)) = Message::decode_str(line) {

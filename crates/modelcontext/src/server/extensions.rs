@@ -1,0 +1,44 @@
+//! What a transport knows about a connection that the protocol does not carry: the
+//! authenticated principal, HTTP headers, a peer address. Handlers read it with
+//! [`Context::extension`](super::Context::extension).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Typed values a transport attaches to a connection (or, on modern HTTP, to one request),
+/// one per type. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Extensions {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Extensions({} values)", self.values.len())
+    }
+}
+
+impl Extensions {
+    /// No values.
+    pub fn new() -> Extensions {
+        Extensions::default()
+    }
+
+    /// Adds `value`, replacing any earlier value of its type.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.values.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if there is one.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        let value: &(dyn Any + Send + Sync) = &**self.values.get(&TypeId::of::<T>())?;
+        value.downcast_ref::<T>()
+    }
+}
+
+/// Who the transport authenticated (an OAuth subject, a client certificate's name...). When
+/// present it is also bound into MRTR `requestState`, so one principal's state cannot be
+/// replayed by another (spec SEP-2322: SHOULD bind the principal).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal(pub String);
