@@ -15,7 +15,7 @@ use modelcontext_types::{
 use serde_json::{Map, Value};
 
 use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
-use super::extensions::{Extensions, Principal};
+use super::extensions::{Extensions, PrincipalId};
 use super::mrtr::{self, Binding, InputRound};
 use super::notify::{self, ChangeEvent};
 use super::stamp::{Stamp, WireResult, internal};
@@ -217,7 +217,7 @@ impl Call<'_> {
         if self.client.era == Era::Handshake {
             return Ok(None);
         }
-        let principal = self.extensions.get::<Principal>().map(|p| p.0.as_str());
+        let principal = self.extensions.get::<PrincipalId>().map(|p| p.0.as_str());
         let binding = binding.with_principal(principal);
         let round = InputRound::open(self.server, &binding, responses, state)?;
         Ok(Some((binding, Arc::new(round))))

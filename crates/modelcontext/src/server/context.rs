@@ -288,11 +288,26 @@ impl Context {
     }
 
     /// A value the transport attached to this connection or request, by type: the
-    /// authenticated [`Principal`](super::Principal), HTTP headers... `None` on transports
+    /// authenticated [`PrincipalId`](super::PrincipalId), HTTP headers... `None` on transports
     /// that attach nothing (stdio, memory) unless served with
     /// [`McpServer::serve_with`](super::McpServer::serve_with).
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.inner.extensions.get::<T>()
+    }
+
+    /// The HTTP headers of the request, when it came over Streamable HTTP. For a 2026-07-28
+    /// request these are its own headers; in a 2025-11-25 session, those of the request that
+    /// opened the session (`initialize`).
+    #[cfg(feature = "http")]
+    pub fn http_headers(&self) -> Option<&http::HeaderMap> {
+        self.extension::<http::HeaderMap>()
+    }
+
+    /// Whom the request's OAuth access token speaks for (feature `auth`, HTTP with
+    /// [`HttpOptions::auth`](crate::transport::http::HttpOptions::auth) set).
+    #[cfg(feature = "auth")]
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.extension::<crate::auth::Principal>()
     }
 
     /// Reads a resource through this server's own registry (fixed resources, then templates),

@@ -37,8 +37,10 @@ impl Extensions {
     }
 }
 
-/// Who the transport authenticated (an OAuth subject, a client certificate's name...). When
-/// present it is also bound into MRTR `requestState`, so one principal's state cannot be
-/// replayed by another (spec SEP-2322: SHOULD bind the principal).
+/// A stable name for whom the transport authenticated (an OAuth subject and client, a client
+/// certificate's name...). When present it is bound into MRTR `requestState`, so one
+/// principal's state cannot be replayed by another (spec SEP-2322: SHOULD bind the
+/// principal), and HTTP binds a handshake-era session to it. With the `auth` feature the
+/// verified token's full `auth::Principal` travels beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal(pub String);
+pub struct PrincipalId(pub String);

@@ -53,7 +53,7 @@ pub mod uri_template;
 pub use completion::CompletionHandler;
 pub use context::Context;
 pub use elicit::Elicitation;
-pub use extensions::{Extensions, Principal};
+pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
 pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
@@ -354,7 +354,7 @@ impl McpServer {
     }
 
     /// [`McpServer::serve`] for a transport that knows more than the protocol carries (an
-    /// authenticated [`Principal`], headers...): every handler of the connection sees
+    /// authenticated [`PrincipalId`], headers...): every handler of the connection sees
     /// `extensions` through [`Context::extension`].
     pub async fn serve_with(&self, transport: impl Transport, extensions: Extensions) {
         let session = session::ServerSession::new(self.inner.clone()).with_extensions(extensions);
@@ -371,20 +371,17 @@ impl McpServer {
         self.inner.tools.get(name).map(|entry| &entry.def.tool)
     }
 
-    /// Starts the engine for one connection without waiting for it, for transports that own
-    /// the connection's lifetime (an HTTP session, a single modern HTTP request). The caller
-    /// spawns the future; dropping the [`Stop`](crate::engine::Stop) ends the connection and
-    /// aborts its running handlers.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn start_session(
-        &self,
-        connection: Connection,
-    ) -> (impl std::future::Future<Output = ()> + Send + 'static, crate::engine::Stop) {
-        self.start_session_with(connection, Extensions::new())
+    /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn tool_scopes(&self, name: &str) -> &[String] {
+        self.inner.tools.get(name).map_or(&[], |entry| entry.def.required_scopes.as_slice())
     }
 
-    /// [`McpServer::start_session`] with what the transport knows about this connection or
-    /// request (see [`McpServer::serve_with`]).
+    /// Starts the engine for one connection without waiting for it, for transports that own
+    /// the connection's lifetime (an HTTP session, a single modern HTTP request), with what
+    /// the transport knows about the connection or request (see [`McpServer::serve_with`]).
+    /// The caller spawns the future; dropping the [`Stop`](crate::engine::Stop) ends the
+    /// connection and aborts its running handlers.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn start_session_with(
         &self,

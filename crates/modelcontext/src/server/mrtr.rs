@@ -13,7 +13,7 @@
 //! `requestState` carries the answers of earlier rounds (the client only resends the last
 //! round's), the keys it asked, and what binds it to the request: the method, the tool or
 //! prompt name or resource URI, a SHA-256 of the arguments, the authenticated principal when
-//! there is one ([`Principal`](super::Principal)), the server name and an expiry. It
+//! there is one ([`PrincipalId`](super::PrincipalId)), the server name and an expiry. It
 //! is sealed with HMAC-SHA256 under the server's key ring ([`super::seal`]); anything that
 //! does not open, has expired, or belongs to another request is -32602 `Invalid or expired
 //! requestState`, with the real reason in the log.

@@ -40,6 +40,8 @@ use crate::engine::BoxFuture;
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ErasedTool>,
+    /// OAuth scopes a caller needs for this tool, on top of the endpoint's (HTTP with `auth`).
+    pub(crate) required_scopes: Vec<String>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -61,7 +63,8 @@ impl ToolDef {
             output_schema: handler.output_schema().map(Value::Object),
             ..Default::default()
         };
-        ToolDef { tool, handler: Arc::new(Erased { handler, marker: std::marker::PhantomData }) }
+        let handler = Arc::new(Erased { handler, marker: std::marker::PhantomData });
+        ToolDef { tool, handler, required_scopes: Vec::new() }
     }
 
     /// Sets the description the model reads to decide when to call the tool.
@@ -73,6 +76,14 @@ impl ToolDef {
     /// Sets a human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.tool.title = Some(title.into());
+        self
+    }
+
+    /// OAuth scopes a caller must hold to call this tool (with the `auth` feature over HTTP;
+    /// other transports carry no credentials). A caller without them gets HTTP 403
+    /// `insufficient_scope` naming every scope needed, before the tool runs.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.required_scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 

@@ -648,3 +648,137 @@ async fn fetch(method: &str, url: &str, token: Option<&str>) -> (StatusCode, Hea
     let body = response.into_body().collect().await.expect("body").to_bytes();
     (status, headers, String::from_utf8_lossy(&body).into_owned())
 }
+
+/// POSTs `body` to a protected endpoint with `token` (and optional extra headers).
+async fn post_mcp(
+    addr: SocketAddr,
+    token: Option<&str>,
+    extra: &[(&str, &str)],
+    body: &str,
+) -> (StatusCode, HeaderMap, String) {
+    let client = HyperClient::builder(TokioExecutor::new()).build_http();
+    let mut request = http::Request::post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    for (name, value) in extra {
+        request = request.header(*name, *value);
+    }
+    let response = client
+        .request(request.body(Full::new(Bytes::from(body.to_owned()))).expect("request"))
+        .await
+        .expect("response");
+    let (status, headers) = (response.status(), response.headers().clone());
+    let body = response.into_body().collect().await.expect("body").to_bytes();
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A protected server: `whoami` (any valid token) and `delete_file` (needs `files:write`).
+async fn protected_server(issuer: &Issuer) -> SocketAddr {
+    use modelcontext::transport::http::HttpOptions;
+    use modelcontext::{Context, McpServer, ToolDef};
+    let whoami =
+        ToolDef::new("whoami", |cx: Context, _: modelcontext::server::NoArgs| async move {
+            let principal = cx.principal().expect("a verified principal");
+            format!(
+                "{} via {}",
+                principal.subject.as_deref().unwrap_or("?"),
+                principal.client_id.as_deref().unwrap_or("?")
+            )
+        });
+    let delete =
+        ToolDef::new("delete_file", || async { "deleted" }).required_scopes(["files:write"]);
+    let server =
+        McpServer::new("protected").tool(whoami).expect("whoami").tool(delete).expect("delete");
+    let auth = options(issuer.verifier()).required_scopes(["files:read"]);
+    let options = HttpOptions { auth: Some(auth), ..HttpOptions::default() };
+    let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    addr
+}
+
+const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+fn modern_call(tool: &str) -> (String, [(&'static str, String); 3]) {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}",{MODERN}}}}}"#
+    );
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28".to_owned()),
+        ("mcp-method", "tools/call".to_owned()),
+        ("mcp-name", tool.to_owned()),
+    ];
+    (body, headers)
+}
+
+#[tokio::test]
+async fn the_http_endpoint_demands_a_token_and_hands_the_principal_to_handlers() {
+    let issuer = issuer(&["rsa-1"]).await;
+    let addr = protected_server(&issuer).await;
+    let (body, headers) = modern_call("whoami");
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    let (status, answer_headers, _) = post_mcp(addr, None, &headers, &body).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let challenge = answer_headers["www-authenticate"].to_str().expect("ascii");
+    assert!(
+        challenge.contains("resource_metadata=") && challenge.contains(r#"scope="files:read""#),
+        "{challenge}"
+    );
+
+    let token = sign("rsa-1", &issuer.claims());
+    let (status, _, answer) = post_mcp(addr, Some(&token), &headers, &body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.contains("alice via client-1"), "{answer}");
+
+    let (delete_body, delete_headers) = modern_call("delete_file");
+    let delete_headers: Vec<(&str, &str)> =
+        delete_headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, answer_headers, _) =
+        post_mcp(addr, Some(&token), &delete_headers, &delete_body).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let challenge = answer_headers["www-authenticate"].to_str().expect("ascii");
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#)
+            && challenge.contains(r#"scope="files:read files:write""#),
+        "{challenge}"
+    );
+    let writer = sign("rsa-1", &issuer.claims_with(json!({"scope": "files:read files:write"})));
+    let (status, _, answer) = post_mcp(addr, Some(&writer), &delete_headers, &delete_body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    let (status, _, metadata) =
+        fetch("GET", &format!("http://{addr}/.well-known/oauth-protected-resource/mcp"), None)
+            .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(metadata.contains(RESOURCE), "{metadata}");
+}
+
+#[tokio::test]
+async fn a_session_answers_only_the_principal_that_opened_it() {
+    let issuer = issuer(&["rsa-1"]).await;
+    let addr = protected_server(&issuer).await;
+    let alice = sign("rsa-1", &issuer.claims());
+    let mallory = sign("rsa-1", &issuer.claims_with(json!({"sub": "mallory"})));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, headers, _) = post_mcp(addr, Some(&alice), &[], init).await;
+    assert_eq!(status, StatusCode::OK);
+    let session = headers["mcp-session-id"].to_str().expect("ascii").to_owned();
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let with_session = [("mcp-session-id", session.as_str())];
+    assert_eq!(post_mcp(addr, Some(&alice), &with_session, ping).await.0, StatusCode::OK);
+    assert_eq!(
+        post_mcp(addr, Some(&mallory), &with_session, ping).await.0,
+        StatusCode::NOT_FOUND,
+        "a stolen session id is useless"
+    );
+    let delete =
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delete_file"}}"#;
+    assert_eq!(
+        post_mcp(addr, Some(&alice), &with_session, delete).await.0,
+        StatusCode::FORBIDDEN,
+        "scopes are checked per request in sessions too"
+    );
+}

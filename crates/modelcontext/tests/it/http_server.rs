@@ -579,3 +579,23 @@ async fn nested_x_mcp_header_arguments_are_checked_and_bad_annotations_refused()
         assert!(refused.to_string().contains("invalid x-mcp-header annotation"), "{refused}");
     }
 }
+
+#[tokio::test]
+async fn handlers_see_the_http_headers_of_their_request() {
+    let tool = ToolDef::new("agent", |cx: Context, _: modelcontext::server::NoArgs| async move {
+        let headers = cx.http_headers().expect("served over HTTP");
+        headers.get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or("none").to_owned()
+    });
+    let http = start(McpServer::new("headers").tool(tool).expect("registers")).await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"agent",{MODERN_META}}}}}"#
+    );
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "agent"),
+        ("user-agent", "probe/1.0"),
+    ];
+    let answer = http.post(&headers, &body).await;
+    assert!(answer.body.contains(r#""text":"probe/1.0""#), "{}", answer.body);
+}

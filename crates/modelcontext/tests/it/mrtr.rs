@@ -229,11 +229,11 @@ async fn a_question_can_name_its_input_request_key() {
     assert!(retry.contains(r#""text":"Hello, Alice!""#), "{retry}");
 }
 
-/// A transport that authenticated someone: serves `server` in memory with a [`Principal`].
+/// A transport that authenticated someone: serves `server` in memory with a [`PrincipalId`].
 fn served_as(server: modelcontext::McpServer, who: &str) -> Wire {
-    use modelcontext::server::{Extensions, Principal};
+    use modelcontext::server::{Extensions, PrincipalId};
     let mut extensions = Extensions::new();
-    extensions.insert(Principal(who.to_owned()));
+    extensions.insert(PrincipalId(who.to_owned()));
     Wire::start_serving(move |stdio| async move { server.serve_with(stdio, extensions).await })
 }
 
@@ -253,10 +253,10 @@ async fn request_state_is_bound_to_the_principal() {
 
 #[tokio::test]
 async fn a_handler_reads_what_the_transport_attached() {
-    use modelcontext::server::{NoArgs, Principal};
+    use modelcontext::server::{NoArgs, PrincipalId};
     use modelcontext::{Context, McpServer, ToolDef};
     let whoami = ToolDef::new("whoami", |cx: Context, _: NoArgs| async move {
-        cx.extension::<Principal>().map_or("nobody".to_owned(), |p| p.0.clone())
+        cx.extension::<PrincipalId>().map_or("nobody".to_owned(), |p| p.0.clone())
     });
     let server = McpServer::new("who").tool(whoami).expect("tool");
     let meta = modern_meta("{}", "");

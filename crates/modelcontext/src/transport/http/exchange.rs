@@ -17,8 +17,10 @@ use modelcontext_types::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::caller;
 use super::headers::{self, BodyFacts};
 use super::{Shared, json_body, sessions};
+use crate::server::Extensions;
 use crate::transport::{CHANNEL_CAPACITY, Connection};
 
 /// Entry point for every request to the endpoint.
@@ -26,13 +28,17 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     if let Some(refused) = check_request(&shared, request.headers()) {
         return refused;
     }
+    let extensions = match caller::identify(&shared, request.headers()).await {
+        Ok(extensions) => extensions,
+        Err(refused) => return refused,
+    };
     let modern_header = is_modern_header(request.headers());
     match *request.method() {
-        Method::POST => post(shared, request).await,
+        Method::POST => post(shared, request, extensions).await,
         // 2026-07-28 has no GET stream and no sessions to delete.
         Method::GET | Method::DELETE if modern_header => method_not_allowed(),
-        Method::GET => sessions::get(&shared, request.headers()).await,
-        Method::DELETE => sessions::delete(&shared, request.headers()),
+        Method::GET => sessions::get(&shared, request.headers(), &extensions).await,
+        Method::DELETE => sessions::delete(&shared, request.headers(), &extensions),
         _ => method_not_allowed(),
     }
 }
@@ -59,16 +65,16 @@ fn is_modern_header(headers: &HeaderMap) -> bool {
     header_str(headers, "mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v.trim()))
 }
 
-async fn post(shared: Arc<Shared>, request: Request) -> Response {
+async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> Response {
     let headers = request.headers().clone();
     let message = match read_message(&shared, request).await {
         Ok(message) => message,
         Err(refused) => return refused,
     };
     if is_modern_header(&headers) || claims_modern(&message) {
-        modern(&shared, &headers, message).await
+        modern(&shared, &headers, message, extensions).await
     } else {
-        sessions::post(&shared, &headers, message).await
+        sessions::post(&shared, &headers, message, extensions).await
     }
 }
 
@@ -121,7 +127,12 @@ fn claims_modern(message: &Message) -> bool {
 }
 
 /// The stateless path of 2026-07-28: checks, then one short-lived engine for this request.
-async fn modern(shared: &Shared, headers: &HeaderMap, message: Message) -> Response {
+async fn modern(
+    shared: &Shared,
+    headers: &HeaderMap,
+    message: Message,
+    extensions: Extensions,
+) -> Response {
     let request = match message {
         Message::Request(request) => request,
         // Cancellation on HTTP is closing the stream; nothing else is a valid notification.
@@ -132,21 +143,27 @@ async fn modern(shared: &Shared, headers: &HeaderMap, message: Message) -> Respo
         }
     };
     let id = request.id.clone();
-    if let Err((status, error)) = check_modern(shared, headers, &request) {
-        return error_response(status, Some(id), error);
+    let tool = match check_modern(shared, headers, &request) {
+        Ok(tool) => tool,
+        Err((status, error)) => return error_response(status, Some(id), error),
+    };
+    if let Some(tool) = tool {
+        if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
+            return refused;
+        }
     }
-    let (run, stop, rx) = start_exchange(shared, Message::Request(request));
+    let (run, stop, rx) = start_exchange(shared, Message::Request(request), extensions);
     tokio::spawn(run);
     answer(rx, id, None, Guard(Some(stop))).await
 }
 
 /// Everything the HTTP layer must refuse before the request reaches the server, with the
-/// status the spec pairs with each error.
+/// status the spec pairs with each error. Returns the tool a `tools/call` names.
 fn check_modern(
     shared: &Shared,
     headers: &HeaderMap,
     request: &modelcontext_types::Request,
-) -> Result<(), (StatusCode, McpError)> {
+) -> Result<Option<String>, (StatusCode, McpError)> {
     // A removed method is not found whatever its params, so it is refused before parsing.
     if REMOVED_IN_MODERN.contains(&request.method.as_str()) {
         return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
@@ -167,7 +184,11 @@ fn check_modern(
     };
     let facts = body_facts(shared, version, &parsed);
     headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-    crate::server::check_modern_envelope(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))
+    crate::server::check_modern_envelope(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    Ok(match parsed {
+        ClientRequest::CallTool(params) => Some(params.name),
+        _ => None,
+    })
 }
 
 fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
@@ -205,6 +226,7 @@ fn body_facts<'a>(
 fn start_exchange(
     shared: &Shared,
     message: Message,
+    extensions: Extensions,
 ) -> (
     impl std::future::Future<Output = ()> + Send + 'static,
     crate::engine::Stop,
@@ -216,7 +238,7 @@ fn start_exchange(
     let _ = in_tx.try_send(Ok(message));
     drop(in_tx);
     let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
-    let (run, stop) = shared.server.start_session(connection);
+    let (run, stop) = shared.server.start_session_with(connection, extensions);
     (run, stop, out_rx)
 }
 

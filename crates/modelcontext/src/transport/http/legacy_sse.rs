@@ -16,11 +16,11 @@ use futures_util::StreamExt;
 use http::StatusCode;
 use modelcontext_types::{McpError, Message};
 
-use super::Shared;
 use super::exchange::{
     accepted, check_request, error_response, read_message, sse_response, sse_stream,
 };
 use super::sessions::Session;
+use super::{Shared, caller};
 
 /// The routes of the legacy transport, to merge into the endpoint's router.
 pub(crate) fn routes(shared: Arc<Shared>) -> axum::Router {
@@ -34,7 +34,11 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     if let Some(refused) = check_request(&shared, request.headers()) {
         return refused;
     }
-    let Some((id, rx)) = Session::open_legacy(&shared) else {
+    let extensions = match caller::identify(&shared, request.headers()).await {
+        Ok(extensions) => extensions,
+        Err(refused) => return refused,
+    };
+    let Some((id, rx)) = Session::open_legacy(&shared, extensions) else {
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, None, error);
     };
@@ -57,6 +61,10 @@ async fn message(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     if let Some(refused) = check_request(&shared, request.headers()) {
         return refused;
     }
+    let extensions = match caller::identify(&shared, request.headers()).await {
+        Ok(extensions) => extensions,
+        Err(refused) => return refused,
+    };
     let Some(id) = session_id(&request) else {
         let error = McpError::invalid_request("Missing sessionId query parameter");
         return error_response(StatusCode::BAD_REQUEST, None, error);
@@ -65,7 +73,7 @@ async fn message(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         Ok(message) => message,
         Err(refused) => return refused,
     };
-    match shared.sessions.get(&id) {
+    match shared.sessions.find(&id, &extensions) {
         Some(session) if session.forward(message).await => accepted(),
         _ => error_response(
             StatusCode::NOT_FOUND,

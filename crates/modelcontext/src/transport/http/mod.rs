@@ -31,6 +31,7 @@ use tokio::net::TcpListener;
 
 use crate::{Error, McpServer};
 
+mod caller;
 mod client;
 mod events;
 mod exchange;
@@ -78,6 +79,12 @@ pub struct HttpOptions {
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
     pub legacy_sse: bool,
+    /// OAuth 2.1 protection (feature `auth`): every request needs a valid bearer token for
+    /// this resource; [`HttpEndpoint::router`] also serves the protected-resource metadata.
+    /// Mounting [`HttpEndpoint::into_service`] yourself? Merge
+    /// [`auth::metadata_router`](crate::auth::metadata_router) at your path too.
+    #[cfg(feature = "auth")]
+    pub auth: Option<crate::auth::AuthOptions>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -103,6 +110,8 @@ impl Default for HttpOptions {
             keep_alive: Duration::from_secs(15),
             event_store: Arc::new(MemoryEventStore::default()),
             legacy_sse: false,
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -130,12 +139,15 @@ impl HttpEndpoint {
     /// An axum router with the endpoint at `/mcp` (and `/sse` + `/messages` when
     /// [`HttpOptions::legacy_sse`] is on).
     pub fn router(&self) -> axum::Router {
-        let router = axum::Router::new().route_service("/mcp", self.clone().into_service());
+        let mut router = axum::Router::new().route_service("/mcp", self.clone().into_service());
         if self.inner.options.legacy_sse {
-            router.merge(legacy_sse::routes(self.inner.clone()))
-        } else {
-            router
+            router = router.merge(legacy_sse::routes(self.inner.clone()));
         }
+        #[cfg(feature = "auth")]
+        if let Some(auth) = &self.inner.options.auth {
+            router = router.merge(crate::auth::metadata_router(auth, "/mcp"));
+        }
+        router
     }
 
     /// The endpoint as a tower `Service`, to mount at any path of any axum/tower stack.

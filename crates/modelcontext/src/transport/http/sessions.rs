@@ -28,13 +28,14 @@ use modelcontext_types::{HANDSHAKE_VERSIONS, McpError, Message, Request, Request
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::Shared;
 use super::events::{EventStore, event_id, parse_event_id};
 use super::exchange::{
     Delivery, Guard, accepted, answer, error_response, header_str, sse_event, sse_response,
     sse_stream,
 };
+use super::{Shared, caller};
 use crate::engine::Stop;
+use crate::server::{Extensions, PrincipalId};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -48,6 +49,8 @@ pub(crate) struct Sessions {
 
 pub(crate) struct Session {
     id: String,
+    /// Who opened the session; only they may use it (no session hijacking by id).
+    owner: Option<PrincipalId>,
     incoming: mpsc::Sender<Incoming>,
     routes: Arc<Mutex<Routes>>,
     last_seen: Mutex<Instant>,
@@ -88,8 +91,14 @@ impl Sessions {
         Sessions { map: Mutex::new(HashMap::new()), max, idle }
     }
 
+    /// The live session `id` if the caller owns it; another principal's session looks just
+    /// like an unknown one.
+    pub(crate) fn find(&self, id: &str, caller: &Extensions) -> Option<Arc<Session>> {
+        self.get(id).filter(|session| caller::owns(caller, session.owner.as_ref()))
+    }
+
     /// The live session `id`; an expired one is forgotten here.
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+    fn get(&self, id: &str) -> Option<Arc<Session>> {
         let mut map = lock(&self.map);
         let session = map.get(id)?.clone();
         let mut last_seen = lock(&session.last_seen);
@@ -127,7 +136,12 @@ fn mint_id() -> Option<String> {
 }
 
 /// A handshake-era POST.
-pub(crate) async fn post(shared: &Shared, headers: &HeaderMap, message: Message) -> Response {
+pub(crate) async fn post(
+    shared: &Shared,
+    headers: &HeaderMap,
+    message: Message,
+    extensions: Extensions,
+) -> Response {
     if let Some(version) = header_str(headers, "mcp-protocol-version") {
         if !HANDSHAKE_VERSIONS.contains(&version.trim()) {
             let error =
@@ -135,9 +149,14 @@ pub(crate) async fn post(shared: &Shared, headers: &HeaderMap, message: Message)
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
     }
+    if let Some(tool) = called_tool(&message) {
+        if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
+            return refused;
+        }
+    }
     match (header_str(headers, SESSION_HEADER), message) {
         (None, Message::Request(request)) if request.method == "initialize" => {
-            initialize(shared, request).await
+            initialize(shared, request, extensions).await
         }
         (None, _) => {
             let error = McpError::invalid_request(
@@ -145,23 +164,36 @@ pub(crate) async fn post(shared: &Shared, headers: &HeaderMap, message: Message)
             );
             error_response(StatusCode::BAD_REQUEST, None, error)
         }
-        (Some(id), message) => match shared.sessions.get(id) {
+        (Some(id), message) => match shared.sessions.find(id, &extensions) {
             Some(session) => session.post(message).await,
             None => session_not_found(),
         },
     }
 }
 
+/// The tool a `tools/call` names, read without parsing the rest of its params.
+fn called_tool(message: &Message) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Name {
+        name: String,
+    }
+    let Message::Request(request) = message else { return None };
+    if request.method != "tools/call" {
+        return None;
+    }
+    serde_json::from_str::<Name>(request.params.as_ref()?.get()).ok().map(|n| n.name)
+}
+
 fn session_not_found() -> Response {
     error_response(StatusCode::NOT_FOUND, None, McpError::invalid_request("Session not found"))
 }
 
-async fn initialize(shared: &Shared, request: Request) -> Response {
+async fn initialize(shared: &Shared, request: Request, extensions: Extensions) -> Response {
     let Some(id) = mint_id() else {
         let error = McpError::internal("No randomness available for a session id");
         return error_response(StatusCode::INTERNAL_SERVER_ERROR, Some(request.id), error);
     };
-    let session = Arc::new(Session::start(shared, id.clone()));
+    let session = Arc::new(Session::start(shared, id.clone(), extensions));
     if !shared.sessions.insert(session.clone()) {
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
@@ -185,11 +217,14 @@ fn end(shared: &Shared, id: &str) -> bool {
 }
 
 impl Session {
-    fn start(shared: &Shared, id: String) -> Session {
+    /// A session whose handlers see `extensions` (the opening request's headers and, with
+    /// `auth`, its principal, which becomes the session's owner).
+    fn start(shared: &Shared, id: String, extensions: Extensions) -> Session {
         let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
-        let (run, stop) = shared.server.start_session(connection);
+        let owner = extensions.get::<PrincipalId>().cloned();
+        let (run, stop) = shared.server.start_session_with(connection, extensions);
         tokio::spawn(run);
         let routes = Routes {
             session: id.clone(),
@@ -202,14 +237,18 @@ impl Session {
         };
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
-        Session { id, incoming: in_tx, routes, last_seen: Mutex::new(Instant::now()), _stop: stop }
+        let last_seen = Mutex::new(Instant::now());
+        Session { id, owner, incoming: in_tx, routes, last_seen, _stop: stop }
     }
 
     /// Starts a 2024-11-05 HTTP+SSE session: everything it sends, responses included, goes
     /// to the returned stream. `None` when the endpoint is full or has no randomness.
-    pub(crate) fn open_legacy(shared: &Shared) -> Option<(String, mpsc::Receiver<Delivery>)> {
+    pub(crate) fn open_legacy(
+        shared: &Shared,
+        extensions: Extensions,
+    ) -> Option<(String, mpsc::Receiver<Delivery>)> {
         let id = mint_id()?;
-        let session = Arc::new(Session::start(shared, id.clone()));
+        let session = Arc::new(Session::start(shared, id.clone(), extensions));
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         lock(&session.routes).standalone = Some(tx);
         shared.sessions.insert(session).then_some((id, rx))
@@ -369,12 +408,12 @@ fn progress_token_of(params: Option<&serde_json::value::RawValue>) -> Option<Str
 
 /// GET: the standalone SSE stream of a session, or the resumption of a dropped stream when
 /// the request carries `Last-Event-ID`.
-pub(crate) async fn get(shared: &Shared, headers: &HeaderMap) -> Response {
+pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Extensions) -> Response {
     let Some(id) = header_str(headers, SESSION_HEADER) else {
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    let Some(session) = shared.sessions.get(id) else { return session_not_found() };
+    let Some(session) = shared.sessions.find(id, extensions) else { return session_not_found() };
     let keep_alive = Some(shared.options.keep_alive);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     if let Some(last) = header_str(headers, "last-event-id") {
@@ -423,12 +462,12 @@ fn resume(
 }
 
 /// DELETE: ends a session; later requests with its id get 404.
-pub(crate) fn delete(shared: &Shared, headers: &HeaderMap) -> Response {
+pub(crate) fn delete(shared: &Shared, headers: &HeaderMap, extensions: &Extensions) -> Response {
     let Some(id) = header_str(headers, SESSION_HEADER) else {
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    if end(shared, id) {
+    if shared.sessions.find(id, extensions).is_some() && end(shared, id) {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::OK;
         response

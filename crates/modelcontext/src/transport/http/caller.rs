@@ -1,0 +1,69 @@
+//! Who is calling: what an HTTP request tells its handlers beyond the JSON-RPC message.
+//!
+//! Every request's headers travel to its handlers (`Context::http_headers`). With the `auth`
+//! feature and [`HttpOptions::auth`](super::HttpOptions) set, the bearer token is verified
+//! first: the verified `auth::Principal` and its [`PrincipalId`] travel too, a tool's own
+//! scopes are checked before it runs, and a handshake-era session only answers the principal
+//! that opened it.
+
+use axum::response::Response;
+use http::HeaderMap;
+
+use super::Shared;
+use crate::server::{Extensions, PrincipalId};
+
+/// The extensions of one HTTP request, or the refusal of its credentials.
+pub(crate) async fn identify(shared: &Shared, headers: &HeaderMap) -> Result<Extensions, Response> {
+    let mut extensions = Extensions::new();
+    extensions.insert(headers.clone());
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &shared.options.auth {
+        let principal = auth.authorize(headers).await?;
+        extensions.insert(PrincipalId(principal_key(&principal)));
+        extensions.insert(principal);
+    }
+    #[cfg(not(feature = "auth"))]
+    let _ = shared;
+    Ok(extensions)
+}
+
+/// Subject and client together: the same user through another client is another caller.
+#[cfg(feature = "auth")]
+fn principal_key(principal: &crate::auth::Principal) -> String {
+    let subject = principal.subject.as_deref().unwrap_or("");
+    let client = principal.client_id.as_deref().unwrap_or("");
+    format!("{subject}\u{1f}{client}")
+}
+
+/// Whether the caller may use a session opened by `owner` (always, without authentication).
+pub(crate) fn owns(extensions: &Extensions, owner: Option<&PrincipalId>) -> bool {
+    extensions.get::<PrincipalId>() == owner
+}
+
+/// HTTP 403 `insufficient_scope` when the caller lacks scopes `tool` requires, naming every
+/// scope the call needs (spec `basic/authorization`: all of them in one challenge).
+#[cfg(feature = "auth")]
+pub(crate) fn check_tool_scopes(
+    shared: &Shared,
+    extensions: &Extensions,
+    tool: &str,
+) -> Result<(), Response> {
+    let (Some(auth), Some(principal)) =
+        (&shared.options.auth, extensions.get::<crate::auth::Principal>())
+    else {
+        return Ok(());
+    };
+    let tool_scopes = shared.server.tool_scopes(tool);
+    if auth.missing_scopes(principal, tool_scopes).is_empty() {
+        return Ok(());
+    }
+    let mut needed = auth.required_scopes.clone();
+    needed.extend(tool_scopes.iter().filter(|s| !auth.required_scopes.contains(s)).cloned());
+    Err(auth.insufficient_scope(&needed))
+}
+
+/// Without the `auth` feature there are no scopes to check.
+#[cfg(not(feature = "auth"))]
+pub(crate) fn check_tool_scopes(_: &Shared, _: &Extensions, _: &str) -> Result<(), Response> {
+    Ok(())
+}
