@@ -56,9 +56,37 @@ trap cleanup EXIT
 
 # Each client mode has its own 30 s budget inside the script; this outer bound only catches a
 # wedged interpreter (e.g. a shutdown that never returns).
+free_port() {
+    "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits (at most 30 s) until something listens on $1, while process $2 lives.
+wait_for_port() {
+    for _ in $(seq 300); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+# The Python client drives our bookshop over stdio (it spawns it) and over Streamable HTTP.
 rc=0
+BOOKSHOP_PORT=$(free_port)
+"$BOOKSHOP" --http "127.0.0.1:$BOOKSHOP_PORT" >"$LOG.server" 2>&1 &
+SERVER_PID=$!
+targets=("$BOOKSHOP")
+if wait_for_port "$BOOKSHOP_PORT" "$SERVER_PID"; then
+    targets+=("http://127.0.0.1:$BOOKSHOP_PORT/mcp")
+else
+    echo "FAIL http bookshop_start: bookshop --http did not listen on $BOOKSHOP_PORT" | tee -a "$LOG"
+    cat "$LOG.server" >&2
+fi
 PYTHONUNBUFFERED=1 timeout --kill-after=10 300 \
-    "$VENV/bin/python" tests/interop/python_bookshop.py "$BOOKSHOP" | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+    "$VENV/bin/python" tests/interop/python_bookshop.py "${targets[@]}" | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+kill "$SERVER_PID" 2>/dev/null || true
+wait "$SERVER_PID" 2>/dev/null || true
+SERVER_PID=""
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     echo "interop: python_bookshop.py did not finish within 300 s (exit $rc)" >&2
 fi
@@ -72,19 +100,14 @@ HTTP_CLIENT="$TARGET_DIR/debug/examples/http_client"
 drive() {
     local flag=$1 path=$2 port era http_rc
     shift 2
-    port=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     echo "interop: Python SDK server ${flag:-(streamable HTTP)} on 127.0.0.1:$port"
     # shellcheck disable=SC2086 # an empty flag must vanish
     PYTHONUNBUFFERED=1 "$VENV/bin/python" tests/interop/python_http_server.py "$port" $flag \
         >"$LOG.server" 2>&1 &
     SERVER_PID=$!
     # Poll the port (at most 30 s); stop early if the server died.
-    for _ in $(seq 300); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    if ! wait_for_port "$port" "$SERVER_PID"; then
         echo "FAIL http server_start: the Python server did not listen on $port" | tee -a "$LOG"
         cat "$LOG.server" >&2
     else
