@@ -295,21 +295,23 @@ fn field(result: &ElicitResult, name: &str) -> String {
 /// 2026-07-28 MRTR: asks the user's name, then greets them.
 #[tool]
 async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, McpError> {
-    let answer = ctx.elicit_raw(name_form("What is your name?", "name")?).await?;
+    let form = name_form("What is your name?", "name")?;
+    let answer = ctx.question("user_name").elicit_raw(form).await?;
     Ok(format!("Hello, {}!", field(&answer, "name")))
 }
 
 /// 2026-07-28 MRTR: asks the client's LLM a question.
 #[tool]
 async fn test_input_required_result_sampling(ctx: Context) -> Result<String, McpError> {
-    let answer = ctx.sample(sampling("What is the capital of France?", 100)).await?;
+    let question = sampling("What is the capital of France?", 100);
+    let answer = ctx.question("capital_question").sample(question).await?;
     Ok(format!("The answer: {}", sampled_text(&answer.content)))
 }
 
 /// 2026-07-28 MRTR: asks the client's roots.
 #[tool]
 async fn test_input_required_result_list_roots(ctx: Context) -> Result<String, McpError> {
-    let roots = ctx.list_roots().await?;
+    let roots = ctx.question("client_roots").list_roots().await?;
     let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
     Ok(format!("Client roots: {}", uris.join(", ")))
 }
@@ -322,17 +324,20 @@ async fn test_input_required_result_request_state(ctx: Context) -> Result<String
         "properties": {"ok": {"type": "boolean"}},
         "required": ["ok"]
     });
-    let answer = ctx.elicit_raw(form("Please confirm", schema)?).await?;
+    let answer = ctx.question("confirm").elicit_raw(form("Please confirm", schema)?).await?;
     Ok(format!("state-ok: confirmation {}", describe(&answer)))
 }
 
 /// 2026-07-28 MRTR: three questions of three kinds in one round.
 #[tool]
 async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<String, McpError> {
+    let (user_name, greeting_key, roots_key) =
+        (ctx.question("user_name"), ctx.question("greeting"), ctx.question("client_roots"));
+    let form = name_form("What is your name?", "name")?;
     let (name, greeting, roots) = tokio::join!(
-        async { ctx.elicit_raw(name_form("What is your name?", "name")?).await },
-        ctx.sample(sampling("Generate a greeting", 50)),
-        ctx.list_roots(),
+        user_name.elicit_raw(form),
+        greeting_key.sample(sampling("Generate a greeting", 50)),
+        roots_key.list_roots(),
     );
     let (name, greeting, roots) = (name?, greeting?, roots?);
     Ok(format!(
@@ -346,8 +351,10 @@ async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<Stri
 /// 2026-07-28 MRTR over two rounds: name, then favourite colour.
 #[tool]
 async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, McpError> {
-    let name = ctx.elicit_raw(name_form("Step 1: What is your name?", "name")?).await?;
-    let color = ctx.elicit_raw(name_form("Step 2: What is your favorite color?", "color")?).await?;
+    let name =
+        ctx.question("step1").elicit_raw(name_form("Step 1: What is your name?", "name")?).await?;
+    let color = name_form("Step 2: What is your favorite color?", "color")?;
+    let color = ctx.question("step2").elicit_raw(color).await?;
     Ok(format!("{} likes {}", field(&name, "name"), field(&color, "color")))
 }
 
@@ -359,7 +366,7 @@ async fn test_input_required_result_tampered_state(ctx: Context) -> Result<Strin
         "properties": {"ok": {"type": "boolean"}},
         "required": ["ok"]
     });
-    let answer = ctx.elicit_raw(form("Please confirm", schema)?).await?;
+    let answer = ctx.question("confirm").elicit_raw(form("Please confirm", schema)?).await?;
     Ok(format!("confirmed: {}", describe(&answer)))
 }
 
@@ -551,8 +558,8 @@ fn test_prompt_with_image() -> Vec<PromptMessage> {
 /// 2026-07-28 MRTR on `prompts/get`: asks for context first.
 #[prompt]
 async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpError> {
-    let answer =
-        ctx.elicit_raw(name_form("What context should the prompt use?", "context")?).await?;
+    let form = name_form("What context should the prompt use?", "context")?;
+    let answer = ctx.question("user_context").elicit_raw(form).await?;
     Ok(format!("Prompt using context: {}", field(&answer, "context")))
 }
 

@@ -312,7 +312,7 @@ impl Shared {
         self.post_in_order(notification.into(), headers).await;
         // The 2024-11-05 transport's one stream is already open.
         if initialized && self.state().legacy_endpoint.is_none() {
-            self.start_get_stream();
+            self.start_get_stream().await;
         }
     }
 

@@ -57,7 +57,7 @@ impl Shared {
         self.state().handshake_version = version.map(str::to_owned);
         let initialized = Notification { method: "notifications/initialized".into(), params: None };
         self.post_in_order(initialized.into(), self.session_headers(false)).await;
-        self.start_get_stream();
+        self.start_get_stream().await;
         self.state().session_id.is_some()
     }
 

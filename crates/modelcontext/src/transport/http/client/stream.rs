@@ -16,6 +16,8 @@ use crate::transport::sse::{SseDecoder, SseEvent};
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Consecutive reconnections that bring no event before a stream is given up.
 const MAX_RECONNECTS: u32 = 3;
+/// How long `notifications/initialized` waits for the GET stream's first answer.
+const GET_OPEN_WAIT: Duration = Duration::from_secs(5);
 
 /// How reading one SSE body ended.
 #[derive(Default)]
@@ -110,24 +112,33 @@ impl Shared {
         }
     }
 
-    /// Starts the standalone GET stream (2025-11-25) for server-initiated messages.
-    pub(super) fn start_get_stream(self: &Arc<Self>) {
+    /// Starts the standalone GET stream (2025-11-25) for server-initiated messages and waits
+    /// (at most [`GET_OPEN_WAIT`]) until the server has answered the GET: a server that sends
+    /// a request right after the client's next POST must find the stream already open.
+    pub(super) async fn start_get_stream(self: &Arc<Self>) {
         let shared = self.clone();
-        let handle = tokio::spawn(async move { shared.listen().await });
+        let (opened_tx, opened_rx) = tokio::sync::oneshot::channel();
+        let handle = tokio::spawn(async move { shared.listen(Some(opened_tx)).await });
         if let Some(old) = self.state().get_stream.replace(handle.abort_handle()) {
             old.abort();
         }
+        let _ = tokio::time::timeout(GET_OPEN_WAIT, opened_rx).await;
     }
 
     /// Reads the GET stream, reconnecting after `retry` with `Last-Event-ID`, until the server
     /// says there is none (405), the session is gone, or reconnecting keeps failing.
-    pub(super) async fn listen(&self) {
+    pub(super) async fn listen(&self, mut opened: Option<tokio::sync::oneshot::Sender<()>>) {
         let mut decoder = SseDecoder::new(self.config.max_message_bytes);
         let mut retry = None;
         let mut failures = 0;
         while failures < MAX_RECONNECTS {
             let last_id = decoder.last_event_id().map(str::to_owned);
-            match self.open_stream(last_id.as_deref()).await {
+            let stream = self.open_stream(last_id.as_deref()).await;
+            // The first answer, whatever it is, ends the caller's wait.
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            match stream {
                 Ok(body) => {
                     let pumped = self.pump(body, &mut decoder, &mut retry, None, None).await;
                     failures = if pumped.events > 0 { 0 } else { failures + 1 };
