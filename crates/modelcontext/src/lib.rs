@@ -3,14 +3,21 @@
 //! A plain function becomes a tool an agent can call; a host talks to any server. Both
 //! protocol eras are served by one server object: the handshake era (2024-11-05 ..
 //! 2025-11-25, `initialize`) and the stateless modern era (2026-07-28, `_meta` on every
-//! request). Transports: stdio, child processes and in-memory.
+//! request). Transports: stdio, child processes, in-memory and Streamable HTTP.
 //!
-//! - [`McpServer`]: register tools, resources and prompts, then [`McpServer::run_stdio`].
-//! - [`Client`]: [`Client::connect`] to [`McpServer::in_memory`], a [`ChildProcess`], or any
-//!   [`Transport`].
+//! - [`McpServer`]: register tools, resources and prompts, then [`McpServer::run_stdio`] or
+//!   [`McpServer::serve_http`].
+//! - [`Client`]: [`Client::connect`] to [`McpServer::in_memory`], a [`ChildProcess`], an
+//!   HTTP URL ([`Client::connect_http`]) or any [`Transport`].
+//! - [`Context`]: what a handler can read and do (progress, logs, elicitation, sampling,
+//!   roots) the same way in both eras.
 //! - [`docs`]: the guide chapters, starting with handling errors.
 //!
-//! Features: `macros` (default) enables `#[tool]`, `#[resource]`, `#[prompt]` and `#[tools]`.
+//! Features:
+//! - `macros` (default): `#[tool]`, `#[resource]`, `#[prompt]` and `#[tools]`.
+//! - `http` (default): Streamable HTTP server and client (axum, hyper).
+//! - `auth`: OAuth 2.1 for HTTP: token verification (JWT/JWKS, introspection), protected
+//!   resource metadata, per-tool scopes.
 
 #[cfg(feature = "auth")]
 pub mod auth;
@@ -31,13 +38,16 @@ pub mod types {
     pub use modelcontext_types::*;
 }
 
-pub use client::{Client, ClientBuilder, EraMode};
+pub use client::{CallOptions, Client, ClientBuilder, EraMode, Subscription};
 pub use error::{Error, ErrorKind};
 pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
 pub use server::{
-    Context, IntoToolOutput, IntoToolResult, Json, McpServer, PromptDef, ResourceDef,
-    ResourceError, ToolDef, ToolError,
+    ChangeEvent, Context, Elicitation, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult,
+    Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError,
+    SubscriptionBus, ToolDef, ToolError,
 };
+#[cfg(feature = "http")]
+pub use transport::http::{HttpEndpoint, HttpOptions, HttpTransport};
 pub use transport::{ChildProcess, Connection, Stdio, Transport};
 
 #[cfg(feature = "macros")]
