@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full};
-use hyper::body::Body as _;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
 use modelcontext::transport::http::HttpOptions;
@@ -138,7 +137,8 @@ async fn modern_header_rules() {
     let http = start(bookshop()).await;
     let body =
         format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
-    let cases: &[(&[(&str, &str)], StatusCode, i64)] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], StatusCode, i64);
+    let cases: &[Case<'_>] = &[
         (&[("mcp-protocol-version", "2026-07-28")], StatusCode::BAD_REQUEST, -32020),
         (
             &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/LIST")],

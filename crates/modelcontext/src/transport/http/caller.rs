@@ -43,6 +43,7 @@ pub(crate) fn owns(extensions: &Extensions, owner: Option<&PrincipalId>) -> bool
 /// HTTP 403 `insufficient_scope` when the caller lacks scopes `tool` requires, naming every
 /// scope the call needs (spec `basic/authorization`: all of them in one challenge).
 #[cfg(feature = "auth")]
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn check_tool_scopes(
     shared: &Shared,
     extensions: &Extensions,
@@ -64,6 +65,7 @@ pub(crate) fn check_tool_scopes(
 
 /// Without the `auth` feature there are no scopes to check.
 #[cfg(not(feature = "auth"))]
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn check_tool_scopes(_: &Shared, _: &Extensions, _: &str) -> Result<(), Response> {
     Ok(())
 }

@@ -55,7 +55,7 @@ impl AllowList {
             return true;
         }
         let Some(origin) = origin.map(str::to_ascii_lowercase) else { return true };
-        if self.origins.iter().any(|o| *o == origin) {
+        if self.origins.contains(&origin) {
             return true;
         }
         let Some(authority) =

@@ -312,7 +312,7 @@ impl Routes {
     /// SSE, and returns where to send it now, if anywhere.
     fn route(&mut self, message: Message) -> Option<(mpsc::Sender<Delivery>, Delivery)> {
         match self.owner(&message) {
-            Some(request) => self.to_request(&request, message),
+            Some(request) => self.deliver_to(&request, message),
             None => {
                 let event_id = Some(event_id(
                     STANDALONE,
@@ -338,7 +338,7 @@ impl Routes {
         }
     }
 
-    fn to_request(
+    fn deliver_to(
         &mut self,
         request: &RequestId,
         message: Message,

@@ -166,7 +166,6 @@ pub(crate) fn encode_header_value(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     pub(super) fn header_values_are_base64_wrapped_only_when_unsafe() {
