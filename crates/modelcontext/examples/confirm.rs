@@ -1,0 +1,59 @@
+//! A tool that asks the user before it acts (elicitation), the same code in both eras.
+//!
+//! `cargo run --example confirm` runs the server in memory and a client whose "user" always
+//! confirms. On a 2025-11-25 connection the question is a live `elicitation/create` request to
+//! the client; on a 2026-07-28 connection the server answers `input_required` and the client
+//! retries with the answer (MRTR). The handler cannot tell the difference.
+
+use modelcontext::types::{ElicitAction, ElicitResult};
+use modelcontext::{Client, Context, Elicitation, EraMode, McpServer, ToolError, tool};
+use serde_json::json;
+
+/// What the user is asked to fill in: a flat struct of primitives becomes the form.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Really delete it?
+    confirm: bool,
+}
+
+/// Delete a file, after the user confirms.
+#[tool]
+async fn delete_file(ctx: Context, path: String) -> Result<String, ToolError> {
+    let answer = ctx
+        .elicit::<Confirm>(format!("Delete {path}?"))
+        .await
+        .map_err(|e| ToolError::new(e.message))?;
+    match answer {
+        Elicitation::Accepted(Confirm { confirm: true }) => Ok(format!("deleted {path}")),
+        Elicitation::Cancelled => Err(ToolError::new("the user dismissed the question")),
+        _ => Ok(format!("kept {path}")),
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), modelcontext::Error> {
+    let server = McpServer::new("confirm").tool(delete_file::tool())?;
+    for era in [EraMode::Handshake, EraMode::Modern] {
+        // Setting a handler declares the `elicitation` capability; this "user" always says yes.
+        let client = Client::builder()
+            .era(era)
+            .on_elicit(|question| async move {
+                eprintln!(
+                    "  the user is asked: {}",
+                    serde_json::to_string(&question).unwrap_or_default()
+                );
+                let content = json!({"confirm": true});
+                Ok(ElicitResult {
+                    meta: None,
+                    result_type: None,
+                    action: ElicitAction::Accept,
+                    content: content.as_object().cloned(),
+                })
+            })
+            .connect(server.in_memory())
+            .await?;
+        let result = client.call_tool("delete_file", json!({"path": "notes.txt"})).await?;
+        println!("{} -> {}", client.protocol_version(), json!(result.content));
+    }
+    Ok(())
+}
