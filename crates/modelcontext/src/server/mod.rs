@@ -64,7 +64,7 @@ pub use resource::{
 pub use tool::{NoArgs, ToolDef, ToolHandler};
 
 #[cfg_attr(not(feature = "http"), allow(unused_imports))]
-pub(crate) use session::check_modern_envelope;
+pub(crate) use session::{check_modern_envelope, removed_in_modern};
 
 use resource::TemplateEntry;
 use tool::ToolEntry;

@@ -103,6 +103,10 @@ impl ServerSession {
 
 impl Dispatch for ServerSession {
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
+        // Removed is removed whatever the params: refuse by name before parsing them.
+        if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
+            return Reply::Now(Err(McpError::method_not_found(&request.method)));
+        }
         let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
             Ok(parsed) => parsed,
             Err(ParamsError::UnknownMethod) => {
@@ -121,14 +125,11 @@ impl Dispatch for ServerSession {
             }
             return Reply::Now(outcome);
         }
-        if matches!(self.era, EraState::Modern) && is_removed_in_modern(&parsed) {
-            return Reply::Now(Err(McpError::method_not_found(parsed.method())));
-        }
         let client = match self.client_view(&parsed) {
             Ok(client) => client,
             Err(error) => return Reply::Now(Err(error)),
         };
-        if client.era == Era::Modern && is_removed_in_modern(&parsed) {
+        if client.era == Era::Modern && removed_in_modern(parsed.method()) {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
         let call = Call {
@@ -234,15 +235,10 @@ fn has_envelope(meta: Option<&RequestMeta>) -> bool {
     meta.is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some())
 }
 
-/// Methods 2026-07-28 removed: answered -32601 on a modern connection.
-fn is_removed_in_modern(request: &ClientRequest) -> bool {
-    matches!(
-        request,
-        ClientRequest::Ping(_)
-            | ClientRequest::SetLevel(_)
-            | ClientRequest::Subscribe(_)
-            | ClientRequest::Unsubscribe(_)
-    )
+/// Requests 2026-07-28 removed (besides `initialize`, which a modern connection answers with
+/// -32022): -32601 on a modern connection.
+pub(crate) fn removed_in_modern(method: &str) -> bool {
+    matches!(method, "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")
 }
 
 fn is_modern_only(request: &ClientRequest) -> bool {

@@ -261,3 +261,20 @@ async fn set_level_is_accepted_in_the_handshake_era() {
         .await;
     assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
 }
+
+#[tokio::test]
+async fn a_removed_method_is_not_found_whatever_its_params() {
+    let mut wire = Wire::start(bookshop(), "2026-07-28");
+    wire.assert_alive().await;
+    for method in ["logging/setLevel", "resources/subscribe", "resources/unsubscribe", "ping"] {
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":9,"method":"{method}","params":{{{MODERN_META}}}}}"#);
+        let answer = wire.call(&line).await;
+        assert_eq!(
+            answer,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":-32601,"message":"Method not found","data":"{method}"}}}}"#
+            )
+        );
+    }
+}

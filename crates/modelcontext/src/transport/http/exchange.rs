@@ -164,8 +164,9 @@ fn check_modern(
     headers: &HeaderMap,
     request: &modelcontext_types::Request,
 ) -> Result<Option<String>, (StatusCode, McpError)> {
-    // A removed method is not found whatever its params, so it is refused before parsing.
-    if REMOVED_IN_MODERN.contains(&request.method.as_str()) {
+    // A removed method is not found whatever its params, so it is refused before parsing;
+    // over HTTP that includes `initialize` (spec: 404 + -32601).
+    if request.method == "initialize" || crate::server::removed_in_modern(&request.method) {
         return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
     }
     let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
@@ -198,10 +199,6 @@ fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
         ))
     })
 }
-
-/// Client requests of the handshake era that 2026-07-28 removed.
-const REMOVED_IN_MODERN: &[&str] =
-    &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 fn body_facts<'a>(
     shared: &'a Shared,
