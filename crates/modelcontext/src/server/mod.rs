@@ -103,6 +103,18 @@ pub(crate) struct ServerInner {
     pub request_state_ttl: std::time::Duration,
     /// Carries change notifications to every connection ([`McpServer::subscription_bus`]).
     pub bus: Arc<dyn SubscriptionBus>,
+    /// `info` as JSON for the modern `serverInfo` stamp, built on first use (one modern HTTP
+    /// request is one connection, so per-connection would be per request) and reset by any
+    /// change to the server.
+    pub info_json: std::sync::OnceLock<Arc<serde_json::Value>>,
+}
+
+impl ServerInner {
+    /// `serverInfo` as JSON, serialized once.
+    pub(crate) fn info_json(&self) -> Arc<serde_json::Value> {
+        let json = || Arc::new(serde_json::to_value(&self.info).unwrap_or_default());
+        Arc::clone(self.info_json.get_or_init(json))
+    }
 }
 
 /// Named entries in registration order (the order `*/list` answers with), found by name.
@@ -163,12 +175,15 @@ impl McpServer {
             keys: seal::KeyRing::random(),
             request_state_ttl: mrtr::DEFAULT_STATE_TTL,
             bus: Arc::new(InMemoryBus::default()),
+            info_json: std::sync::OnceLock::new(),
         };
         McpServer { inner: Arc::new(inner) }
     }
 
     fn inner_mut(&mut self) -> &mut ServerInner {
-        Arc::make_mut(&mut self.inner)
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.info_json = std::sync::OnceLock::new();
+        inner
     }
 
     /// Sets the version reported in `serverInfo`.

@@ -56,7 +56,7 @@ enum EraState {
 
 impl ServerSession {
     pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
-        let server_info = Arc::new(serde_json::to_value(&server.info).unwrap_or_default());
+        let server_info = server.info_json();
         ServerSession {
             server,
             server_info,
