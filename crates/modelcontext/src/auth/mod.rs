@@ -9,6 +9,8 @@
 //! - [`metadata_router`] serves the RFC 9728 protected resource metadata that tells clients
 //!   where to get tokens; [`AuthOptions::authorize`] answers a request without a usable token
 //!   with the 401 / 403 / 400 challenge the spec prescribes.
+//! - [`client`]: the other side, an OAuth 2.1 client that gets tokens for the HTTP client
+//!   transport ([`client::OAuthClient`]).
 //!
 //! Tokens are only read from the `Authorization: Bearer` header (never the query string), are
 //! never logged, and are never passed on to anyone but their issuer's introspection endpoint.
@@ -24,6 +26,7 @@ use serde_json::Value;
 use crate::Error;
 
 mod challenge;
+pub mod client;
 mod fetch;
 mod introspection;
 mod jwt;

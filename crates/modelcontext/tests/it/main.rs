@@ -2,6 +2,8 @@
 
 #[cfg(feature = "auth")]
 mod auth;
+#[cfg(feature = "auth")]
+mod auth_client;
 mod bad_input;
 mod calls;
 mod changes;

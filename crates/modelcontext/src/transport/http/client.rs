@@ -43,6 +43,8 @@ use tokio::task::AbortHandle;
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, Transport};
 use crate::{Client, Error};
 
+#[cfg(feature = "auth")]
+mod auth;
 mod headers;
 mod session;
 mod stream;
@@ -72,6 +74,8 @@ pub struct HttpTransport {
     connect_timeout: Option<Duration>,
     read_timeout: Option<Duration>,
     max_message_bytes: usize,
+    #[cfg(feature = "auth")]
+    auth: Option<Arc<dyn crate::auth::client::AuthProvider>>,
 }
 
 impl HttpTransport {
@@ -94,6 +98,8 @@ impl HttpTransport {
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             read_timeout: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            #[cfg(feature = "auth")]
+            auth: None,
         })
     }
 
@@ -520,6 +526,19 @@ impl Shared {
     }
 
     async fn send(
+        &self,
+        method: Method,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
+        #[cfg(feature = "auth")]
+        if let Some(provider) = self.config.auth.clone() {
+            return self.send_authorized(&*provider, method, headers, body).await;
+        }
+        self.send_once(method, headers, body).await
+    }
+
+    async fn send_once(
         &self,
         method: Method,
         headers: HeaderMap,

@@ -1,0 +1,434 @@
+//! The grants: registration, the authorization code grant with PKCE and `iss` checks, the
+//! token and refresh requests, and the client credentials grant.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::HeaderMap;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::discovery::ServerMetadata;
+use super::http::basic_auth;
+use super::{AuthError, ClientAuth, ClientCredentials, OAuthClient, RedirectHandler, StoredTokens};
+
+const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+impl OAuthClient {
+    /// The registration to use with this authorization server, in the spec's order:
+    /// pre-registered, one made before with this issuer, a Client ID Metadata Document, then
+    /// dynamic registration.
+    pub(super) async fn registration(
+        &self,
+        metadata: &ServerMetadata,
+        redirect_uri: &str,
+    ) -> Result<ClientCredentials, AuthError> {
+        if let Some((credentials, issuer)) = &self.pre_registered {
+            if issuer.as_ref().is_none_or(|i| *i == metadata.issuer) {
+                return Ok(credentials.clone());
+            }
+        }
+        if let Some(known) = self.store.client(&metadata.issuer) {
+            return Ok(known);
+        }
+        if let Some(url) = self.client_metadata_url.as_ref() {
+            if metadata.client_id_metadata_document_supported {
+                return Ok(ClientCredentials {
+                    client_id: url.clone(),
+                    client_secret: None,
+                    token_endpoint_auth_method: Some("none".into()),
+                });
+            }
+        }
+        let Some(endpoint) = &metadata.registration_endpoint else {
+            return Err(AuthError::new(format!(
+                "no way to register with {}: no pre-registered credentials, no Client ID \
+                 Metadata Document support, no registration endpoint",
+                metadata.issuer
+            )));
+        };
+        let method = match &metadata.token_endpoint_auth_methods {
+            Some(methods) if methods.iter().any(|m| m == "none") => "none",
+            Some(methods) if methods.iter().any(|m| m == "client_secret_basic") => {
+                "client_secret_basic"
+            }
+            Some(methods) if methods.iter().any(|m| m == "client_secret_post") => {
+                "client_secret_post"
+            }
+            _ => "none",
+        };
+        let request = json!({
+            "client_name": self.client_name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+            "application_type": application_type(redirect_uri),
+        });
+        let answer = self.http.post_json(endpoint, &request).await?;
+        let body = answer.json().unwrap_or_default();
+        if !answer.status.is_success() {
+            return Err(oauth_error("client registration", answer.status.as_u16(), &body));
+        }
+        let text = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_owned);
+        let client_id =
+            text("client_id").ok_or_else(|| AuthError::new("the registration has no client_id"))?;
+        let credentials = ClientCredentials {
+            client_id,
+            client_secret: text("client_secret"),
+            token_endpoint_auth_method: text("token_endpoint_auth_method"),
+        };
+        self.store.save_client(&metadata.issuer, credentials.clone());
+        Ok(credentials)
+    }
+
+    /// The authorization code grant: the user's visit to the authorization endpoint (through
+    /// the redirect handler), the checks on the answer, then the token request.
+    pub(super) async fn authorization_code_grant(
+        &self,
+        client: &ClientCredentials,
+        metadata: &ServerMetadata,
+        redirect_uri: &str,
+        handler: &RedirectHandler,
+        resource: &str,
+        scopes: &[String],
+    ) -> Result<StoredTokens, AuthError> {
+        let endpoint = metadata.authorization_endpoint.as_deref().ok_or_else(|| {
+            AuthError::new(format!("{} has no authorization_endpoint", metadata.issuer))
+        })?;
+        let s256 =
+            metadata.code_challenge_methods.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if !s256 {
+            return Err(AuthError::new(format!(
+                "{} does not advertise PKCE S256 (code_challenge_methods_supported); refusing \
+                 to authorize",
+                metadata.issuer
+            )));
+        }
+        let verifier = random_token()?;
+        let challenge = base64url(&Sha256::digest(verifier.as_bytes()));
+        let state = random_token()?;
+        let scope = scopes.join(" ");
+        let mut params = vec![
+            ("response_type", "code"),
+            ("client_id", client.client_id.as_str()),
+            ("redirect_uri", redirect_uri),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("state", state.as_str()),
+            ("resource", resource),
+        ];
+        if !scope.is_empty() {
+            params.push(("scope", scope.as_str()));
+        }
+        let query: Vec<String> = params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", crate::auth::fetch::form_encode(v)))
+            .collect();
+        let separator = if endpoint.contains('?') { '&' } else { '?' };
+        let url = format!("{endpoint}{separator}{}", query.join("&"));
+        let redirect =
+            handler(url).await.map_err(|e| AuthError::new(format!("authorization: {e}")))?;
+        let answer = query_params(&redirect);
+        let get = |key: &str| answer.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        // RFC 9207: compared before anything else in the answer is believed, errors included.
+        match get("iss") {
+            Some(iss) if iss != metadata.issuer => {
+                return Err(AuthError::new(format!(
+                    "the authorization response's iss {iss:?} is not the issuer {:?}; refusing it",
+                    metadata.issuer
+                )));
+            }
+            None if metadata.iss_parameter_supported => {
+                return Err(AuthError::new(
+                    "the authorization response has no iss, which its server promised; refusing it",
+                ));
+            }
+            _ => {}
+        }
+        if let Some(error) = get("error") {
+            let description = get("error_description").unwrap_or("");
+            return Err(AuthError::new(format!("authorization refused: {error} {description}")));
+        }
+        if get("state") != Some(state.as_str()) {
+            return Err(AuthError::new("the authorization response's state does not match"));
+        }
+        let code =
+            get("code").ok_or_else(|| AuthError::new("the authorization response has no code"))?;
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect_uri),
+            ("code_verifier", verifier.as_str()),
+            ("resource", resource),
+        ];
+        let scope_field = scope.clone();
+        let headers = client_authentication(client, metadata, &mut form);
+        let mut tokens = self.token_request(metadata, headers, &form, resource).await?;
+        if tokens.scope.is_none() && !scope_field.is_empty() {
+            tokens.scope = Some(scope_field);
+        }
+        Ok(tokens)
+    }
+
+    /// Refreshes `tokens` with their own authorization server.
+    pub(super) async fn refresh(
+        &self,
+        server_url: &str,
+        tokens: &StoredTokens,
+    ) -> Result<String, AuthError> {
+        let metadata = super::discovery::server_metadata(&self.http, &tokens.issuer).await?;
+        self.refresh_with(server_url, tokens, &metadata).await
+    }
+
+    pub(super) async fn refresh_with(
+        &self,
+        server_url: &str,
+        tokens: &StoredTokens,
+        metadata: &ServerMetadata,
+    ) -> Result<String, AuthError> {
+        let refresh_token =
+            tokens.refresh_token.as_deref().ok_or_else(|| AuthError::new("no refresh token"))?;
+        let client = match &self.grant {
+            super::Grant::AuthorizationCode { redirect_uri, .. } => {
+                self.registration(metadata, redirect_uri).await?
+            }
+            super::Grant::ClientCredentials { .. } => {
+                return Err(AuthError::new("no refresh for client credentials"));
+            }
+        };
+        let mut form = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("resource", tokens.resource.as_str()),
+        ];
+        let headers = client_authentication(&client, metadata, &mut form);
+        let mut fresh = self.token_request(metadata, headers, &form, &tokens.resource).await?;
+        if fresh.refresh_token.is_none() {
+            fresh.refresh_token = tokens.refresh_token.clone();
+        }
+        if fresh.scope.is_none() {
+            fresh.scope = tokens.scope.clone();
+        }
+        let access = fresh.access_token.clone();
+        self.store.save_tokens(server_url, fresh);
+        Ok(access)
+    }
+
+    /// The client credentials grant, authenticated with a secret or a signed JWT assertion.
+    pub(super) async fn client_credentials_grant(
+        &self,
+        client_id: &str,
+        auth: &ClientAuth,
+        metadata: &ServerMetadata,
+        resource: &str,
+        scopes: &[String],
+    ) -> Result<StoredTokens, AuthError> {
+        let secret_client = match auth {
+            ClientAuth::Secret(secret) => Some(ClientCredentials {
+                client_id: client_id.to_owned(),
+                client_secret: Some(secret.clone()),
+                token_endpoint_auth_method: None,
+            }),
+            ClientAuth::PrivateKeyJwt { .. } => None,
+        };
+        let assertion = match auth {
+            ClientAuth::PrivateKeyJwt { private_key_pem, algorithm } => {
+                client_assertion(client_id, &metadata.issuer, private_key_pem, algorithm)?
+            }
+            ClientAuth::Secret(_) => String::new(),
+        };
+        let scope = scopes.join(" ");
+        let mut form = vec![("grant_type", "client_credentials"), ("resource", resource)];
+        if !scope.is_empty() {
+            form.push(("scope", scope.as_str()));
+        }
+        let headers = match &secret_client {
+            Some(client) => client_authentication(client, metadata, &mut form),
+            None => {
+                form.push(("client_id", client_id));
+                form.push(("client_assertion_type", JWT_BEARER));
+                form.push(("client_assertion", assertion.as_str()));
+                HeaderMap::new()
+            }
+        };
+        self.token_request(metadata, headers, &form, resource).await
+    }
+
+    async fn token_request(
+        &self,
+        metadata: &ServerMetadata,
+        headers: HeaderMap,
+        form: &[(&str, &str)],
+        resource: &str,
+    ) -> Result<StoredTokens, AuthError> {
+        let answer = self.http.post_form(&metadata.token_endpoint, headers, form).await?;
+        let body = answer.json().unwrap_or_default();
+        if !answer.status.is_success() {
+            return Err(oauth_error("token request", answer.status.as_u16(), &body));
+        }
+        let text = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_owned);
+        let access_token = text("access_token")
+            .ok_or_else(|| AuthError::new("the token answer has no access_token"))?;
+        let expires_at = body
+            .get("expires_in")
+            .and_then(Value::as_u64)
+            .map(|secs| SystemTime::now() + Duration::from_secs(secs));
+        Ok(StoredTokens {
+            access_token,
+            refresh_token: text("refresh_token"),
+            expires_at,
+            scope: text("scope"),
+            issuer: metadata.issuer.clone(),
+            resource: resource.to_owned(),
+        })
+    }
+}
+
+/// Adds the client's authentication to a token request: the registered method, else the
+/// best the server supports (`client_secret_basic`, then `client_secret_post`), else `none`.
+fn client_authentication<'a>(
+    client: &'a ClientCredentials,
+    metadata: &ServerMetadata,
+    form: &mut Vec<(&'a str, &'a str)>,
+) -> HeaderMap {
+    let supported = |m: &str| {
+        metadata.token_endpoint_auth_methods.as_ref().is_none_or(|s| s.iter().any(|x| x == m))
+    };
+    let method = match (&client.token_endpoint_auth_method, &client.client_secret) {
+        (Some(method), _) => method.as_str(),
+        (None, Some(_)) if supported("client_secret_basic") => "client_secret_basic",
+        (None, Some(_)) if supported("client_secret_post") => "client_secret_post",
+        _ => "none",
+    };
+    match (method, &client.client_secret) {
+        ("client_secret_basic", Some(secret)) => basic_auth(&client.client_id, secret),
+        ("client_secret_post", Some(secret)) => {
+            form.push(("client_id", &client.client_id));
+            form.push(("client_secret", secret));
+            HeaderMap::new()
+        }
+        _ => {
+            form.push(("client_id", &client.client_id));
+            HeaderMap::new()
+        }
+    }
+}
+
+/// `native` for loopback and custom-scheme redirects (CLIs, desktop apps), `web` otherwise.
+fn application_type(redirect_uri: &str) -> &'static str {
+    let host = redirect_uri.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_owned));
+    match host.as_deref() {
+        Some("localhost" | "127.0.0.1" | "[::1]") | None => "native",
+        Some(_) if !redirect_uri.starts_with("https://") => "native",
+        Some(_) => "web",
+    }
+}
+
+fn oauth_error(what: &str, status: u16, body: &serde_json::Map<String, Value>) -> AuthError {
+    let error = body.get("error").and_then(Value::as_str).unwrap_or("");
+    let description = body.get("error_description").and_then(Value::as_str).unwrap_or("");
+    AuthError::new(
+        format!("{what} failed: HTTP {status} {error} {description}").trim_end().to_owned(),
+    )
+}
+
+/// 32 random bytes, base64url: a PKCE verifier (43 characters) or a `state`.
+fn random_token() -> Result<String, AuthError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| AuthError::new(format!("no randomness: {e}")))?;
+    Ok(base64url(&bytes))
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    crate::base64::encode(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+}
+
+/// The query parameters of a URL, decoded.
+fn query_params(url: &str) -> Vec<(String, String)> {
+    let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let query = query.split('#').next().unwrap_or("");
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(text: &str) -> String {
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| (h * 16 + l) as u8),
+            _ => None,
+        };
+        match (escaped, bytes[i]) {
+            (Some(byte), _) => {
+                out.push(byte);
+                i += 2;
+            }
+            (None, b'+') => out.push(b' '),
+            (None, byte) => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// An RFC 7523 client assertion: `iss` = `sub` = the client id, `aud` = the issuer.
+fn client_assertion(
+    client_id: &str,
+    issuer: &str,
+    pem: &str,
+    algorithm: &str,
+) -> Result<String, AuthError> {
+    if algorithm != "ES256" {
+        return Err(AuthError::new(format!(
+            "unsupported signing algorithm {algorithm} (only ES256)"
+        )));
+    }
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).map(str::trim).collect();
+    let der =
+        crate::base64::decode(&body).ok_or_else(|| AuthError::new("the private key is not PEM"))?;
+    let key = jsonwebtoken::EncodingKey::from_ec_der(&der);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let claims = json!({
+        "iss": client_id,
+        "sub": client_id,
+        "aud": issuer,
+        "iat": now,
+        "exp": now + 300,
+        "jti": random_token()?,
+    });
+    let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    jsonwebtoken::encode(&header, &claims, &key)
+        .map_err(|e| AuthError::new(format!("signing the client assertion failed: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_decode() {
+        let params =
+            query_params("http://localhost:3000/cb?code=a%2Fb&state=x+y&iss=http%3A%2F%2Fh");
+        assert_eq!(params[0], ("code".into(), "a/b".into()));
+        assert_eq!(params[1], ("state".into(), "x y".into()));
+        assert_eq!(params[2], ("iss".into(), "http://h".into()));
+    }
+
+    #[test]
+    fn pkce_matches_rfc7636_appendix_b() {
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        assert_eq!(
+            base64url(&Sha256::digest(verifier.as_bytes())),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! OAuth on the client transport (feature `auth`): every request carries the provider's
+//! bearer token; a 401, or a 403 `insufficient_scope`, asks the provider for a new token and
+//! sends the request again, at most [`AuthProvider::max_attempts`] times.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use http::{Method, StatusCode};
+
+use super::{Body, HttpTransport, Shared};
+use crate::auth::client::{AuthProvider, BearerChallenge, Challenge};
+
+impl HttpTransport {
+    /// Authorizes every request with `provider` (e.g. an
+    /// [`OAuthClient`](crate::auth::client::OAuthClient)), which is asked for a new token when
+    /// the server refuses one.
+    pub fn auth(self, provider: impl AuthProvider) -> HttpTransport {
+        self.auth_provider(Arc::new(provider))
+    }
+
+    /// [`HttpTransport::auth`] with a shared provider.
+    pub fn auth_provider(mut self, provider: Arc<dyn AuthProvider>) -> HttpTransport {
+        self.auth = Some(provider);
+        self
+    }
+}
+
+impl Shared {
+    pub(super) async fn send_authorized(
+        &self,
+        provider: &dyn AuthProvider,
+        method: Method,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
+        let url = self.config.url.to_string();
+        let mut token = provider.access_token(&url).await;
+        let mut attempts = 0;
+        loop {
+            let mut request_headers = headers.clone();
+            if let Some(value) = token.as_deref().and_then(bearer) {
+                request_headers.insert(AUTHORIZATION, value);
+            }
+            let answer = self.send_once(method.clone(), request_headers, body.clone()).await?;
+            let www_authenticate = answer
+                .headers()
+                .get(WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if !is_challenge(answer.status(), www_authenticate.as_deref())
+                || attempts >= provider.max_attempts()
+            {
+                return Ok(answer);
+            }
+            attempts += 1;
+            let challenge = Challenge {
+                server_url: url.clone(),
+                status: answer.status().as_u16(),
+                www_authenticate,
+                rejected_token: token.clone(),
+            };
+            match provider.on_challenge(&challenge).await {
+                Ok(fresh) => token = Some(fresh),
+                Err(err) => {
+                    tracing::warn!(%err, "could not obtain an access token");
+                    return Ok(answer);
+                }
+            }
+        }
+    }
+}
+
+/// 401, or 403 whose challenge says `insufficient_scope` (other 403s are not about tokens).
+fn is_challenge(status: StatusCode, www_authenticate: Option<&str>) -> bool {
+    match status {
+        StatusCode::UNAUTHORIZED => true,
+        StatusCode::FORBIDDEN => www_authenticate
+            .and_then(BearerChallenge::parse)
+            .is_some_and(|c| c.error.as_deref() == Some("insufficient_scope")),
+        _ => false,
+    }
+}
+
+fn bearer(token: &str) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}

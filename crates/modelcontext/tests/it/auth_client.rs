@@ -1,0 +1,421 @@
+//! The OAuth client (`auth::client`) end to end: a tiny authorization server on 127.0.0.1
+//! (metadata, dynamic registration, an authorize endpoint that redirects at once, a token
+//! endpoint issuing JWTs signed with the test key `keys/ec-1.der`, a JWKS) and a protected MCP
+//! server (our own resource server) in front of it. The client finds everything from the 401.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode, Uri};
+use http_body_util::Full;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use modelcontext::auth::client::{ClientAuth, OAuthClient};
+use modelcontext::auth::{AuthOptions, JwtVerifier};
+use modelcontext::transport::http::{HttpOptions, HttpTransport};
+use modelcontext::{Client, McpServer, ToolDef};
+use serde_json::{Value, json};
+
+type Params = HashMap<String, String>;
+
+/// What the authorization server is told to do, and what it saw.
+#[derive(Clone)]
+struct MockAs {
+    url: String,
+    /// Advertise PKCE S256.
+    pkce: bool,
+    /// The `iss` put in the redirect: `None` omits it.
+    redirect_iss: Option<String>,
+    /// `expires_in` of issued tokens (the JWTs themselves stay valid for ten minutes).
+    expires_in: u64,
+    seen: Arc<Mutex<Seen>>,
+}
+
+#[derive(Default)]
+struct Seen {
+    registrations: Vec<Value>,
+    authorizations: Vec<Params>,
+    tokens: Vec<(Params, Option<String>)>,
+    /// code -> (code_challenge, scope)
+    codes: HashMap<String, (String, String)>,
+}
+
+impl MockAs {
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().expect("lock")
+    }
+}
+
+async fn mock_as(configure: impl FnOnce(&mut MockAs)) -> MockAs {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let mut mock = MockAs {
+        redirect_iss: Some(url.clone()),
+        url,
+        pkce: true,
+        expires_in: 600,
+        seen: Arc::default(),
+    };
+    configure(&mut mock);
+    let app = axum::Router::new()
+        .route("/.well-known/oauth-authorization-server", get(as_metadata))
+        .route("/jwks", get(jwks))
+        .route("/register", post(register))
+        .route("/authorize", get(authorize))
+        .route("/token", post(token))
+        .with_state(mock.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    mock
+}
+
+async fn as_metadata(State(mock): State<MockAs>) -> Response {
+    let url = &mock.url;
+    let mut metadata = json!({
+        "issuer": url,
+        "authorization_endpoint": format!("{url}/authorize"),
+        "token_endpoint": format!("{url}/token"),
+        "registration_endpoint": format!("{url}/register"),
+        "jwks_uri": format!("{url}/jwks"),
+        "response_types_supported": ["code"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+        "scopes_supported": ["files:read", "files:write", "offline_access"],
+        "authorization_response_iss_parameter_supported": true,
+    });
+    if mock.pkce {
+        metadata["code_challenge_methods_supported"] = json!(["S256"]);
+    }
+    json_body(metadata).into_response()
+}
+
+async fn jwks() -> Response {
+    let all: Value = serde_json::from_str(include_str!("keys/jwks.json")).expect("jwks.json");
+    let keys: Vec<&Value> =
+        all["keys"].as_array().expect("keys").iter().filter(|k| k["kid"] == "ec-1").collect();
+    json_body(json!({ "keys": keys })).into_response()
+}
+
+async fn register(State(mock): State<MockAs>, body: Bytes) -> Response {
+    let request: Value = serde_json::from_slice(&body).expect("registration JSON");
+    mock.seen().registrations.push(request);
+    let answer = json!({"client_id": "dyn-client", "client_secret": "dyn-secret"});
+    (StatusCode::CREATED, json_body(answer)).into_response()
+}
+
+async fn authorize(State(mock): State<MockAs>, uri: Uri) -> Response {
+    let params = parse_form(uri.query().unwrap_or(""));
+    let code = format!("code-{}", mock.seen().authorizations.len());
+    let challenge = params.get("code_challenge").cloned().unwrap_or_default();
+    let scope = params.get("scope").cloned().unwrap_or_default();
+    let mut location = format!(
+        "{}?code={code}&state={}",
+        params["redirect_uri"],
+        encode(params.get("state").map(String::as_str).unwrap_or(""))
+    );
+    if let Some(iss) = &mock.redirect_iss {
+        location.push_str(&format!("&iss={}", encode(iss)));
+    }
+    let mut seen = mock.seen();
+    seen.codes.insert(code, (challenge, scope));
+    seen.authorizations.push(params);
+    (StatusCode::FOUND, [("location", location)]).into_response()
+}
+
+async fn token(State(mock): State<MockAs>, headers: HeaderMap, body: Bytes) -> Response {
+    let form = parse_form(std::str::from_utf8(&body).expect("utf-8"));
+    let basic = headers.get("authorization").map(|v| v.to_str().expect("ascii").to_owned());
+    let mut seen = mock.seen();
+    seen.tokens.push((form.clone(), basic));
+    let scope = match form["grant_type"].as_str() {
+        "authorization_code" => {
+            let Some((challenge, scope)) = seen.codes.remove(&form["code"]) else {
+                return (StatusCode::BAD_REQUEST, json_body(json!({"error": "invalid_grant"})))
+                    .into_response();
+            };
+            use sha2::Digest;
+            let computed = b64url(&sha2::Sha256::digest(form["code_verifier"].as_bytes()));
+            if computed != challenge {
+                return (StatusCode::BAD_REQUEST, json_body(json!({"error": "invalid_grant"})))
+                    .into_response();
+            }
+            scope
+        }
+        "refresh_token" => "files:read".to_owned(),
+        _ => form.get("scope").cloned().unwrap_or_default(),
+    };
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs();
+    let claims = json!({
+        "iss": mock.url, "aud": form["resource"], "sub": "alice", "client_id": "dyn-client",
+        "scope": scope, "iat": now, "exp": now + 600,
+    });
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("ec-1".into());
+    let key = EncodingKey::from_ec_der(include_bytes!("keys/ec-1.der"));
+    let access = jsonwebtoken::encode(&header, &claims, &key).expect("sign");
+    let refresh = format!("refresh-{}", seen.tokens.len());
+    json_body(json!({
+        "access_token": access, "token_type": "Bearer", "expires_in": mock.expires_in,
+        "refresh_token": refresh, "scope": scope,
+    }))
+    .into_response()
+}
+
+/// The protected MCP server: `whoami` needs `files:read` (every request does),
+/// `delete_file` also `files:write`. Returns its endpoint URL.
+async fn protected_server(issuer: &str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let resource = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let whoami = ToolDef::new(
+        "whoami",
+        |cx: modelcontext::Context, _: modelcontext::server::NoArgs| async move {
+            cx.principal().and_then(|p| p.subject.clone()).unwrap_or_default()
+        },
+    );
+    let delete =
+        ToolDef::new("delete_file", || async { "deleted" }).required_scopes(["files:write"]);
+    let server =
+        McpServer::new("protected").tool(whoami).expect("whoami").tool(delete).expect("delete");
+    let verifier = JwtVerifier::new(issuer, &resource).expect("verifier");
+    let auth = AuthOptions::new(&resource, issuer, verifier)
+        .expect("options")
+        .scopes_supported(["files:read", "files:write"])
+        .required_scopes(["files:read"]);
+    let options = HttpOptions { auth: Some(auth), ..HttpOptions::default() };
+    let endpoint = server.http_endpoint_with(options);
+    tokio::spawn(async move { endpoint.serve(listener).await });
+    resource
+}
+
+/// The browser: GET the authorization URL, return where it redirects.
+async fn follow(url: String) -> Result<String, String> {
+    let http = HyperClient::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let answer = http.get(url.parse().map_err(|_| "bad URL")?).await.map_err(|e| e.to_string())?;
+    let location = answer.headers().get("location").ok_or("no redirect")?;
+    Ok(location.to_str().map_err(|e| e.to_string())?.to_owned())
+}
+
+fn oauth() -> OAuthClient {
+    OAuthClient::authorization_code("it-client", "http://127.0.0.1:9/callback", follow)
+}
+
+async fn connect(url: &str, oauth: OAuthClient) -> Result<Client, modelcontext::Error> {
+    Client::connect(HttpTransport::new(url)?.auth(oauth)).await
+}
+
+#[tokio::test]
+async fn authorization_code_with_registration_pkce_resource_and_step_up() {
+    let issuer = mock_as(|_| {}).await;
+    let url = protected_server(&issuer.url).await;
+    let client = connect(&url, oauth()).await.expect("connect");
+    let result = client.call_tool("whoami", json!({})).await.expect("whoami");
+    assert!(!result.is_error(), "{result:?}");
+    assert!(serde_json::to_string(&result).expect("json").contains("alice"));
+    {
+        let seen = issuer.seen();
+        assert_eq!(seen.registrations.len(), 1);
+        assert_eq!(seen.registrations[0]["application_type"], "native");
+        assert_eq!(seen.authorizations.len(), 1);
+        let first = &seen.authorizations[0];
+        assert_eq!(first["code_challenge_method"], "S256");
+        assert_eq!(first["resource"], url);
+        assert_eq!(first["client_id"], "dyn-client");
+        // The challenge's scope, plus offline_access since the server offers it.
+        assert_eq!(first["scope"], "files:read offline_access");
+        let (form, basic) = &seen.tokens[0];
+        assert_eq!(form["resource"], url);
+        assert!(basic.as_deref().is_some_and(|b| b.starts_with("Basic ")), "{basic:?}");
+    }
+
+    // 403 insufficient_scope: a second authorization asks for the union.
+    let result = client.call_tool("delete_file", json!({})).await.expect("delete_file");
+    assert!(!result.is_error(), "{result:?}");
+    client.close().await;
+    let seen = issuer.seen();
+    assert_eq!(seen.registrations.len(), 1, "the registration is reused");
+    assert_eq!(seen.authorizations.len(), 2);
+    let scope = &seen.authorizations[1]["scope"];
+    for needed in ["files:read", "files:write", "offline_access"] {
+        assert!(scope.split(' ').any(|s| s == needed), "{scope}");
+    }
+}
+
+#[tokio::test]
+async fn an_expired_token_is_refreshed_not_reauthorized() {
+    let issuer = mock_as(|m| m.expires_in = 1).await;
+    let url = protected_server(&issuer.url).await;
+    let client = connect(&url, oauth()).await.expect("connect");
+    client.call_tool("whoami", json!({})).await.expect("first call");
+    client.call_tool("whoami", json!({})).await.expect("second call");
+    client.close().await;
+    let seen = issuer.seen();
+    assert_eq!(seen.authorizations.len(), 1);
+    let grants: Vec<&str> = seen.tokens.iter().map(|(f, _)| f["grant_type"].as_str()).collect();
+    assert!(grants.contains(&"refresh_token"), "{grants:?}");
+    assert!(seen.tokens.iter().all(|(f, _)| f.get("resource") == Some(&url)));
+}
+
+#[tokio::test]
+async fn no_pkce_support_means_no_authorization() {
+    let issuer = mock_as(|m| m.pkce = false).await;
+    let url = protected_server(&issuer.url).await;
+    let outcome = match connect(&url, oauth()).await {
+        Ok(client) => client.call_tool("whoami", json!({})).await.map(|_| ()),
+        Err(err) => Err(err),
+    };
+    assert!(outcome.is_err());
+    assert!(issuer.seen().authorizations.is_empty());
+}
+
+#[tokio::test]
+async fn a_wrong_or_missing_iss_stops_before_the_token_request() {
+    for iss in [Some("http://evil.example".to_owned()), None] {
+        let issuer = mock_as(|m| m.redirect_iss = iss.clone()).await;
+        let url = protected_server(&issuer.url).await;
+        let outcome = match connect(&url, oauth()).await {
+            Ok(client) => client.call_tool("whoami", json!({})).await.map(|_| ()),
+            Err(err) => Err(err),
+        };
+        assert!(outcome.is_err(), "{iss:?}");
+        let seen = issuer.seen();
+        assert!(!seen.authorizations.is_empty(), "{iss:?}");
+        assert!(seen.tokens.is_empty(), "{iss:?}: the code must not be redeemed");
+    }
+}
+
+#[tokio::test]
+async fn pre_registered_credentials_skip_registration() {
+    let issuer = mock_as(|_| {}).await;
+    let url = protected_server(&issuer.url).await;
+    let oauth = oauth().pre_registered("pre-client", Some("pre-secret".into()), None);
+    let client = connect(&url, oauth).await.expect("connect");
+    client.call_tool("whoami", json!({})).await.expect("whoami");
+    client.close().await;
+    let seen = issuer.seen();
+    assert!(seen.registrations.is_empty());
+    assert_eq!(seen.authorizations[0]["client_id"], "pre-client");
+    let expected = format!("Basic {}", b64(b"pre-client:pre-secret"));
+    assert_eq!(seen.tokens[0].1.as_deref(), Some(expected.as_str()));
+}
+
+#[tokio::test]
+async fn client_credentials_with_a_jwt_assertion() {
+    let issuer = mock_as(|_| {}).await;
+    let url = protected_server(&issuer.url).await;
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        b64(include_bytes!("keys/ec-1.der"))
+    );
+    let auth = ClientAuth::PrivateKeyJwt { private_key_pem: pem, algorithm: "ES256".into() };
+    let client =
+        connect(&url, OAuthClient::client_credentials("machine", auth)).await.expect("connect");
+    client.call_tool("whoami", json!({})).await.expect("whoami");
+    client.close().await;
+    let seen = issuer.seen();
+    assert!(seen.authorizations.is_empty());
+    let (form, _) = &seen.tokens[0];
+    assert_eq!(form["grant_type"], "client_credentials");
+    assert_eq!(
+        form["client_assertion_type"],
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    );
+    assert_eq!(form["scope"], "files:read");
+    let payload = form["client_assertion"].split('.').nth(1).expect("payload");
+    let claims: Value = serde_json::from_slice(&b64url_decode(payload)).expect("claims");
+    assert_eq!(
+        (claims["iss"].as_str(), claims["sub"].as_str()),
+        (Some("machine"), Some("machine"))
+    );
+    assert_eq!(claims["aud"], issuer.url);
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn json_body(value: Value) -> Response {
+    ([("content-type", "application/json")], value.to_string()).into_response()
+}
+
+fn parse_form(text: &str) -> Params {
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).expect("hex"));
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).expect("utf-8")
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn b64(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn b64url(bytes: &[u8]) -> String {
+    b64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+}
+
+fn b64url_decode(text: &str) -> Vec<u8> {
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for c in text.bytes() {
+        let value = match c {
+            b'-' => 62,
+            b'_' => 63,
+            c => ALPHABET.iter().position(|&a| a == c).expect("base64url") as u32,
+        };
+        bits = (bits << 6) | value;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+        }
+    }
+    out
+}
