@@ -9,6 +9,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use modelcontext::auth::client::{ClientAuth, OAuthClient};
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, Role, Root,
@@ -16,6 +17,7 @@ use modelcontext::types::{
 };
 use modelcontext::{Client, ClientBuilder, EraMode, McpError};
 use serde_json::{Map, Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const MODERN_VERSION: &str = "2026-07-28";
 
@@ -61,6 +63,71 @@ impl Run {
     async fn connect(&self, builder: ClientBuilder) -> Result<Client, String> {
         let transport = HttpTransport::new(&self.url).map_err(|e| e.to_string())?;
         builder.connect(transport).await.map_err(|e| format!("connect: {e}"))
+    }
+}
+
+/// The Client ID Metadata Document URL the suite expects (`auth/basic-cimd`).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Never listened on: the redirect is read from the authorization server's `Location`.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// The OAuth client for an `auth/*` scenario, from `MCP_CONFORMANCE_CONTEXT`: client
+/// credentials (a secret, or a private key for a JWT assertion) for the extension scenarios,
+/// else the authorization code grant, with pre-registered credentials when given.
+fn oauth_client(run: &Run) -> Result<OAuthClient, String> {
+    let text = |key: &str| run.context.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(private_key_pem) = text("private_key_pem") {
+        let client_id = text("client_id").ok_or("the context has no client_id")?;
+        let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+        let auth = ClientAuth::PrivateKeyJwt { private_key_pem, algorithm };
+        return Ok(OAuthClient::client_credentials(client_id, auth));
+    }
+    if run.scenario.starts_with("auth/client-credentials") {
+        let client_id = text("client_id").ok_or("the context has no client_id")?;
+        let secret = text("client_secret").ok_or("the context has no client_secret")?;
+        return Ok(OAuthClient::client_credentials(client_id, ClientAuth::Secret(secret)));
+    }
+    let mut oauth = OAuthClient::authorization_code(
+        "modelcontext-conformance-client",
+        REDIRECT_URI,
+        follow_authorization,
+    )
+    .client_metadata_url(CLIENT_METADATA_URL);
+    if let Some(client_id) = text("client_id") {
+        oauth = oauth.pre_registered(client_id, text("client_secret"), text("issuer"));
+    }
+    Ok(oauth)
+}
+
+/// The user's visit to the authorization endpoint: the suite's mock answers a GET with a 302
+/// whose `Location` is the redirect URL (with `code`, `state`, `iss`). Plain HTTP/1.1 over
+/// TCP, redirects not followed.
+async fn follow_authorization(url: String) -> Result<String, String> {
+    let rest = url.strip_prefix("http://").ok_or("the authorization URL is not http://")?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let visit = async {
+        let mut stream =
+            tokio::net::TcpStream::connect(authority).await.map_err(|e| e.to_string())?;
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.map_err(|e| e.to_string())?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(String::from_utf8_lossy(&answer).into_owned())
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(10), visit)
+        .await
+        .map_err(|_| "the authorization endpoint did not answer in 10 s".to_owned())??;
+    let head = answer.split("\r\n\r\n").next().unwrap_or("");
+    let status = head.split_whitespace().nth(1).unwrap_or("");
+    let location = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim().eq_ignore_ascii_case("location").then(|| value.trim().to_owned())
+    });
+    match location {
+        Some(location) if status.starts_with('3') => Ok(location),
+        _ => Err(format!("the authorization endpoint answered {status} without a redirect")),
     }
 }
 
@@ -227,6 +294,16 @@ async fn run(run: &Run) -> Result<(), String> {
             let client = run.connect(run.builder()).await?;
             list_tool_names(&client).await?;
             call(&client, "test_reconnection", json!({})).await?;
+            client.close().await;
+        }
+        // OAuth: the transport authorizes on the first 401 and steps up on 403.
+        auth if auth.starts_with("auth/") => {
+            let transport =
+                HttpTransport::new(&run.url).map_err(|e| e.to_string())?.auth(oauth_client(run)?);
+            let client =
+                run.builder().connect(transport).await.map_err(|e| format!("connect: {e}"))?;
+            list_tool_names(&client).await?;
+            call(&client, "test-tool", json!({})).await?;
             client.close().await;
         }
         other => return Err(format!("scenario '{other}' is not implemented by this client")),
