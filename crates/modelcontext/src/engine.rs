@@ -50,6 +50,12 @@ pub(crate) enum Reply {
 pub(crate) trait Dispatch: Send + 'static {
     fn request(&mut self, request: Request, peer: &Peer) -> Reply;
     fn notification(&mut self, notification: Notification, peer: &Peer);
+
+    /// How many of the peer's requests may run at once (listen streams aside); beyond it a
+    /// request is refused at once, while responses and cancellations keep flowing.
+    fn max_in_flight(&self) -> usize {
+        usize::MAX
+    }
 }
 
 /// Where the progress updates of one outgoing request go, as raw `notifications/progress`
@@ -491,6 +497,13 @@ impl<D: Dispatch> Engine<D> {
         let id = request.id.clone();
         if self.running.contains_key(&id) {
             let error = McpError::invalid_request(format!("Request id {id} is already in use"));
+            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
+            return;
+        }
+        let limit = self.dispatch.max_in_flight();
+        if self.running.len() - self.streams.len() >= limit {
+            let message = format!("Server busy: {limit} requests already in flight; retry later");
+            let error = McpError::internal(message);
             let _ = self.peer.send(Response::error(Some(id), error).into()).await;
             return;
         }

@@ -102,6 +102,10 @@ impl ServerSession {
 }
 
 impl Dispatch for ServerSession {
+    fn max_in_flight(&self) -> usize {
+        self.server.max_in_flight
+    }
+
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {

@@ -278,3 +278,26 @@ async fn a_removed_method_is_not_found_whatever_its_params() {
         );
     }
 }
+
+#[tokio::test]
+async fn requests_beyond_the_in_flight_limit_are_refused_and_the_connection_serves_on() {
+    let wait = ToolDef::new("wait", || std::future::pending::<&'static str>());
+    let server = McpServer::new("busy").tool(wait).expect("registers").max_in_flight(2);
+    let mut wire = Wire::start(server, "2026-07-28");
+    let call = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"wait",{MODERN_META}}}}}"#
+        )
+    };
+    wire.send(&call(1)).await; // limit - 1 running: accepted
+    wire.send(&call(2)).await; // limit running: accepted
+    let refused = wire.call(&call(3)).await; // limit + 1
+    assert_eq!(
+        refused,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Server busy: 2 requests already in flight; retry later"}}"#
+    );
+    // Cancelling one frees a slot; the connection keeps serving.
+    wire.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
+        .await;
+    wire.assert_alive().await;
+}
