@@ -1,0 +1,403 @@
+//! One function per subcommand, and how each failure becomes a message and an exit code.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use modelcontext::client::CallOptions;
+use modelcontext::types::{
+    CompleteResult, Era, ProgressNotificationParams, PromptReference, Reference,
+    ResourceTemplateReference,
+};
+use modelcontext::{Client, ErrorKind};
+use serde_json::{Value, json};
+
+use crate::connect::Target;
+use crate::{Cli, Command, Exit, RefKind, args, output};
+
+/// Why a run did not succeed. Each variant has its exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad options or arguments (64).
+    Usage(String),
+    /// The server could not be started or reached, went away, or did not answer in time (4).
+    Connection(String),
+    /// The connection ended or never came up (4); the SDK's message.
+    Closed(String),
+    /// The server answered with a JSON-RPC error (3).
+    Protocol { code: i64, message: String, data: Option<Value> },
+    /// The server's answer did not parse (3).
+    BadAnswer(String),
+    /// Anything else (1).
+    Other(String),
+}
+
+impl Failure {
+    /// Classifies an SDK error.
+    pub fn from_sdk(err: modelcontext::Error) -> Failure {
+        match err.kind() {
+            ErrorKind::Protocol => match err.as_mcp_error() {
+                Some(e) => Failure::Protocol {
+                    code: e.code.0.into(),
+                    message: e.message.clone(),
+                    data: e.data.clone(),
+                },
+                None => Failure::BadAnswer(err.to_string()),
+            },
+            ErrorKind::Json => {
+                Failure::BadAnswer(format!("the server's answer does not parse: {err}"))
+            }
+            ErrorKind::Closed => Failure::Closed(err.to_string()),
+            ErrorKind::Timeout => Failure::Connection(format!("{err}; --timeout waits longer")),
+            ErrorKind::Io => Failure::Connection(err.to_string()),
+            ErrorKind::Negotiation => {
+                Failure::Connection(format!("{err}; --era handshake or --era modern may help"))
+            }
+            _ => Failure::Other(err.to_string()),
+        }
+    }
+
+    /// Prints the failure (stderr; in JSON mode a protocol error also as JSON on stdout) and
+    /// returns its exit code.
+    fn report(self, json_output: bool, target: Option<&Target>) -> Exit {
+        match self {
+            Failure::Closed(message) => {
+                match target {
+                    Some(Target::Stdio(words)) => eprintln!(
+                        "mcp: the server ({}) closed the connection: its process exited or \
+                         closed its stdout (its stderr, above, may say why)",
+                        words[0]
+                    ),
+                    Some(Target::Http(_)) => {
+                        eprintln!("mcp: no connection to the server: {message}")
+                    }
+                    None => eprintln!("mcp: the connection closed: {message}"),
+                }
+                Exit::Connection
+            }
+            Failure::Usage(message) => {
+                eprintln!("mcp: {message}\nRun `mcp --help` for usage.");
+                Exit::Usage
+            }
+            Failure::Connection(message) => {
+                eprintln!("mcp: {message}");
+                Exit::Connection
+            }
+            Failure::Protocol { code, message, data } => {
+                if json_output {
+                    let mut error = json!({"code": code, "message": message});
+                    if let Some(data) = &data {
+                        error["data"] = data.clone();
+                    }
+                    emit(&pretty(&json!({ "error": error })));
+                }
+                eprintln!("mcp: the server answered with error {code}: {message}");
+                if let Some(data) = data {
+                    eprintln!("mcp: error data: {data}");
+                }
+                Exit::Protocol
+            }
+            Failure::BadAnswer(message) => {
+                eprintln!("mcp: {message}");
+                Exit::Protocol
+            }
+            Failure::Other(message) => {
+                eprintln!("mcp: {message}");
+                Exit::Other
+            }
+        }
+    }
+}
+
+/// How a command that ran to the end went.
+enum Outcome {
+    Success,
+    ToolError,
+}
+
+/// Connects, runs the subcommand, closes, and says how it went.
+pub async fn run(cli: Cli) -> Exit {
+    let json_output = cli.json || subcommand_json(&cli.command);
+    let target = match Target::from_cli(&cli) {
+        Ok(target) => target,
+        Err(failure) => return failure.report(json_output, None),
+    };
+    let result = async {
+        check_arguments(&cli.command)?;
+        let started = Instant::now();
+        let client = target.connect(&cli).await?;
+        let connected = started.elapsed();
+        let outcome = execute(&client, &cli.command, json_output, connected).await;
+        // Closing lets a child server exit on end of input instead of being killed.
+        let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
+        outcome
+    };
+    match result.await {
+        Ok(Outcome::Success) => Exit::Success,
+        Ok(Outcome::ToolError) => Exit::ToolError,
+        Err(failure) => failure.report(json_output, Some(&target)),
+    }
+}
+
+/// `--json` given after the subcommand. For `call`, `--json` without an object.
+fn subcommand_json(command: &Command) -> bool {
+    match command {
+        Command::Tools(flag)
+        | Command::Resources(flag)
+        | Command::Templates(flag)
+        | Command::Prompts(flag)
+        | Command::Discover(flag)
+        | Command::Ping(flag)
+        | Command::Read { output: flag, .. }
+        | Command::Get { output: flag, .. }
+        | Command::Complete { output: flag, .. } => flag.json,
+        Command::Call { json, .. } => call_json(json).0,
+    }
+}
+
+/// `call --json`: without a value, or with one that is not an object, it asks for JSON
+/// output (and the value, if any, is one more KEY=VALUE); with an object, it is the arguments.
+fn call_json(json: &Option<Option<String>>) -> (bool, Option<&str>, Option<&str>) {
+    match json {
+        None => (false, None, None),
+        Some(None) => (true, None, None),
+        Some(Some(value)) if value.trim_start().starts_with('{') => (false, Some(value), None),
+        Some(Some(pair)) => (true, None, Some(pair)),
+    }
+}
+
+/// Mistakes in KEY=VALUE syntax are found before a server is started.
+fn check_arguments(command: &Command) -> Result<(), Failure> {
+    let pairs = match command {
+        Command::Call { arguments, .. } | Command::Get { arguments, .. } => arguments.as_slice(),
+        Command::Complete { argument, .. } => std::slice::from_ref(argument),
+        _ => &[],
+    };
+    args::string_pairs(pairs).map(drop).map_err(Failure::Usage)
+}
+
+/// Runs one subcommand on a connected client. One arm per subcommand: the dispatch reads best
+/// as a single match, so it runs past the usual length; arms with more to do call a function.
+async fn execute(
+    client: &Client,
+    command: &Command,
+    json_output: bool,
+    connected: Duration,
+) -> Result<Outcome, Failure> {
+    let sdk = Failure::from_sdk;
+    let print = |value: Value, human: String| {
+        match (json_output, human.is_empty()) {
+            (true, _) => emit(&pretty(&value)),
+            (false, false) => emit(&human),
+            (false, true) => eprintln!("mcp: (the server returned nothing)"),
+        }
+        Ok(Outcome::Success)
+    };
+    match command {
+        Command::Tools(_) => {
+            let tools = client.list_all_tools().await.map_err(sdk)?;
+            print(json!({"tools": tools}), output::tools(&tools))
+        }
+        Command::Call { tool, arguments, json } => {
+            call(client, tool, arguments, json, json_output).await
+        }
+        Command::Resources(_) => {
+            let resources =
+                all_pages(|c| client.list_resources(c), |p| (p.resources, p.next_cursor)).await?;
+            print(json!({"resources": resources}), output::resources(&resources))
+        }
+        Command::Templates(_) => {
+            let templates = all_pages(
+                |c| client.list_resource_templates(c),
+                |p| (p.resource_templates, p.next_cursor),
+            )
+            .await?;
+            print(json!({"resourceTemplates": templates}), output::templates(&templates))
+        }
+        Command::Prompts(_) => {
+            let prompts =
+                all_pages(|c| client.list_prompts(c), |p| (p.prompts, p.next_cursor)).await?;
+            print(json!({"prompts": prompts}), output::prompts(&prompts))
+        }
+        Command::Read { uri, .. } => {
+            let result = client.read_resource_with(uri, &progress_options()).await.map_err(sdk)?;
+            print(to_json(&result), output::contents(&result.contents))
+        }
+        Command::Get { prompt, arguments, .. } => {
+            let arguments = args::string_pairs(arguments).map_err(Failure::Usage)?;
+            let result = client
+                .get_prompt_with(prompt, arguments, &progress_options())
+                .await
+                .map_err(sdk)?;
+            print(to_json(&result), output::messages(&result.messages))
+        }
+        Command::Complete { kind, name, argument, .. } => {
+            let result = complete(client, *kind, name, argument).await?;
+            let human = result.completion.values.iter().map(|v| format!("{v}\n")).collect();
+            print(to_json(&result), human)
+        }
+        Command::Discover(_) => {
+            let (value, human) = discover(client);
+            print(value, human)
+        }
+        Command::Ping(_) => ping(client, connected, json_output).await,
+    }
+}
+
+/// `call`: the schema types the KEY=VALUE pairs, progress goes to stderr, and a tool error is
+/// shown on stderr with exit code 2.
+async fn call(
+    client: &Client,
+    tool: &str,
+    pairs: &[String],
+    json: &Option<Option<String>>,
+    json_output: bool,
+) -> Result<Outcome, Failure> {
+    let (_, base, extra) = call_json(json);
+    let mut pairs = pairs.to_vec();
+    pairs.extend(extra.map(str::to_owned));
+    let schema =
+        if pairs.is_empty() { Default::default() } else { input_schema(client, tool).await? };
+    let arguments = args::tool_arguments(&schema, base, &pairs).map_err(Failure::Usage)?;
+    let result = client
+        .call_tool_with(tool, arguments, &progress_options())
+        .await
+        .map_err(Failure::from_sdk)?;
+    let mut human = output::content(&result.content);
+    if let (true, Some(structured)) = (result.content.is_empty(), &result.structured_content) {
+        human = format!("{structured:#}\n");
+    }
+    if json_output {
+        emit(&pretty(&to_json(&result)));
+    } else if result.is_error() {
+        eprint!("mcp: the tool {tool:?} reported an error:\n{human}");
+    } else {
+        emit(&human);
+    }
+    Ok(if result.is_error() { Outcome::ToolError } else { Outcome::Success })
+}
+
+/// The tool's input schema, or an empty one (everything a string) when the server does not
+/// list the tool: the call then fails with the server's own message.
+async fn input_schema(
+    client: &Client,
+    tool: &str,
+) -> Result<serde_json::Map<String, Value>, Failure> {
+    let tools = client.list_all_tools().await.map_err(Failure::from_sdk)?;
+    Ok(tools.into_iter().find(|t| t.name == tool).map(|t| t.input_schema).unwrap_or_default())
+}
+
+/// `completion/complete` for an argument of a prompt or a resource template.
+async fn complete(
+    client: &Client,
+    kind: RefKind,
+    name: &str,
+    argument: &str,
+) -> Result<CompleteResult, Failure> {
+    let (argument, partial) = args::split_pair(argument).map_err(Failure::Usage)?;
+    let reference = match kind {
+        RefKind::Prompt => Reference::Prompt(PromptReference { name: name.into(), title: None }),
+        RefKind::Resource => Reference::Resource(ResourceTemplateReference { uri: name.into() }),
+    };
+    client.complete(reference, (argument, partial)).await.map_err(Failure::from_sdk)
+}
+
+/// Every page of a list, following `nextCursor`.
+async fn all_pages<P, T, F, Fut>(
+    mut fetch: F,
+    split: impl Fn(P) -> (Vec<T>, Option<String>),
+) -> Result<Vec<T>, Failure>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<P, modelcontext::Error>>,
+{
+    let mut items = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = split(fetch(cursor).await.map_err(Failure::from_sdk)?);
+        items.extend(page);
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(items),
+        }
+    }
+}
+
+/// What negotiation learned about the server.
+fn discover(client: &Client) -> (Value, String) {
+    let era = if client.era() == Era::Modern { "modern" } else { "handshake" };
+    let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
+    let value = json!({
+        "serverInfo": client.server_info(),
+        "protocolVersion": client.protocol_version(),
+        "era": era,
+        "capabilities": capabilities,
+        "instructions": client.instructions(),
+    });
+    let mut human = match client.server_info() {
+        Some(info) => format!("server: {} {}\n", info.name, info.version),
+        None => "server: (no serverInfo given)\n".to_owned(),
+    };
+    human.push_str(&format!("protocol: {} ({era} era)\n", client.protocol_version()));
+    let names: Vec<&str> =
+        capabilities.as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
+    human.push_str(&format!("capabilities: {}\n", names.join(", ")));
+    if let Some(instructions) = client.instructions() {
+        human.push_str(&format!("instructions: {instructions}\n"));
+    }
+    (value, human)
+}
+
+/// `ping` in the handshake era; 2026-07-28 removed it, so there the answer to the
+/// `server/discover` that opened the connection is the sign of life.
+async fn ping(client: &Client, connected: Duration, json_output: bool) -> Result<Outcome, Failure> {
+    let (method, elapsed) = if client.era() == Era::Modern {
+        ("server/discover", connected)
+    } else {
+        let started = Instant::now();
+        client.ping().await.map_err(Failure::from_sdk)?;
+        ("ping", started.elapsed())
+    };
+    let millis = elapsed.as_secs_f64() * 1000.0;
+    if json_output {
+        emit(&pretty(&json!({"ok": true, "method": method, "milliseconds": millis})));
+    } else {
+        emit(&format!("ok: {method} answered in {millis:.1} ms\n"));
+    }
+    Ok(Outcome::Success)
+}
+
+/// Per-call options: progress updates go to stderr as they come.
+fn progress_options() -> CallOptions {
+    CallOptions::new().on_progress(show_progress)
+}
+
+fn show_progress(progress: ProgressNotificationParams) {
+    let mut line = match progress.total {
+        Some(total) if total > 0.0 => {
+            format!("{}/{} ({:.0}%)", progress.progress, total, 100.0 * progress.progress / total)
+        }
+        _ => progress.progress.to_string(),
+    };
+    if let Some(message) = progress.message {
+        line.push_str(&format!(" {message}"));
+    }
+    eprintln!("mcp: progress {line}");
+}
+
+/// Writes to stdout; a closed pipe (`mcp tools | head`) is not an error worth a panic.
+fn emit(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+}
+
+/// Pretty-printed JSON and a newline.
+fn pretty(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Any result as JSON (results always serialize; `Null` is never printed in practice).
+fn to_json(value: impl serde::Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or_default()
+}

@@ -1,0 +1,184 @@
+//! From the command line to a connected [`Client`]: a child process over stdio or a
+//! Streamable HTTP endpoint, with the era and timeout asked for.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use modelcontext::transport::http::HttpTransport;
+use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
+use tokio::sync::mpsc;
+
+use crate::commands::Failure;
+use crate::{Cli, EraArg};
+
+/// Where the server is, checked before anything is started.
+pub enum Target {
+    /// A program and its arguments.
+    Stdio(Vec<String>),
+    /// A Streamable HTTP endpoint with its headers already applied.
+    Http(HttpTransport),
+}
+
+impl Target {
+    /// Reads `--stdio`, the URL and `--header`; any mistake in them is a usage error.
+    pub fn from_cli(cli: &Cli) -> Result<Target, Failure> {
+        match (&cli.stdio, &cli.url) {
+            (Some(command), None) => {
+                if !cli.headers.is_empty() {
+                    return Err(Failure::Usage("--header only applies to an HTTP URL".into()));
+                }
+                let words = split_command(command).map_err(Failure::Usage)?;
+                Ok(Target::Stdio(words))
+            }
+            (None, Some(url)) => {
+                let usage = |err: modelcontext::Error| Failure::Usage(io_message(&err));
+                let mut transport = HttpTransport::new(url).map_err(usage)?;
+                for header in &cli.headers {
+                    let Some((name, value)) = header.split_once(':') else {
+                        let message = format!("--header {header:?}: expected 'Name: value'");
+                        return Err(Failure::Usage(message));
+                    };
+                    transport = transport.header(name.trim(), value.trim()).map_err(usage)?;
+                }
+                Ok(Target::Http(transport))
+            }
+            (Some(_), Some(_)) => Err(Failure::Usage("give --stdio or a URL, not both".into())),
+            (None, None) => Err(Failure::Usage(
+                "say which server: --stdio \"command args\" or an http:// URL".into(),
+            )),
+        }
+    }
+
+    /// Starts or reaches the server and negotiates.
+    pub async fn connect(&self, cli: &Cli) -> Result<Client, Failure> {
+        let mode = match cli.era {
+            EraArg::Auto => EraMode::Auto,
+            EraArg::Handshake => EraMode::Handshake,
+            EraArg::Modern => EraMode::Modern,
+        };
+        let timeout = (!cli.timeout.is_zero()).then_some(cli.timeout);
+        let builder =
+            Client::builder().info("mcp", env!("CARGO_PKG_VERSION")).era(mode).timeout(timeout);
+        match self {
+            Target::Stdio(words) => {
+                let program = &words[0];
+                let child =
+                    ChildProcess::new(program).args(&words[1..]).spawn().map_err(|err| {
+                        Failure::Connection(format!("cannot start the server {program:?}: {err}"))
+                    })?;
+                builder.connect(Watched(child)).await.map_err(Failure::from_sdk)
+            }
+            Target::Http(transport) => {
+                let transport = transport.clone().connect_timeout(timeout);
+                builder.connect(transport).await.map_err(Failure::from_sdk)
+            }
+        }
+    }
+}
+
+/// The message of an error without the "I/O error: " prefix the SDK adds.
+fn io_message(err: &modelcontext::Error) -> String {
+    let text = err.to_string();
+    text.strip_prefix("I/O error: ").map(str::to_owned).unwrap_or(text)
+}
+
+/// Splits `--stdio` into words: whitespace separates, single quotes keep everything, double
+/// quotes keep everything but `\"` and `\\`, a backslash outside quotes escapes one character.
+/// No shell runs, so there are no variables, globs or pipes.
+pub fn split_command(command: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let quoted = take_until(&mut chars, '\'', false)?;
+                word.get_or_insert_default().push_str(&quoted);
+            }
+            '"' => {
+                let quoted = take_until(&mut chars, '"', true)?;
+                word.get_or_insert_default().push_str(&quoted);
+            }
+            '\\' => word.get_or_insert_default().extend(chars.next()),
+            c => word.get_or_insert_default().push(c),
+        }
+    }
+    words.extend(word);
+    if words.is_empty() {
+        return Err("--stdio needs a command to run".into());
+    }
+    Ok(words)
+}
+
+/// The rest of a quoted string, up to its closing quote.
+fn take_until(chars: &mut std::str::Chars<'_>, end: char, escapes: bool) -> Result<String, String> {
+    let mut text = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c == end => return Ok(text),
+            '\\' if escapes => match chars.next() {
+                Some(next @ ('"' | '\\')) => text.push(next),
+                Some(next) => text.extend(['\\', next]),
+                None => break,
+            },
+            c => text.push(c),
+        }
+    }
+    Err(format!("--stdio: unclosed {end} quote"))
+}
+
+/// The child's connection, watched: a line on its stdout that is not JSON-RPC is reported on
+/// stderr as it arrives, since the engine only answers it (with a parse error) and moves on.
+/// That line is almost always a log message printed to the wrong stream.
+struct Watched(Connection);
+
+/// Stray lines reported before the rest are only counted.
+const STRAY_REPORTS: usize = 3;
+
+impl Transport for Watched {
+    fn open(self) -> Connection {
+        let Connection { sender, mut receiver, shutdown } = self.0;
+        let (tx, rx) = mpsc::channel(64);
+        let stray = Arc::new(AtomicUsize::new(0));
+        tokio::spawn(async move {
+            while let Some(incoming) = receiver.recv().await {
+                if let Err(err) = &incoming {
+                    report_stray(&stray, err);
+                }
+                if tx.send(incoming).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Connection { sender, receiver: rx, shutdown }
+    }
+}
+
+fn report_stray(count: &AtomicUsize, err: &modelcontext::types::DecodeError) {
+    let seen = count.fetch_add(1, Ordering::Relaxed);
+    if seen < STRAY_REPORTS {
+        eprintln!(
+            "mcp: the server wrote something that is not JSON-RPC on its stdout ({err}). \
+             On stdio, stdout carries protocol messages only; logs belong on stderr."
+        );
+    } else if seen == STRAY_REPORTS {
+        eprintln!("mcp: (more stray output from the server; not reported again)");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_command;
+
+    #[test]
+    fn commands_split_like_a_shell_without_one() {
+        let words = |s: &str| split_command(s).expect("splits");
+        assert_eq!(words("bookshop --http 127.0.0.1:0"), ["bookshop", "--http", "127.0.0.1:0"]);
+        assert_eq!(words(r#"sh -c 'echo "hi"; exit 3'"#), ["sh", "-c", r#"echo "hi"; exit 3"#]);
+        assert_eq!(words(r#"a "b \"c\" d" e\ f"#), ["a", r#"b "c" d"#, "e f"]);
+        assert_eq!(words("''"), [""]);
+        assert!(split_command("  ").is_err());
+        assert!(split_command("'open").is_err());
+    }
+}

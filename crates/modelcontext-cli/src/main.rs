@@ -1,0 +1,243 @@
+//! `mcp`: talk to any MCP server from a terminal, for people who build and debug servers.
+//!
+//! ```text
+//! mcp --stdio "target/debug/examples/bookshop" tools
+//! mcp --stdio "target/debug/examples/bookshop" call get_author title=Dune
+//! mcp http://127.0.0.1:8000/mcp read books://Dune
+//! mcp --json http://127.0.0.1:8000/mcp call search_books query=dune limit=5
+//! ```
+//!
+//! The server is a command run as a child process (`--stdio "cmd args"`, split like a shell
+//! would but without a shell) or a Streamable HTTP endpoint (an `http://` URL). `key=value`
+//! arguments are typed by the tool's input schema: a property the schema types as integer,
+//! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
+//! string it is. `call --json '{..}'` gives the whole arguments object at once.
+//!
+//! Output is for people by default; `--json` prints the result as JSON on stdout instead.
+//! Diagnostics and progress always go to stderr.
+//!
+//! # Exit codes
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | any other failure |
+//! | 2 | the tool ran and reported an error (`isError: true`) |
+//! | 3 | the server answered with a JSON-RPC (protocol) error, or an answer that does not parse |
+//! | 4 | no connection: the server could not be started or reached, exited, or timed out |
+//! | 64 | usage: bad options or arguments |
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+mod args;
+mod commands;
+mod connect;
+mod output;
+
+/// Appended to `--help`: the exit codes scripts can rely on.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0   success
+  1   any other failure
+  2   the tool ran and reported an error (isError: true)
+  3   the server answered with a JSON-RPC (protocol) error, or an answer that does not parse
+  4   no connection: the server could not be started or reached, exited, or timed out
+  64  usage: bad options or arguments
+
+Examples:
+  mcp --stdio \"target/debug/examples/bookshop\" tools
+  mcp --stdio \"target/debug/examples/bookshop\" call get_author title=Dune
+  mcp http://127.0.0.1:8000/mcp read books://Dune";
+
+/// Exit codes, as documented in `--help` and the crate docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Success = 0,
+    Other = 1,
+    ToolError = 2,
+    Protocol = 3,
+    Connection = 4,
+    Usage = 64,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// Talk to an MCP server from a terminal.
+#[derive(Debug, Parser)]
+#[command(name = "mcp", version, after_help = EXIT_CODES)]
+struct Cli {
+    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp
+    #[arg(value_name = "URL")]
+    url: Option<String>,
+
+    /// Run COMMAND (program and arguments; quotes group words, no shell) as the server and
+    /// talk to it over its stdin and stdout.
+    #[arg(long, value_name = "COMMAND", global = true)]
+    stdio: Option<String>,
+
+    /// Protocol era: probe with server/discover and fall back to initialize (auto), always
+    /// initialize (handshake, 2025-11-25), or always the stateless 2026-07-28 wire (modern).
+    #[arg(long, value_enum, default_value_t = EraArg::Auto, global = true)]
+    era: EraArg,
+
+    /// An HTTP header for every request, e.g. 'Authorization: Bearer t' (repeatable; HTTP only).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", global = true)]
+    headers: Vec<String>,
+
+    /// How long each request may take: 30, 30s, 500ms or 2m; 0 waits forever.
+    #[arg(long, value_name = "DURATION", default_value = "60s", global = true,
+          value_parser = parse_duration)]
+    timeout: Duration,
+
+    /// Print results as JSON on stdout, for scripts.
+    #[arg(long)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// `--era`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EraArg {
+    Auto,
+    Handshake,
+    Modern,
+}
+
+/// `--json` after a subcommand; the same as before it.
+#[derive(Debug, Clone, Copy, Args)]
+struct JsonFlag {
+    /// Print the result as JSON on stdout, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools and their parameters.
+    Tools(JsonFlag),
+    /// Call a tool: `call get_author title=Dune`, `call search_books --json '{"query":"dune"}'`.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Arguments, typed by the tool's input schema (numbers, booleans, arrays and objects
+        /// are parsed as JSON where the schema says so; strings are taken as they are).
+        #[arg(value_name = "KEY=VALUE")]
+        arguments: Vec<String>,
+        /// The arguments as one JSON object (KEY=VALUE pairs are added to it). Without a value,
+        /// or followed by something that is not an object: print the result as JSON.
+        #[arg(long, value_name = "OBJECT", num_args = 0..=1)]
+        json: Option<Option<String>>,
+    },
+    /// List the resources.
+    Resources(JsonFlag),
+    /// Read a resource by URI.
+    Read {
+        /// The resource's URI, e.g. books://Dune
+        uri: String,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// List the resource templates.
+    Templates(JsonFlag),
+    /// List the prompts and their arguments.
+    Prompts(JsonFlag),
+    /// Render a prompt: `get review title=Dune`.
+    Get {
+        /// The prompt's name.
+        prompt: String,
+        /// Arguments (prompt arguments are always strings).
+        #[arg(value_name = "KEY=VALUE")]
+        arguments: Vec<String>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Complete an argument: `complete prompt review title=Du`,
+    /// `complete resource 'books://{title}' title=Du`.
+    Complete {
+        /// What the argument belongs to.
+        #[arg(value_enum)]
+        kind: RefKind,
+        /// The prompt's name or the resource template's URI template.
+        name: String,
+        /// The argument and the partial value typed so far.
+        #[arg(value_name = "ARGUMENT=PARTIAL")]
+        argument: String,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Show the server's name, version, protocol revision, capabilities and instructions.
+    Discover(JsonFlag),
+    /// Check that the server answers, and how fast.
+    Ping(JsonFlag),
+}
+
+/// What `complete` completes an argument of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RefKind {
+    Prompt,
+    Resource,
+}
+
+/// Parses `--timeout`: a number of seconds, or a number with `ms`, `s` or `m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| format!("not a duration: {text:?}"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => number,
+        "ms" => number / 1000.0,
+        "m" => number * 60.0,
+        other => return Err(format!("unknown unit {other:?} (use ms, s or m)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap's own exit code for usage errors is 2, which we use for tool errors.
+            let _ = err.print();
+            return if err.use_stderr() { Exit::Usage.into() } else { Exit::Success.into() };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("mcp: cannot start the async runtime: {err}");
+            return Exit::Other.into();
+        }
+    };
+    runtime.block_on(commands::run(cli)).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5h").is_err());
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

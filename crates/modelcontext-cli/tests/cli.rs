@@ -1,0 +1,345 @@
+//! The built `mcp` binary against the `bookshop` example, over stdio and over HTTP: outputs,
+//! exit codes, and the messages a misbehaving server earns.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use expect_test::{Expect, expect};
+use serde_json::Value;
+
+/// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
+/// `deps/` folder this test binary runs from.
+fn bookshop() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
+    let path = dir.join("examples").join(format!("bookshop{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo test --workspace` or `cargo build -p modelcontext --example bookshop`",
+        path.display()
+    );
+    path
+}
+
+/// `--stdio` for the bookshop, quoted in case the path has spaces.
+fn bookshop_stdio() -> String {
+    format!("'{}'", bookshop().display())
+}
+
+/// What one run of `mcp` did.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// Checks the exit code, showing everything the run printed when it is wrong.
+    #[track_caller]
+    fn code(self, expected: i32) -> Run {
+        assert_eq!(self.code, expected, "exit code of {self:#?}");
+        self
+    }
+
+    #[track_caller]
+    fn stderr_has(self, fragment: &str) -> Run {
+        assert!(self.stderr.contains(fragment), "stderr lacks {fragment:?}: {self:#?}");
+        self
+    }
+
+    #[track_caller]
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {self:#?}"))
+    }
+}
+
+fn mcp(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcp runs");
+    Run {
+        code: output.status.code().expect("mcp exited, not killed by a signal"),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `mcp --stdio bookshop ARGS`.
+fn stdio(args: &[&str]) -> Run {
+    let server = bookshop_stdio();
+    mcp(&[&["--stdio", server.as_str()], args].concat())
+}
+
+#[track_caller]
+fn check_stdout(run: Run, expect: Expect) {
+    let run = run.code(0);
+    expect.assert_eq(&run.stdout);
+}
+
+#[test]
+fn tools_are_listed_with_their_parameters() {
+    check_stdout(
+        stdio(&["tools"]),
+        expect![[r#"
+            get_author(title: string)
+                Look up the author of a book in the catalog.
+            get_author_strict(title: string)
+                Look up the author of a book in the catalog (fails the whole request on a miss).
+            search_books(query: string, limit?: integer = 10)
+                Search the catalog by title or author.
+        "#]],
+    );
+}
+
+#[test]
+fn a_call_prints_the_tools_text() {
+    check_stdout(
+        stdio(&["call", "get_author", "title=Dune"]),
+        expect![[r#"
+        Frank Herbert
+    "#]],
+    );
+    check_stdout(
+        stdio(&["call", "get_author", "--json", r#"{"title":"Neuromancer"}"#]),
+        expect![[r#"
+        William Gibson
+    "#]],
+    );
+}
+
+#[test]
+fn a_tool_error_exits_2_and_shows_the_message() {
+    let run = stdio(&["call", "get_author", "title=Nothing"]).code(2);
+    assert_eq!(run.stdout, "");
+    run.stderr_has("No book titled 'Nothing' in the catalog.");
+}
+
+#[test]
+fn a_protocol_error_exits_3_and_shows_the_code() {
+    stdio(&["call", "get_author_strict", "title=Nothing"])
+        .code(3)
+        .stderr_has("-32602")
+        .stderr_has("No book titled 'Nothing' in the catalog.");
+}
+
+#[test]
+fn arguments_are_typed_by_the_schema_and_validated_by_the_server() {
+    // `limit` is an integer in the schema, so 999 goes out as a number and fails the maximum.
+    stdio(&["call", "search_books", "query=dune", "limit=999"])
+        .code(2)
+        .stderr_has("limit")
+        .stderr_has("maximum of 50");
+    check_stdout(
+        stdio(&["call", "search_books", "query=e", "limit=1"]),
+        expect![[r#"
+        Dune
+    "#]],
+    );
+    stdio(&["call", "search_books", "query=dune", "limit=many"])
+        .code(64)
+        .stderr_has("limit=many: the schema expects integer");
+}
+
+#[test]
+fn resources_templates_and_prompts() {
+    check_stdout(
+        stdio(&["read", "books://Dune"]),
+        expect![[r#"
+        Dune by Frank Herbert
+    "#]],
+    );
+    stdio(&["read", "books://Nothing"]).code(3).stderr_has("No book titled 'Nothing'");
+    check_stdout(
+        stdio(&["templates"]),
+        expect![[r#"
+        books://{title}  book
+            The catalog entry for one book.
+    "#]],
+    );
+    check_stdout(
+        stdio(&["prompts"]),
+        expect![[r#"
+        review(title)
+            Ask for a short review of a book.
+    "#]],
+    );
+    check_stdout(
+        stdio(&["get", "review", "title=Dune"]),
+        expect![[r#"
+        user: Write a two-sentence review of Dune.
+    "#]],
+    );
+}
+
+#[test]
+fn discover_and_ping_in_both_eras() {
+    check_stdout(
+        stdio(&["discover"]),
+        expect![[r#"
+        server: Bookshop 0.1.0
+        protocol: 2026-07-28 (modern era)
+        capabilities: logging, prompts, resources, tools
+        instructions: Use search_books to find titles, get_author to look one up.
+    "#]],
+    );
+    let run = stdio(&["--era", "handshake", "discover"]).code(0);
+    assert!(run.stdout.contains("protocol: 2025-11-25 (handshake era)"), "{run:#?}");
+    let run = stdio(&["--era", "handshake", "ping"]).code(0);
+    assert!(run.stdout.starts_with("ok: ping answered in "), "{run:#?}");
+    let run = stdio(&["ping"]).code(0);
+    assert!(run.stdout.starts_with("ok: server/discover answered in "), "{run:#?}");
+}
+
+#[test]
+fn json_output_is_json() {
+    let result = stdio(&["--json", "call", "get_author", "title=Dune"]).code(0).json();
+    assert_eq!(result["content"][0]["text"], "Frank Herbert");
+    let result = stdio(&["call", "get_author", "title=Nothing", "--json"]).code(2).json();
+    assert_eq!(result["isError"], true);
+    let error = stdio(&["call", "get_author_strict", "title=Nothing", "--json"]).code(3).json();
+    assert_eq!(error["error"]["code"], -32602);
+    let tools = stdio(&["tools", "--json"]).code(0).json();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["get_author", "get_author_strict", "search_books"]);
+    let contents = stdio(&["read", "books://Dune", "--json"]).code(0).json();
+    assert_eq!(contents["contents"][0]["text"], "Dune by Frank Herbert");
+}
+
+#[test]
+fn a_missing_server_binary_is_a_connection_failure() {
+    mcp(&["--stdio", "/nonexistent/mcp-server --flag", "tools"])
+        .code(4)
+        .stderr_has("cannot start the server \"/nonexistent/mcp-server\"");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_server_that_exits_is_a_connection_failure() {
+    mcp(&["--stdio", "sh -c 'echo about to crash >&2; exit 7'", "tools"])
+        .code(4)
+        .stderr_has("about to crash")
+        .stderr_has("the server (sh) closed the connection");
+}
+
+#[cfg(unix)]
+#[test]
+fn stray_stdout_is_reported_and_the_call_still_works() {
+    let command = format!("sh -c 'echo starting up; exec {}'", bookshop_stdio().replace('\'', ""));
+    let run = mcp(&["--stdio", &command, "call", "get_author", "title=Dune"]).code(0);
+    assert_eq!(run.stdout, "Frank Herbert\n");
+    run.stderr_has("not JSON-RPC on its stdout").stderr_has("logs belong on stderr");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_silent_server_times_out() {
+    let started = Instant::now();
+    mcp(&["--timeout", "300ms", "--era", "handshake", "--stdio", "sleep 30", "tools"])
+        .code(4)
+        .stderr_has("Timed out after 300ms waiting for 'initialize'");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn usage_errors_exit_64() {
+    mcp(&["tools"]).code(64).stderr_has("say which server");
+    stdio(&["call", "get_author", "title"]).code(64).stderr_has("expected KEY=VALUE");
+    mcp(&["--stdio", "x", "--era", "ancient", "tools"]).code(64);
+    mcp(&["https://example.com/mcp", "tools"]).code(64).stderr_has("https is not supported");
+    let help = mcp(&["--help"]).code(0);
+    assert!(help.stdout.contains("Exit codes:"), "{help:#?}");
+}
+
+/// `bookshop --http 127.0.0.1:PORT`, killed when dropped.
+struct HttpBookshop {
+    child: Child,
+    url: String,
+}
+
+impl HttpBookshop {
+    fn start() -> HttpBookshop {
+        let port =
+            TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+        let address = format!("127.0.0.1:{port}");
+        let child = Command::new(bookshop())
+            .args(["--http", &address])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("bookshop starts");
+        let server = HttpBookshop { child, url: format!("http://{address}/mcp") };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(&address).is_err() {
+            assert!(Instant::now() < deadline, "bookshop did not listen on {address}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    fn mcp(&self, args: &[&str]) -> Run {
+        mcp(&[&[self.url.as_str()], args].concat())
+    }
+}
+
+impl Drop for HttpBookshop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn over_http_in_both_eras() {
+    let server = HttpBookshop::start();
+    for era in ["auto", "handshake", "modern"] {
+        let run = server.mcp(&["--era", era, "tools"]).code(0);
+        assert!(
+            run.stdout.contains("search_books(query: string, limit?: integer = 10)"),
+            "{run:#?}"
+        );
+        let run = server.mcp(&["--era", era, "call", "get_author", "title=Dune"]).code(0);
+        assert_eq!(run.stdout, "Frank Herbert\n");
+        server
+            .mcp(&["--era", era, "call", "get_author", "title=Nothing"])
+            .code(2)
+            .stderr_has("No book titled 'Nothing'");
+        server
+            .mcp(&["--era", era, "call", "get_author_strict", "title=Nothing"])
+            .code(3)
+            .stderr_has("-32602");
+        server
+            .mcp(&["--era", era, "call", "search_books", "query=x", "limit=999"])
+            .code(2)
+            .stderr_has("limit");
+        let run = server.mcp(&["--era", era, "read", "books://Dune"]).code(0);
+        assert_eq!(run.stdout, "Dune by Frank Herbert\n");
+    }
+    let result = server.mcp(&[
+        "-H",
+        "X-Request-Source: cli-test",
+        "--json",
+        "call",
+        "get_author",
+        "title=Dune",
+    ]);
+    assert_eq!(result.code(0).json()["content"][0]["text"], "Frank Herbert");
+    server.mcp(&["-H", "no colon", "tools"]).code(64).stderr_has("expected 'Name: value'");
+}
+
+#[test]
+fn an_http_server_that_is_not_there_is_a_connection_failure() {
+    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    mcp(&["--timeout", "5s", &format!("http://127.0.0.1:{port}/mcp"), "tools"])
+        .code(4)
+        .stderr_has("no connection to the server");
+}
