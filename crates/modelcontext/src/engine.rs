@@ -334,6 +334,11 @@ impl Peer {
         }
     }
 
+    /// True once the connection has ended (the transport closed or the engine stopped).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.pending().closed
+    }
+
     fn close(&self) {
         let mut pending = self.pending();
         pending.closed = true;

@@ -129,7 +129,10 @@ impl Client {
             EraMode::Modern => self.discover().await,
             EraMode::Auto => match self.discover().await {
                 Ok(()) => Ok(()),
-                Err(err) if err.kind() == crate::ErrorKind::Closed => Err(err),
+                // Only a connection that is really gone stops the fallback: a server may answer
+                // the probe with any code, -32000 included (the TypeScript SDK 1.x does), and
+                // the spec forbids keying the fallback to one code.
+                Err(err) if self.peer.is_closed() => Err(err),
                 Err(err) => {
                     tracing::debug!(%err, "server/discover failed; falling back to initialize");
                     self.initialize().await

@@ -301,3 +301,36 @@ async fn requests_beyond_the_in_flight_limit_are_refused_and_the_connection_serv
         .await;
     wire.assert_alive().await;
 }
+
+#[tokio::test]
+async fn auto_mode_falls_back_whatever_code_refuses_the_probe() {
+    use modelcontext::transport::memory_pair;
+    use modelcontext::types::{Message, Response, to_raw};
+    let (client_end, mut server_end) = memory_pair();
+    // A handshake-only server that refuses the probe with -32000, as the TypeScript SDK 1.x does.
+    let server = tokio::spawn(async move {
+        while let Some(Ok(Message::Request(request))) = server_end.receiver.recv().await {
+            let answer = match request.method.as_str() {
+                "server/discover" => Response::error(
+                    Some(request.id),
+                    modelcontext::McpError::new(
+                        modelcontext::types::ErrorCode(-32000),
+                        "Bad Request: Server not initialized",
+                    ),
+                ),
+                "initialize" => {
+                    let result = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}});
+                    Response::ok(request.id, to_raw(&result).expect("json"))
+                }
+                _ => continue,
+            };
+            if server_end.sender.send(Message::Response(answer)).await.is_err() {
+                return;
+            }
+        }
+    });
+    let client = Client::connect(client_end).await.expect("falls back to initialize");
+    assert_eq!((client.era(), client.protocol_version()), (Era::Handshake, "2025-11-25"));
+    drop(client);
+    let _ = server.await;
+}
