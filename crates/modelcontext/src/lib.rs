@@ -43,8 +43,8 @@ pub use error::{Error, ErrorKind};
 pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
 pub use server::{
     ChangeEvent, Context, Elicitation, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult,
-    Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError,
-    SubscriptionBus, ToolDef, ToolError,
+    Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError, SubscriptionBus,
+    ToolDef, ToolError,
 };
 #[cfg(feature = "http")]
 pub use transport::http::{HttpEndpoint, HttpOptions, HttpTransport};
