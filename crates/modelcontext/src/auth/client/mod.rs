@@ -370,11 +370,9 @@ impl OAuthClient {
         {
             let mut requested = self.requested.lock().unwrap_or_else(|p| p.into_inner());
             let previous = requested.entry(url.to_owned()).or_default();
-            for scope in previous.iter() {
-                if !scopes.contains(scope) {
-                    scopes.insert(0, scope.clone());
-                }
-            }
+            // Step-up: what was asked before, then what is asked now.
+            let new: Vec<String> = scopes.drain(..).filter(|s| !previous.contains(s)).collect();
+            scopes = previous.iter().cloned().chain(new).collect();
             *previous = scopes.clone();
         }
         let tokens = match &self.grant {
