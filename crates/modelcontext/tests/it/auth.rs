@@ -227,14 +227,16 @@ async fn valid_tokens_of_every_algorithm_are_accepted() {
     let issuer = issuer(&["rsa-1", "ec-1", "ed-1"]).await;
     let options = options(issuer.verifier());
     for kid in ["rsa-1", "ec-1", "ed-1"] {
-        let token = sign(kid, &issuer.claims());
+        // One set of claims: `exp` is computed from the clock, which may tick between calls.
+        let claims = issuer.claims();
+        let token = sign(kid, &claims);
         let principal = options.authorize(&bearer(&token)).await.expect(kid);
         assert_eq!(principal.subject.as_deref(), Some("alice"), "{kid}");
         assert_eq!(principal.client_id.as_deref(), Some("client-1"));
         assert_eq!(principal.scopes, ["files:read", "tools:call"]);
         assert_eq!(principal.audience, [RESOURCE]);
         let exp = principal.expires_at.expect("exp").duration_since(UNIX_EPOCH).expect("t");
-        assert_eq!(Some(exp.as_secs()), issuer.claims()["exp"].as_u64());
+        assert_eq!(Some(exp.as_secs()), claims["exp"].as_u64());
         assert_eq!(principal.claims["iss"], json!(issuer.url));
     }
     // Discovery and one key set fetch served all three.
