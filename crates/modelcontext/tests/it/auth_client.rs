@@ -267,7 +267,8 @@ async fn no_pkce_support_means_no_authorization() {
         Ok(client) => client.call_tool("whoami", json!({})).await.map(|_| ()),
         Err(err) => Err(err),
     };
-    assert!(outcome.is_err());
+    let error = outcome.expect_err("no token without PKCE").to_string();
+    assert!(error.contains("authorization failed") && error.contains("PKCE S256"), "{error}");
     assert!(issuer.seen().authorizations.is_empty());
 }
 

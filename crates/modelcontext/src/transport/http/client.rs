@@ -219,6 +219,9 @@ struct State {
     initialize_params: Option<Option<Box<RawValue>>>,
     /// Sessions opened on the client's behalf after an expiry, for unique request ids.
     renewals: u64,
+    /// Why the last authorization failed, for the error of the request it leaves refused.
+    #[cfg(feature = "auth")]
+    auth_failure: Option<String>,
 }
 
 struct InFlight {
@@ -463,6 +466,8 @@ impl Shared {
     async fn error_answer(&self, exchange: &Exchange, status: StatusCode, ct: &str, bytes: &[u8]) {
         if ct.starts_with("application/json") {
             if let Ok(Message::Response(response)) = Message::decode(bytes) {
+                #[cfg(feature = "auth")]
+                let response = self.explain_refused_response(status, response);
                 if self.deliver(Some(exchange), Message::Response(response)).await {
                     return;
                 }
@@ -473,6 +478,8 @@ impl Shared {
         if status == StatusCode::NOT_FOUND && self.state().session_id.is_some() {
             message.push_str(" (the session has ended; connect again)");
         }
+        #[cfg(feature = "auth")]
+        self.explain_refusal(status, &mut message);
         let text: String = String::from_utf8_lossy(bytes).chars().take(200).collect();
         let data = serde_json::json!({ "status": status.as_u16(), "body": text });
         self.fail(&exchange.id, McpError::internal(message).with_data(data)).await;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use http::{Method, StatusCode};
+use modelcontext_types::Response;
 
 use super::{Body, HttpTransport, Shared};
 use crate::auth::client::{AuthProvider, BearerChallenge, Challenge};
@@ -61,11 +62,38 @@ impl Shared {
                 rejected_token: token.clone(),
             };
             match provider.on_challenge(&challenge).await {
-                Ok(fresh) => token = Some(fresh),
+                Ok(fresh) => {
+                    self.state().auth_failure = None;
+                    token = Some(fresh);
+                }
                 Err(err) => {
                     tracing::warn!(%err, "could not obtain an access token");
+                    self.state().auth_failure = Some(err.to_string());
                     return Ok(answer);
                 }
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// [`Shared::explain_refusal`] on a refusal's JSON-RPC error.
+    pub(super) fn explain_refused_response(
+        &self,
+        status: StatusCode,
+        mut response: Response,
+    ) -> Response {
+        if let Err(error) = &mut response.result {
+            self.explain_refusal(status, &mut error.message);
+        }
+        response
+    }
+
+    /// Adds why authorization failed to the error of a request left refused (401 / 403).
+    pub(super) fn explain_refusal(&self, status: StatusCode, message: &mut String) {
+        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            if let Some(reason) = self.state().auth_failure.clone() {
+                message.push_str(&format!(" (authorization failed: {reason})"));
             }
         }
     }
