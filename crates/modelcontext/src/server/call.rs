@@ -45,20 +45,23 @@ impl Call<'_> {
                 ..Default::default()
             })),
             ClientRequest::ListTools(params) => {
-                let tools = server.tools.iter().map(|t| t.def.tool.clone());
+                let catalog = server.catalog();
+                let tools = catalog.tools.iter().map(|t| t.def.tool.clone());
                 Reply::Now(self.page("tools", params, tools, |tools, next_cursor| {
                     ListToolsResult { tools, next_cursor, ..Default::default() }
                 }))
             }
             ClientRequest::CallTool(params) => self.call_tool(params),
             ClientRequest::ListResources(params) => {
-                let resources = server.resources.iter().map(|r| r.to_resource());
+                let catalog = server.catalog();
+                let resources = catalog.resources.iter().map(|r| r.to_resource());
                 Reply::Now(self.page("resources", params, resources, |resources, next_cursor| {
                     ListResourcesResult { resources, next_cursor, ..Default::default() }
                 }))
             }
             ClientRequest::ListResourceTemplates(params) => {
-                let templates = server.templates.iter().map(|t| t.def.to_template());
+                let catalog = server.catalog();
+                let templates = catalog.templates.iter().map(|t| t.def.to_template());
                 Reply::Now(self.page(
                     "resources/templates",
                     params,
@@ -72,7 +75,8 @@ impl Call<'_> {
             }
             ClientRequest::ReadResource(params) => self.read_resource(params),
             ClientRequest::ListPrompts(params) => {
-                let prompts = server.prompts.iter().map(|p| p.prompt.clone());
+                let catalog = server.catalog();
+                let prompts = catalog.prompts.iter().map(|p| p.prompt.clone());
                 Reply::Now(self.page("prompts", params, prompts, |prompts, next_cursor| {
                     ListPromptsResult { prompts, next_cursor, ..Default::default() }
                 }))
@@ -133,7 +137,7 @@ impl Call<'_> {
     }
 
     fn call_tool(self, params: CallToolRequestParams) -> Reply {
-        let Some(entry) = self.server.tools.get(&params.name) else {
+        let Some(entry) = self.server.catalog().tools.get(&params.name).cloned() else {
             // Spec (server/tools, error handling): an unknown tool is a protocol error.
             let message = format!("Unknown tool: {}", params.name);
             return Reply::Now(Err(McpError::new(INVALID_PARAMS, message)));
@@ -171,14 +175,14 @@ impl Call<'_> {
         };
         let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
         let guard = cx.cancel_guard();
-        let future = guarded(guard, super::resource::read(def, cx, &uri, args, withhold));
+        let future = guarded(guard, super::resource::read(&def, cx, &uri, args, withhold));
         self.later_in(round, async move {
             future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
         })
     }
 
     fn get_prompt(self, params: GetPromptRequestParams) -> Reply {
-        let Some(def) = self.server.prompts.get(&params.name) else {
+        let Some(def) = self.server.catalog().prompts.get(&params.name).cloned() else {
             return Reply::Now(Err(McpError::invalid_params(format!(
                 "Unknown prompt: {}",
                 params.name

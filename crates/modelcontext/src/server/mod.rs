@@ -19,7 +19,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use modelcontext_types::{
     INVALID_PARAMS, Icon, Implementation, McpError, PromptsCapability, ResourcesCapability,
@@ -94,10 +94,9 @@ pub(crate) struct ServerInner {
     pub max_line_bytes: usize,
     /// Requests of one connection (or HTTP session) that may run at once.
     pub max_in_flight: usize,
-    pub tools: Registry<Arc<ToolEntry>>,
-    pub resources: Registry<ResourceDef>,
-    pub templates: Registry<Arc<TemplateEntry>>,
-    pub prompts: Registry<PromptDef>,
+    /// What the server exposes. Shared by every clone of the server and swapped whole on a
+    /// change, so a request reads one consistent snapshot and never waits for a writer.
+    pub catalog: Arc<RwLock<Arc<Catalog>>>,
     pub completion: Option<Arc<dyn CompletionHandler>>,
     /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
     pub state: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
@@ -115,7 +114,33 @@ pub(crate) struct ServerInner {
     pub info_json: std::sync::OnceLock<Arc<serde_json::Value>>,
 }
 
+/// The tools, resources, templates and prompts of a server at one moment.
+#[derive(Clone, Default)]
+pub(crate) struct Catalog {
+    pub tools: Registry<Arc<ToolEntry>>,
+    pub resources: Registry<ResourceDef>,
+    pub templates: Registry<Arc<TemplateEntry>>,
+    pub prompts: Registry<PromptDef>,
+}
+
 impl ServerInner {
+    /// The current catalog: an `Arc` clone under a read lock held for that clone only.
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Applies `change` to a copy of the catalog and publishes the copy.
+    fn change_catalog<T>(
+        &self,
+        change: impl FnOnce(&mut Catalog) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut slot = self.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let mut next = Catalog::clone(&slot);
+        let out = change(&mut next)?;
+        *slot = Arc::new(next);
+        Ok(out)
+    }
+
     /// `serverInfo` as JSON, serialized once.
     pub(crate) fn info_json(&self) -> Arc<serde_json::Value> {
         let json = || Arc::new(serde_json::to_value(&self.info).unwrap_or_default());
@@ -148,6 +173,18 @@ impl<T> Registry<T> {
         Ok(())
     }
 
+    /// Removes `name`, keeping the others' order; `false` if absent.
+    fn remove(&mut self, name: &str) -> bool {
+        let Some(at) = self.index.remove(name) else { return false };
+        self.entries.remove(at);
+        for slot in self.index.values_mut() {
+            if *slot > at {
+                *slot -= 1;
+            }
+        }
+        true
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&T> {
         self.index.get(name).map(|&i| &self.entries[i])
     }
@@ -172,10 +209,7 @@ impl McpServer {
             withhold_error_messages: false,
             max_line_bytes: crate::transport::DEFAULT_MAX_LINE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            tools: Registry::default(),
-            resources: Registry::default(),
-            templates: Registry::default(),
-            prompts: Registry::default(),
+            catalog: Arc::default(),
             completion: None,
             state: HashMap::new(),
             page_size: None,
@@ -244,21 +278,23 @@ impl McpServer {
     }
 
     /// Registers a tool. Fails on a duplicate or invalid name, or a schema that does not compile.
-    pub fn tool(mut self, def: ToolDef) -> Result<Self, Error> {
+    pub fn tool(self, def: ToolDef) -> Result<Self, Error> {
         self.add_tool(def)?;
         Ok(self)
     }
 
     /// Registers several tools.
-    pub fn tools(mut self, defs: impl IntoIterator<Item = ToolDef>) -> Result<Self, Error> {
+    pub fn tools(self, defs: impl IntoIterator<Item = ToolDef>) -> Result<Self, Error> {
         for def in defs {
             self.add_tool(def)?;
         }
         Ok(self)
     }
 
-    /// Registers a tool in place.
-    pub fn add_tool(&mut self, def: ToolDef) -> Result<(), Error> {
+    /// Registers a tool, also while serving: clones of this server share what they expose,
+    /// and connected clients are told (`notifications/tools/list_changed`, or their listen
+    /// stream).
+    pub fn add_tool(&self, def: ToolDef) -> Result<(), Error> {
         let name = def.tool.name.clone();
         check_tool_name(&name)?;
         let schema = serde_json::Value::Object(def.tool.input_schema.clone());
@@ -266,37 +302,73 @@ impl McpServer {
             let message = format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}");
             return Err(Error::registration(message));
         }
-        let entry = ToolEntry::compile(def).map_err(Error::registration)?;
-        self.inner_mut().tools.insert("tool", &name, Arc::new(entry))
+        let entry = Arc::new(ToolEntry::compile(def).map_err(Error::registration)?);
+        self.inner.change_catalog(|c| c.tools.insert("tool", &name, entry))?;
+        self.notify_tools_changed();
+        Ok(())
+    }
+
+    /// Removes a tool; `false` if there was none by that name. Connected clients are told.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.change_catalog(|c| Ok(c.tools.remove(name))).unwrap_or(false);
+        if removed {
+            self.notify_tools_changed();
+        }
+        removed
     }
 
     /// Registers a resource, or a resource template when its URI holds `{variables}`.
-    pub fn resource(mut self, def: ResourceDef) -> Result<Self, Error> {
+    pub fn resource(self, def: ResourceDef) -> Result<Self, Error> {
         self.add_resource(def)?;
         Ok(self)
     }
 
-    /// Registers a resource or template in place.
-    pub fn add_resource(&mut self, def: ResourceDef) -> Result<(), Error> {
+    /// Registers a resource or template, also while serving (clients are told).
+    pub fn add_resource(&self, def: ResourceDef) -> Result<(), Error> {
         let uri = def.uri.clone();
         if uri.contains('{') {
-            let entry = TemplateEntry::compile(def).map_err(Error::registration)?;
-            self.inner_mut().templates.insert("resource template", &uri, Arc::new(entry))
+            let entry = Arc::new(TemplateEntry::compile(def).map_err(Error::registration)?);
+            self.inner.change_catalog(|c| c.templates.insert("resource template", &uri, entry))?;
         } else {
-            self.inner_mut().resources.insert("resource", &uri, def)
+            self.inner.change_catalog(|c| c.resources.insert("resource", &uri, def))?;
         }
+        self.notify_resources_changed();
+        Ok(())
+    }
+
+    /// Removes the resource or template registered under `uri`; `false` if there was none.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self
+            .inner
+            .change_catalog(|c| Ok(c.resources.remove(uri) || c.templates.remove(uri)))
+            .unwrap_or(false);
+        if removed {
+            self.notify_resources_changed();
+        }
+        removed
     }
 
     /// Registers a prompt.
-    pub fn prompt(mut self, def: PromptDef) -> Result<Self, Error> {
+    pub fn prompt(self, def: PromptDef) -> Result<Self, Error> {
         self.add_prompt(def)?;
         Ok(self)
     }
 
-    /// Registers a prompt in place.
-    pub fn add_prompt(&mut self, def: PromptDef) -> Result<(), Error> {
+    /// Registers a prompt, also while serving (clients are told).
+    pub fn add_prompt(&self, def: PromptDef) -> Result<(), Error> {
         let name = def.prompt.name.clone();
-        self.inner_mut().prompts.insert("prompt", &name, def)
+        self.inner.change_catalog(|c| c.prompts.insert("prompt", &name, def))?;
+        self.notify_prompts_changed();
+        Ok(())
+    }
+
+    /// Removes a prompt; `false` if there was none by that name.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.change_catalog(|c| Ok(c.prompts.remove(name))).unwrap_or(false);
+        if removed {
+            self.notify_prompts_changed();
+        }
+        removed
     }
 
     /// Sets the handler of `completion/complete` (and declares the `completions` capability).
@@ -398,14 +470,14 @@ impl McpServer {
 
     /// The definition of a registered tool (the HTTP layer checks `x-mcp-header` mirrors).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn tool_definition(&self, name: &str) -> Option<&modelcontext_types::Tool> {
-        self.inner.tools.get(name).map(|entry| &entry.def.tool)
+    pub(crate) fn tool_entry(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.inner.catalog().tools.get(name).cloned()
     }
 
     /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
-    pub(crate) fn tool_scopes(&self, name: &str) -> &[String] {
-        self.inner.tools.get(name).map_or(&[], |entry| entry.def.required_scopes.as_slice())
+    pub(crate) fn tool_scopes(&self, name: &str) -> Vec<String> {
+        self.tool_entry(name).map_or_else(Vec::new, |entry| entry.def.required_scopes.clone())
     }
 
     /// Starts the engine for one connection without waiting for it, for transports that own
@@ -448,25 +520,27 @@ impl McpServer {
 impl ServerInner {
     /// The resource `uri` names, and the template variables it binds: fixed resources first,
     /// then templates in registration order.
-    pub(crate) fn resolve_resource(&self, uri: &str) -> Option<(&ResourceDef, Map<String, Value>)> {
-        if let Some(def) = self.resources.get(uri) {
-            return Some((def, Map::new()));
+    pub(crate) fn resolve_resource(&self, uri: &str) -> Option<(ResourceDef, Map<String, Value>)> {
+        let catalog = self.catalog();
+        if let Some(def) = catalog.resources.get(uri) {
+            return Some((def.clone(), Map::new()));
         }
-        self.templates.iter().find_map(|t| Some((&t.def, t.match_uri(uri)?)))
+        catalog.templates.iter().find_map(|t| Some((t.def.clone(), t.match_uri(uri)?)))
     }
 
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
+        let catalog = self.catalog();
+        let has_resources = !catalog.resources.is_empty() || !catalog.templates.is_empty();
         ServerCapabilities {
             // Changes reach clients through the subscription bus, in both eras.
-            tools: (!self.tools.is_empty())
+            tools: (!catalog.tools.is_empty())
                 .then(|| ToolsCapability { list_changed: Some(true), ..Default::default() }),
             resources: has_resources.then(|| ResourcesCapability {
                 subscribe: Some(true),
                 list_changed: Some(true),
                 ..Default::default()
             }),
-            prompts: (!self.prompts.is_empty())
+            prompts: (!catalog.prompts.is_empty())
                 .then(|| PromptsCapability { list_changed: Some(true), ..Default::default() }),
             completions: self.completion.as_ref().map(|_| Default::default()),
             // `logging/setLevel` is always accepted (handshake era), so logging is declared.

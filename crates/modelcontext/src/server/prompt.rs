@@ -39,6 +39,12 @@ impl IntoPromptMessages for String {
     }
 }
 
+impl IntoPromptMessages for &'static str {
+    fn into_prompt_result(self) -> GetPromptResult {
+        self.to_owned().into_prompt_result()
+    }
+}
+
 impl IntoPromptMessages for Vec<PromptMessage> {
     fn into_prompt_result(self) -> GetPromptResult {
         GetPromptResult { messages: self, ..Default::default() }

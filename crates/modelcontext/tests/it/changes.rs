@@ -144,3 +144,64 @@ async fn the_client_listens_over_http_in_both_eras() {
         assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{mode:?}: {first:?}");
     }
 }
+
+#[tokio::test]
+async fn adding_and_removing_while_serving_reaches_connected_clients() {
+    use modelcontext::{PromptDef, ResourceDef, ToolDef};
+    let server = bookshop();
+    let mut wire = Wire::start(server.clone(), "2025-11-25");
+    wire.initialize().await;
+
+    let shout = ToolDef::new("shout", || async { "HEY" });
+    server.add_tool(shout).expect("a new name");
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}"#
+    );
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shout"}}"#;
+    assert_eq!(
+        wire.call(call).await,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HEY"}]}}"#
+    );
+    assert!(
+        server.add_tool(ToolDef::new("shout", || async { "again" })).is_err(),
+        "duplicates stay errors"
+    );
+
+    assert!(server.remove_tool("shout"));
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}"#
+    );
+    let gone = wire.call(&call.replace(r#""id":1"#, r#""id":2"#)).await;
+    assert_eq!(
+        gone,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: shout"}}"#
+    );
+    assert!(!server.remove_tool("shout"));
+
+    server
+        .add_resource(ResourceDef::new("notes://today", || async { "buy milk" }))
+        .expect("resource");
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{}}"#
+    );
+    assert!(server.remove_resource("notes://today"));
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{}}"#
+    );
+
+    server.add_prompt(PromptDef::new("hello", || async { "Say hello." })).expect("prompt");
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{}}"#
+    );
+    assert!(server.remove_prompt("hello"));
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{}}"#
+    );
+    wire.assert_alive().await;
+}

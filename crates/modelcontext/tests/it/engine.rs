@@ -281,7 +281,7 @@ async fn a_removed_method_is_not_found_whatever_its_params() {
 
 #[tokio::test]
 async fn requests_beyond_the_in_flight_limit_are_refused_and_the_connection_serves_on() {
-    let wait = ToolDef::new("wait", || std::future::pending::<&'static str>());
+    let wait = ToolDef::new("wait", std::future::pending::<&'static str>);
     let server = McpServer::new("busy").tool(wait).expect("registers").max_in_flight(2);
     let mut wire = Wire::start(server, "2026-07-28");
     let call = |id: u32| {

@@ -55,7 +55,7 @@ pub(crate) fn check_tool_scopes(
         return Ok(());
     };
     let tool_scopes = shared.server.tool_scopes(tool);
-    if auth.missing_scopes(principal, tool_scopes).is_empty() {
+    if auth.missing_scopes(principal, &tool_scopes).is_empty() {
         return Ok(());
     }
     let mut needed = auth.required_scopes.clone();

@@ -183,7 +183,12 @@ fn check_modern(
     let Some(version) = meta.and_then(|m| m.protocol_version.as_deref()) else {
         return Err((StatusCode::BAD_REQUEST, envelope_error(meta)));
     };
-    let facts = body_facts(shared, version, &parsed);
+    // The tool's definition outlives the check: a concurrent removal cannot pull it away.
+    let tool = match &parsed {
+        ClientRequest::CallTool(params) => shared.server.tool_entry(&params.name),
+        _ => None,
+    };
+    let facts = body_facts(version, &parsed, tool.as_ref().map(|entry| entry.def.definition()));
     headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     crate::server::check_modern_envelope(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     Ok(match parsed {
@@ -201,13 +206,12 @@ fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
 }
 
 fn body_facts<'a>(
-    shared: &'a Shared,
     version: &'a str,
     request: &'a ClientRequest,
+    tool: Option<&'a modelcontext_types::Tool>,
 ) -> BodyFacts<'a> {
     let (name, tool_call) = match request {
         ClientRequest::CallTool(params) => {
-            let tool = shared.server.tool_definition(&params.name);
             let call = tool.zip(params.arguments.as_ref());
             (Some(params.name.as_str()), call)
         }
