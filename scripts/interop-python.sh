@@ -39,8 +39,9 @@ else
     venv_ok || { echo "interop: mcp $MCP_VERSION is not importable in $VENV" >&2; exit 1; }
 fi
 
-echo "interop: cargo build --example bookshop --example http_client"
+echo "interop: cargo build --example bookshop --example http_client, and the mcp command"
 cargo build --example bookshop --example http_client
+cargo build -p modelcontext-cli
 
 # Every check prints `ok ...` or `FAIL ...`; the log collects both parts for the total.
 LOG=$(mktemp)
@@ -129,6 +130,25 @@ drive() {
 }
 drive "" /mcp handshake modern auto
 drive --sse /sse legacy-sse
+
+# Our client (through the `mcp` command) against the same Python server over stdio.
+MCP="$TARGET_DIR/debug/mcp"
+PY_STDIO="$VENV/bin/python tests/interop/python_http_server.py --stdio"
+check_stdio() {
+    local era=$1 name=$2 want_rc=$3 want=$4 out rc=0
+    shift 4
+    out=$(timeout 60 "$MCP" --stdio "$PY_STDIO" --era "$era" "$@" 2>&1) || rc=$?
+    if [[ $rc -eq $want_rc && "$out" == *"$want"* ]]; then
+        echo "ok python-stdio $era $name" | tee -a "$LOG"
+    else
+        echo "FAIL python-stdio $era $name: exit $rc, output: ${out//$'\n'/ }" | tee -a "$LOG"
+    fi
+}
+for era in handshake auto; do
+    check_stdio "$era" tools 0 "add" tools
+    check_stdio "$era" call.add 0 "5" call add a=2 b=3
+    check_stdio "$era" call.fail 2 "boom" call fail message=boom
+done
 
 passed=$(grep -c '^ok ' "$LOG" || true)
 failed=$(grep -c '^FAIL ' "$LOG" || true)

@@ -2,6 +2,7 @@
 """A Streamable HTTP server built with the official Python MCP SDK (`mcp` 2.3.0), for our client.
 
 Usage: python tests/interop/python_http_server.py <port> [--sse]
+       python tests/interop/python_http_server.py --stdio
 
 Serves http://127.0.0.1:<port>/mcp until killed (with `--sse`: only the deprecated 2024-11-05
 HTTP+SSE transport, `GET /sse` and `POST /messages/`, which our client must fall back to). The SDK serves both eras on that one endpoint:
@@ -51,7 +52,11 @@ def region(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Regi
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args == ["--stdio"]:
+        # The same server over stdio: `interop-python.sh` drives it with our `mcp` command.
+        mcp.run("stdio")
+        sys.exit(0)
     if len(args) not in (1, 2) or not args[0].isdigit() or args[1:] not in ([], ["--sse"]):
-        sys.exit("usage: python_http_server.py <port> [--sse]")
+        sys.exit("usage: python_http_server.py <port> [--sse] | --stdio")
     transport = "sse" if args[1:] == ["--sse"] else "streamable-http"
     mcp.run(transport, host="127.0.0.1", port=int(args[0]))
