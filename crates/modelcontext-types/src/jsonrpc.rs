@@ -311,14 +311,29 @@ impl Message {
 
     /// Serializes the message as one line of JSON (no newline, none embedded).
     pub fn encode(&self) -> String {
-        // Serializing our own types cannot fail: ids, strings, raw JSON and `Value`s only.
-        serde_json::to_string(self).unwrap_or_default()
+        let mut buf = Vec::new();
+        self.encode_into(&mut buf);
+        // JSON from serde_json is UTF-8, and `one_line` only rewrites ASCII whitespace.
+        String::from_utf8(buf).unwrap_or_default()
     }
 
-    /// Appends the serialized message to `buf`.
+    /// Appends the serialized message to `buf`, as one line.
     pub fn encode_into(&self, buf: &mut Vec<u8>) {
+        let start = buf.len();
         // Writing into a Vec cannot fail, and our types always serialize.
-        let _ = serde_json::to_writer(buf, self);
+        let _ = serde_json::to_writer(&mut *buf, self);
+        one_line(&mut buf[start..]);
+    }
+}
+
+/// Turns the line breaks of serialized JSON into spaces. `params` and `result` are raw JSON
+/// kept as the peer wrote it, so they may hold pretty-printed whitespace; written verbatim,
+/// a `\n` there would split the message on stdio (found by the `jsonrpc_decode` fuzz target).
+/// Outside strings a raw `\n` or `\r` can only be whitespace, and inside strings JSON has them
+/// escaped, so the rewrite never changes the value.
+fn one_line(json: &mut [u8]) {
+    for byte in json.iter_mut().filter(|b| matches!(b, b'\n' | b'\r')) {
+        *byte = b' ';
     }
 }
 
@@ -507,6 +522,17 @@ mod tests {
             decoded.encode(),
             r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#
         );
+    }
+
+    #[test]
+    fn raw_params_with_line_breaks_encode_on_one_line() {
+        // Found by the `jsonrpc_decode` fuzz target: raw params kept as the peer wrote them.
+        let pretty =
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\r\n\t\"a\":\"x\\ny\"}}";
+        let encoded = Message::decode_str(pretty).expect("decodes").encode();
+        let expected =
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{  \t\"a\":\"x\\ny\"}}";
+        assert_eq!(encoded, expected);
     }
 
     #[track_caller]

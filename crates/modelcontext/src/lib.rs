@@ -33,6 +33,11 @@ pub mod transport;
 #[path = "private.rs"]
 pub mod __private;
 
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+#[path = "fuzz.rs"]
+pub mod __fuzz;
+
 /// The protocol types (re-export of `modelcontext-types`), including every error code.
 pub mod types {
     pub use modelcontext_types::*;

@@ -9,6 +9,8 @@ mod calls;
 mod changes;
 mod context;
 mod engine;
+#[cfg(feature = "fuzzing")]
+mod fuzz_corpus;
 mod http_client;
 mod http_server;
 mod input;

@@ -67,13 +67,25 @@ impl AllowList {
     }
 }
 
-/// `localhost:8000` -> `localhost`, `[::1]:80` -> `[::1]`; a bare name is returned as is.
+/// `localhost:8000` -> `localhost`, `[::1]:80` -> `[::1]`; a bare name is returned as is, and
+/// so is a malformed bracketed one (`[::1]evil`, found by the `http_headers` fuzz target), which
+/// then matches no loopback name.
 fn strip_port(authority: &str) -> &str {
+    let is_port = |port: &str| port.bytes().all(|b| b.is_ascii_digit());
     if authority.starts_with('[') {
-        return authority.find(']').map_or(authority, |end| &authority[..=end]);
+        return match authority.find(']') {
+            Some(end)
+                if authority[end + 1..]
+                    .strip_prefix(':')
+                    .map_or(authority.len() == end + 1, is_port) =>
+            {
+                &authority[..=end]
+            }
+            _ => authority,
+        };
     }
     match authority.rsplit_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        Some((name, port)) if is_port(port) => name,
         _ => authority,
     }
 }
@@ -102,6 +114,10 @@ mod tests {
         assert!(!list.origin_ok(Some("http://evil.example.com")));
         assert!(!list.origin_ok(Some("null")));
         assert!(!list.origin_ok(Some("file://localhost")));
+        // Text after `]` that is not a port is no loopback address.
+        assert!(!list.host_ok(Some("[::1]evil.example")));
+        assert!(!list.origin_ok(Some("http://[::1]evil.example")));
+        assert!(!list.origin_ok(Some("http://[::1]/")));
     }
 
     #[test]
