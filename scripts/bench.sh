@@ -120,7 +120,7 @@ machine() {
     local stdio_deps http_deps
     stdio_deps=$(cargo tree -q -p modelcontext --no-default-features --features macros -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^modelcontext ' || true)
     http_deps=$(cargo tree -q -p modelcontext -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^modelcontext ' || true)
-    echo "- weight: $stdio_deps unique dependencies for a stdio server with the macros (\`--no-default-features --features macros\`), $http_deps with the default features (HTTP); \`cargo tree -e normal\`, build dependencies and proc macros included"
+    echo "- weight: $stdio_deps unique packages under a stdio server with the macros (\`--no-default-features --features macros\`), $http_deps with the default features (HTTP): \`cargo tree -e normal\`, our other two crates and proc macros counted, build-script-only dependencies not"
 }
 
 # Runs our stdio server under callgrind through the harness (one bounded cell) and keeps the
@@ -130,7 +130,7 @@ profile() {
     command -v valgrind >/dev/null || { log "no valgrind; skipping the profile"; return 0; }
     log "profiling our stdio server under callgrind: $PROFILE_N calls, C=$PROFILE_C"
     rm -f "$dir"/callgrind.out*
-    # The plain command (no shell syntax) is executed directly, so the profile is the server's.
+    # mcpbench starts it through `sh -c`; callgrind follows the server, not the shell.
     (cd "$SCRATCH" && timeout 600 target/release/mcpbench stdio \
         --cmd "valgrind --tool=callgrind --callgrind-out-file=$dir/callgrind.out $OURS_PROF" \
         --label modelcontext-callgrind/stdio_c$PROFILE_C/r1 -n "$PROFILE_N" -c "$PROFILE_C" \
