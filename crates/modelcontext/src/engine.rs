@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -51,8 +51,9 @@ pub(crate) trait Dispatch: Send + 'static {
     fn request(&mut self, request: Request, peer: &Peer) -> Reply;
     fn notification(&mut self, notification: Notification, peer: &Peer);
 
-    /// How many of the peer's requests may run at once (listen streams aside); beyond it a
-    /// request is refused at once, while responses and cancellations keep flowing.
+    /// How many of the peer's requests may have a handler running at once (listen streams
+    /// aside); a request that would start one more is refused at once, while immediate
+    /// answers, responses and cancellations keep flowing.
     fn max_in_flight(&self) -> usize {
         usize::MAX
     }
@@ -390,6 +391,18 @@ struct Engine<D> {
     /// Whether end of input means the peer is gone, so streams stop (see [`start`]).
     input_end_is_peer_gone: bool,
     finished_tx: mpsc::UnboundedSender<RequestId>,
+    /// Handlers still working (not streams, not answers waiting to be written): what the
+    /// in-flight limit counts. Each task lowers it the moment its handler ends or is aborted.
+    working: Arc<AtomicUsize>,
+}
+
+/// Holds one place in [`Engine::working`] until dropped.
+struct Working(Arc<AtomicUsize>);
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Stops the engine loop when dropped (or when [`Stop::stop`] is called).
@@ -432,6 +445,7 @@ fn start_with<D: Dispatch>(
         streams: Default::default(),
         input_end_is_peer_gone,
         finished_tx,
+        working: Arc::new(AtomicUsize::new(0)),
     };
     let run = async move {
         engine.run(receiver, finished_rx, stop_rx).await;
@@ -505,31 +519,41 @@ impl<D: Dispatch> Engine<D> {
             let _ = self.peer.send(Response::error(Some(id), error).into()).await;
             return;
         }
-        let limit = self.dispatch.max_in_flight();
-        if self.running.len() - self.streams.len() >= limit {
-            let message = format!("Server busy: {limit} requests already in flight; retry later");
-            let error = McpError::internal(message);
-            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
-            return;
-        }
         match self.dispatch.request(request, &self.peer) {
             Reply::Now(outcome) => {
                 let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
             }
-            Reply::Later(future) => self.spawn(id, future),
+            Reply::Later(_)
+                if self.working.load(Ordering::Relaxed) >= self.dispatch.max_in_flight() =>
+            {
+                // Only work that would run on is limited; the future is dropped unstarted.
+                let limit = self.dispatch.max_in_flight();
+                let message =
+                    format!("Server busy: {limit} requests already in flight; retry later");
+                let error = McpError::internal(message);
+                let _ = self.peer.send(Response::error(Some(id), error).into()).await;
+            }
+            Reply::Later(future) => {
+                self.working.fetch_add(1, Ordering::Relaxed);
+                let working = Working(Arc::clone(&self.working));
+                self.spawn(id, future, Some(working));
+            }
             Reply::Stream(future) => {
                 self.streams.insert(id.clone());
-                self.spawn(id, future);
+                self.spawn(id, future, None);
             }
         }
     }
 
-    fn spawn(&mut self, id: RequestId, future: BoxFuture<Outcome>) {
+    fn spawn(&mut self, id: RequestId, future: BoxFuture<Outcome>, working: Option<Working>) {
         let outgoing = self.peer.inner.outgoing.clone();
         let finished = self.finished_tx.clone();
         let task_id = id.clone();
         let handle = tokio::spawn(async move {
             let outcome = future.await;
+            // The handler is done: it no longer counts toward the limit, even while its
+            // answer waits for room on the wire (or when the task is aborted, via drop).
+            drop(working);
             let _ =
                 outgoing.send(Response { id: Some(task_id.clone()), result: outcome }.into()).await;
             let _ = finished.send(task_id);

@@ -385,10 +385,10 @@ impl McpServer {
         self
     }
 
-    /// At most `limit` requests of one connection (or HTTP session) run at once (default
-    /// [`DEFAULT_MAX_IN_FLIGHT`]); beyond it a request is answered at once with -32603
-    /// `Server busy`, while responses and cancellations keep flowing. A peer cannot make the
-    /// server start unbounded work.
+    /// At most `limit` handlers of one connection (or HTTP session) run at once (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]); a request that would start one more is answered at once
+    /// with -32603 `Server busy`. Requests answered without work (lists, ping), responses and
+    /// cancellations keep flowing. A peer cannot make the server start unbounded work.
     pub fn max_in_flight(mut self, limit: usize) -> Self {
         self.inner_mut().max_in_flight = limit.max(1);
         self
