@@ -144,7 +144,7 @@ impl Call<'_> {
         };
         let arguments = params.arguments.unwrap_or_default();
         let round = match self.input_round(
-            Binding::new(method::TOOLS_CALL, &params.name, &arguments),
+            || Binding::new(method::TOOLS_CALL, &params.name, &arguments),
             params.input_responses,
             params.request_state.as_deref(),
         ) {
@@ -166,7 +166,7 @@ impl Call<'_> {
             return Reply::Now(Err(super::unknown_resource(&uri)));
         };
         let round = match self.input_round(
-            Binding::new(method::RESOURCES_READ, &uri, &Map::new()),
+            || Binding::new(method::RESOURCES_READ, &uri, &Map::new()),
             params.input_responses,
             params.request_state.as_deref(),
         ) {
@@ -195,7 +195,7 @@ impl Call<'_> {
             .map(|(k, v)| (k, Value::String(v)))
             .collect();
         let round = match self.input_round(
-            Binding::new(method::PROMPTS_GET, &params.name, &args),
+            || Binding::new(method::PROMPTS_GET, &params.name, &args),
             params.input_responses,
             params.request_state.as_deref(),
         ) {
@@ -212,9 +212,11 @@ impl Call<'_> {
 
     /// The MRTR round of a modern request that may ask the client for input; none in the
     /// handshake era, where questions are live requests.
+    /// The MRTR round of a modern request. `binding` digests the arguments, so it is only
+    /// computed here, never for a handshake-era request (which has no rounds).
     fn input_round(
         &self,
-        binding: Binding,
+        binding: impl FnOnce() -> Binding,
         responses: Option<modelcontext_types::InputResponses>,
         state: Option<&str>,
     ) -> Result<Option<(Binding, Arc<InputRound>)>, McpError> {
@@ -222,7 +224,7 @@ impl Call<'_> {
             return Ok(None);
         }
         let principal = self.extensions.get::<PrincipalId>().map(|p| p.0.as_str());
-        let binding = binding.with_principal(principal);
+        let binding = binding().with_principal(principal);
         let round = InputRound::open(self.server, &binding, responses, state)?;
         Ok(Some((binding, Arc::new(round))))
     }

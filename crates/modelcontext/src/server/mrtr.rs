@@ -58,8 +58,7 @@ impl Binding {
     pub(crate) fn new(method: &str, name: &str, args: &Map<String, Value>) -> Binding {
         let mut canonical = String::new();
         write_canonical(&mut canonical, &Value::Object(args.clone()));
-        let args =
-            Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let args = hex(&Sha256::digest(canonical.as_bytes()));
         Binding { method: method.to_owned(), name: name.to_owned(), args, principal: None }
     }
 
@@ -69,6 +68,17 @@ impl Binding {
         self.principal = principal.map(str::to_owned);
         self
     }
+}
+
+/// Lowercase hex, without a `format!` per byte.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    out
 }
 
 /// JSON with object keys sorted, so the digest does not depend on the client's key order.
