@@ -191,3 +191,82 @@ for i, (s, inst) in enumerate(SCHEMAS):
 for name, data in jsonsuite(8):
     if data.lstrip().startswith(b"{"):
         write("schema_validate", name, data)
+
+# The four targets added later draw from their own generator, so the seeds above stay as they were.
+rng2 = random.Random(9)
+
+# message_roundtrip: [revision, definition] + bytes for `Unstructured`: every definition of the
+# target's table in both revisions, with random bytes (the generator makes any bytes an instance).
+for rev in range(2):
+    for d in range(45):
+        write("message_roundtrip", f"seed-{rev}-{d:02}", bytes([rev, d]) + rng2.randbytes(rng2.choice([16, 96, 400])))
+
+# sse_roundtrip: [limit/8, chunk seed, max chunk] + bytes for `Unstructured`.
+for i in range(24):
+    body = rng2.randbytes(rng2.choice([8, 64, 256])) if i % 3 else b"".join(LINES[i % len(LINES) : i % len(LINES) + 3])
+    write("sse_roundtrip", f"seed-{i:02}", bytes([rng2.randint(0, 40), rng2.randint(0, 255), rng2.randint(1, 32)]) + body)
+
+# http_request: whole HTTP/1.1 exchanges, as a client writes them.
+MODERN_META = b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+def post(body, headers=b"", accept=b"application/json, text/event-stream", ctype=b"application/json", host=b"localhost"):
+    return (b"POST /mcp HTTP/1.1\r\nHost: " + host + b"\r\nAccept: " + accept + b"\r\nContent-Type: " + ctype
+            + b"\r\n" + headers + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+def modern(method, params=b"", name=None, rid=b"1"):
+    sep = b"," if params else b""
+    body = b'{"jsonrpc":"2.0","id":' + rid + b',"method":"' + method + b'","params":{' + params + sep + MODERN_META + b"}}"
+    headers = b"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: " + method + b"\r\n"
+    if name:
+        headers += b"Mcp-Name: " + name + b"\r\n"
+    return post(body, headers)
+HTTP = [
+    post(LINES[0]),
+    post(LINES[0]) + post(LINES[1]) + post(LINES[2]),
+    modern(b"server/discover"),
+    modern(b"tools/list"),
+    modern(b"tools/call", b'"name":"now","arguments":{}', b"now"),
+    modern(b"tools/call", b'"name":"later","arguments":{}', b"later"),
+    modern(b"tools/call", b'"name":"later"', b"now"),
+    modern(b"tools/call", b'"name":"nope"', b"nope"),
+    modern(b"subscriptions/listen", b'"notifications":{"toolsListChanged":true}'),
+    modern(b"resources/read", b'"uri":"file:///x"', b"file:///x"),
+    modern(b"prompts/get", b'"name":"p"', b"p"),
+    post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}'),
+    post(b'{"jsonrpc":"2.0","id":9,"result":{}}'),
+    post(b"not json"),
+    post(b'{"jsonrpc":"2.0","id":4,"method":"ping"}'),
+    post(b'{"jsonrpc":"2.0","id":4,"method":"ping"}', b"Mcp-Session-Id: 0123456789abcdef\r\n"),
+    post(LINES[0], host=b"evil.example"),
+    post(LINES[0], b"Origin: http://evil.example\r\n"),
+    post(LINES[0], accept=b"text/html"),
+    post(LINES[0], ctype=b"text/plain"),
+    post(b"{" * 3000),
+    b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + hex(len(LINES[6]))[2:].encode() + b"\r\n" + LINES[6] + b"\r\n0\r\n\r\n",
+    b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{}",
+    b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}",
+    b"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n",
+    b"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: x\r\nLast-Event-ID: 0/1\r\n\r\n",
+    b"DELETE /mcp HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: x\r\n\r\n",
+    b"OPTIONS /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n",
+    b"HEAD /mcp HTTP/1.1\r\nHost: [::1]\r\n\r\n",
+    b"POST /mcp HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\r\n" + LINES[6],
+    b"GET / HTTP/1.1\r\n\r\n",
+    b"garbage\r\n\r\n",
+]
+for i, raw in enumerate(HTTP):
+    write("http_request", f"seed-{i:02}", raw)
+
+# bearer_token: [mode] + header value (0), token (1), or `Unstructured` bytes (2: signed, 3: forged).
+HEADERS = [b"Bearer abc", b"bearer  a.b.c", b"BEARER eyJhbGciOiJFZERTQSJ9.e30.c2ln", b"Basic Zm9vOmJhcg==",
+           b"Bearer ", b"Bearer a=b", b"Bearer abc==", b"Bearer \x80", b"Bearer a b", b"  Bearer   x  "]
+TOKENS = [b"eyJhbGciOiJub25lIn0.e30.", b"eyJhbGciOiJIUzI1NiJ9.e30.AAAA", b"a.b", b"...", b"eyJ9.eyJ9.eyJ9",
+          b"eyJhbGciOiJSUzI1NiIsImtpZCI6InJzYSJ9.eyJpc3MiOiJ4In0.AAAA"]
+for i, h in enumerate(HEADERS):
+    write("bearer_token", f"header-{i:02}", b"\x00" + h)
+for i, t in enumerate(TOKENS):
+    write("bearer_token", f"token-{i:02}", b"\x01" + t)
+write("bearer_token", "signed-pristine", b"\x02")
+for i in range(8):
+    write("bearer_token", f"signed-{i:02}", b"\x02" + rng2.randbytes(rng2.choice([4, 16, 48])))
+for i in range(6):
+    write("bearer_token", f"forged-{i:02}", b"\x03" + rng2.randbytes(rng2.choice([2, 8, 24])))

@@ -12,6 +12,10 @@
 //!   `off` (checks disabled).
 //! - `schema_validate`: `schema JSON \n instance JSON`.
 //! - `engine_dispatch`: the bytes a client writes (newline-delimited frames).
+//! - `message_roundtrip`: `[revision, definition]`, then `Unstructured` bytes.
+//! - `http_request`: raw HTTP/1.1 bytes, as a client writes them.
+//! - `sse_roundtrip`: `[limit, chunk seed, max chunk]`, then `Unstructured` bytes.
+//! - `bearer_token`: `[mode]`, then a header value, a token, or `Unstructured` bytes.
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
@@ -26,6 +30,20 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, ReadBuf};
 
 use crate::server::uri_template::UriTemplate;
 use crate::transport::{Stdio, Transport};
+
+#[path = "fuzz/bearer_token.rs"]
+mod bearer_token;
+#[path = "fuzz/http_request.rs"]
+mod http_request;
+#[path = "fuzz/message_roundtrip.rs"]
+mod message_roundtrip;
+#[path = "fuzz/sse_roundtrip.rs"]
+mod sse_roundtrip;
+
+pub use bearer_token::check_bearer_token;
+pub use http_request::check_http_request;
+pub use message_roundtrip::check_message_roundtrip;
+pub use sse_roundtrip::check_sse_roundtrip;
 
 /// Deterministic chunk sizes in `1..=max` from a one-byte seed (xorshift).
 struct Chunks {

@@ -63,3 +63,23 @@ fn http_headers() {
 fn schema_validate() {
     replay("schema_validate", __fuzz::check_schema_validate);
 }
+
+#[test]
+fn message_roundtrip() {
+    replay("message_roundtrip", __fuzz::check_message_roundtrip);
+}
+
+#[test]
+fn http_request() {
+    replay("http_request", __fuzz::check_http_request);
+}
+
+#[test]
+fn sse_roundtrip() {
+    replay("sse_roundtrip", __fuzz::check_sse_roundtrip);
+}
+
+#[test]
+fn bearer_token() {
+    replay("bearer_token", __fuzz::check_bearer_token);
+}
