@@ -23,18 +23,33 @@ pub trait EventStore: Send + Sync + 'static {
 }
 
 /// A bounded in-memory [`EventStore`]: at most `per_stream` events per stream (oldest dropped
-/// first) and `max_streams` streams in all (the stream used longest ago is dropped first).
+/// first), `max_streams` streams and [`max_events`](MemoryEventStore::max_events) events in
+/// all (the stream used longest ago is dropped first). A client resuming from an event that
+/// was dropped gets 404 `Unknown Last-Event-ID`.
 #[derive(Debug)]
 pub struct MemoryEventStore {
     per_stream: usize,
     max_streams: usize,
+    max_events: usize,
     streams: Mutex<Streams>,
 }
+
+/// Default events kept per stream: 1024, enough for the progress and log notifications of a
+/// long call to survive a reconnect.
+pub const DEFAULT_EVENTS_PER_STREAM: usize = 1024;
+/// Default streams kept: 10 000, one per session at the default
+/// [`HttpOptions::max_sessions`](super::HttpOptions::max_sessions).
+pub const DEFAULT_EVENT_STREAMS: usize = 10_000;
+/// Default events kept in all: 100 000 (at a typical notification of a few hundred bytes, some
+/// tens of MiB), so the product of the two limits above never becomes the bound.
+pub const DEFAULT_MAX_EVENTS: usize = 100_000;
 
 #[derive(Debug, Default)]
 struct Streams {
     logs: HashMap<(String, u64), Log>,
     tick: u64,
+    /// Events in all logs.
+    total: usize,
 }
 
 #[derive(Debug, Default)]
@@ -45,20 +60,30 @@ struct Log {
 }
 
 impl Default for MemoryEventStore {
-    /// 1024 events per stream, 10 000 streams.
+    /// [`DEFAULT_EVENTS_PER_STREAM`] events per stream, [`DEFAULT_EVENT_STREAMS`] streams,
+    /// [`DEFAULT_MAX_EVENTS`] events in all.
     fn default() -> Self {
-        MemoryEventStore::new(1024, 10_000)
+        MemoryEventStore::new(DEFAULT_EVENTS_PER_STREAM, DEFAULT_EVENT_STREAMS)
     }
 }
 
 impl MemoryEventStore {
-    /// A store keeping `per_stream` events per stream and `max_streams` streams.
+    /// A store keeping `per_stream` events per stream and `max_streams` streams (at least 1
+    /// each), and at most [`DEFAULT_MAX_EVENTS`] events in all.
     pub fn new(per_stream: usize, max_streams: usize) -> Self {
         MemoryEventStore {
             per_stream: per_stream.max(1),
             max_streams: max_streams.max(1),
+            max_events: DEFAULT_MAX_EVENTS,
             streams: Mutex::default(),
         }
+    }
+
+    /// Keeps at most `limit` events (at least 1) across all streams: beyond it the streams
+    /// used longest ago are dropped whole, then the oldest events of the current one.
+    pub fn max_events(mut self, limit: usize) -> Self {
+        self.max_events = limit.max(1);
+        self
     }
 
     fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
@@ -73,16 +98,24 @@ impl EventStore for MemoryEventStore {
         let tick = streams.tick;
         let key = (session.to_owned(), stream);
         if !streams.logs.contains_key(&key) && streams.logs.len() >= self.max_streams {
-            evict_oldest(&mut streams.logs);
+            streams.evict_oldest(None);
         }
-        let log = streams.logs.entry(key).or_default();
+        let log = streams.logs.entry(key.clone()).or_default();
         log.next += 1;
         log.used = tick;
-        if log.events.len() == self.per_stream {
-            log.events.pop_front();
+        let seq = log.next;
+        let dropped =
+            if log.events.len() == self.per_stream { log.events.pop_front() } else { None };
+        log.events.push_back((seq, message.clone()));
+        if dropped.is_none() {
+            streams.total += 1;
         }
-        log.events.push_back((log.next, message.clone()));
-        log.next
+        while streams.total > self.max_events {
+            if !streams.evict_oldest(Some(&key)) {
+                streams.pop_front(&key);
+            }
+        }
+        seq
     }
 
     fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Vec<(u64, Message)>> {
@@ -92,14 +125,40 @@ impl EventStore for MemoryEventStore {
     }
 
     fn end_session(&self, session: &str) {
-        self.streams().logs.retain(|(s, _), _| s != session);
+        let mut streams = self.streams();
+        let mut ended = 0;
+        streams.logs.retain(|(s, _), log| {
+            let keep = s != session;
+            if !keep {
+                ended += log.events.len();
+            }
+            keep
+        });
+        streams.total -= ended;
     }
 }
 
-fn evict_oldest(logs: &mut HashMap<(String, u64), Log>) {
-    let oldest = logs.iter().min_by_key(|(_, log)| log.used).map(|(key, _)| key.clone());
-    if let Some(key) = oldest {
-        logs.remove(&key);
+impl Streams {
+    /// Drops the stream used longest ago, other than `keep`; `false` when there is none.
+    fn evict_oldest(&mut self, keep: Option<&(String, u64)>) -> bool {
+        let oldest = self
+            .logs
+            .iter()
+            .filter(|(key, _)| Some(*key) != keep)
+            .min_by_key(|(_, log)| log.used)
+            .map(|(key, _)| key.clone());
+        let Some(log) = oldest.and_then(|key| self.logs.remove(&key)) else { return false };
+        self.total -= log.events.len();
+        true
+    }
+
+    /// Drops the oldest event of stream `key`.
+    fn pop_front(&mut self, key: &(String, u64)) {
+        if let Some(log) = self.logs.get_mut(key) {
+            if log.events.pop_front().is_some() {
+                self.total -= 1;
+            }
+        }
     }
 }
 
@@ -150,6 +209,25 @@ mod tests {
         store.append("s", 3, &note(4));
         assert!(store.replay("s", 2, 0).is_none());
         assert!(store.replay("s", 1, 0).is_some());
+    }
+
+    #[test]
+    fn the_overall_limit_drops_old_streams_then_old_events() {
+        let store = MemoryEventStore::new(10, 10).max_events(3);
+        store.append("s", 1, &note(1));
+        store.append("s", 2, &note(2));
+        store.append("s", 2, &note(3));
+        assert_eq!(store.replay("s", 1, 0).map(|e| e.len()), Some(1), "at the limit");
+        store.append("s", 2, &note(4));
+        assert!(store.replay("s", 1, 0).is_none(), "over it: the older stream goes");
+        store.append("s", 2, &note(5));
+        let kept: Vec<u64> = store.replay("s", 2, 0).expect("known").iter().map(|e| e.0).collect();
+        assert_eq!(kept, [2, 3, 4], "alone: its oldest event goes");
+        store.end_session("s");
+        store.append("t", 1, &note(6));
+        store.append("t", 1, &note(7));
+        store.append("t", 1, &note(8));
+        assert_eq!(store.replay("t", 1, 0).map(|e| e.len()), Some(3), "ended sessions free room");
     }
 
     #[test]

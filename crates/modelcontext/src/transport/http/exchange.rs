@@ -78,14 +78,20 @@ async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> 
     }
 }
 
-/// The one JSON-RPC message of a POST body: 415 / 406 / 413 / 400 with the reason otherwise.
+/// The one JSON-RPC message of a POST body: 415 / 406 / 408 / 413 / 400 with the reason
+/// otherwise.
 pub(crate) async fn read_message(shared: &Shared, request: Request) -> Result<Message, Response> {
     let (parts, body) = request.into_parts();
     if let Some(refused) = check_content_headers(&parts.headers) {
         return Err(refused);
     }
-    let limit = shared.options.max_body_bytes;
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+    let (limit, timeout) = (shared.options.max_body_bytes, shared.options.body_read_timeout);
+    let Ok(read) = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await else {
+        let error =
+            McpError::invalid_request(format!("Request body not received within {timeout:?}"));
+        return Err(error_response(StatusCode::REQUEST_TIMEOUT, None, error));
+    };
+    let Ok(bytes) = read else {
         let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
         return Err(error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error));
     };

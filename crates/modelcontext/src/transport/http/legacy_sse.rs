@@ -38,6 +38,10 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
         Ok(extensions) => extensions,
         Err(refused) => return refused,
     };
+    let slot = match super::sessions::endpoint_stream_slot(&shared) {
+        Ok(slot) => slot,
+        Err(refused) => return refused,
+    };
     let Some((id, rx)) = Session::open_legacy(&shared, extensions) else {
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, None, error);
@@ -47,7 +51,7 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     crate::transport::sse::write_event(&mut first, None, Some("endpoint"), &endpoint);
     let head = futures_util::stream::once(async move { Ok(Bytes::from(first)) });
     let keep_alive = Some(shared.options.keep_alive);
-    let rest = sse_stream(rx, None, keep_alive, super::exchange::Guard(None::<()>));
+    let rest = sse_stream(rx, None, keep_alive, super::exchange::Guard(Some(slot)));
     sse_response(Body::from_stream(head.chain(rest)))
 }
 

@@ -38,14 +38,49 @@ mod exchange;
 mod headers;
 mod legacy_sse;
 mod security;
+mod serve;
 mod sessions;
 
 pub use client::*;
-pub use events::{EventStore, MemoryEventStore};
+pub use events::{
+    DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventStore,
+    MemoryEventStore,
+};
 pub use security::AllowList;
 
 /// Default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Default limit of a request's head (request line and headers): 64 KiB. hyper's own cap is
+/// about 400 KiB and Node's 16 KiB; an MCP request carries a bearer token (a JWT of a few KiB)
+/// and, in 2026-07-28, `Mcp-Param-*` mirrors of tool arguments, so 64 KiB leaves room for
+/// both while keeping a flood of huge heads cheap.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// Default limit of header fields per request: 100, hyper's default (and Apache's
+/// `LimitRequestFields`); hyper keeps that many on the stack, more costs an allocation.
+pub const DEFAULT_MAX_HEADERS: usize = 100;
+
+/// Default time a client has to send a request's head: 30 s, hyper's default
+/// `header_read_timeout`. Also closes a kept-alive connection idle for that long.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default time a client has to send a whole request body once its head arrived: 30 s, the
+/// same window as the head (a 4 MiB body then needs at least ~140 KB/s).
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default time one write to a client may stay blocked: 30 s. A peer that stops reading an
+/// SSE stream for that long loses the connection (and its stream can be resumed).
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default limit of GET streams (standalone and resumed) one session may hold open: 16, well
+/// above what a client needs (one standalone stream plus resumptions of dropped ones) and
+/// more than the 6 connections a browser opens to one host over HTTP/1.1.
+pub const DEFAULT_MAX_SSE_STREAMS_PER_SESSION: usize = 16;
+
+/// Default limit of GET streams open on one endpoint: 10 000, one per session at the default
+/// [`HttpOptions::max_sessions`].
+pub const DEFAULT_MAX_SSE_STREAMS: usize = 10_000;
 
 /// An MCP endpoint over Streamable HTTP, configured and ready to serve or mount.
 #[derive(Clone)]
@@ -58,6 +93,8 @@ pub(crate) struct Shared {
     pub server: McpServer,
     pub options: HttpOptions,
     pub sessions: sessions::Sessions,
+    /// GET streams open on this endpoint ([`HttpOptions::max_sse_streams`]).
+    pub sse_streams: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// Settings of an [`HttpEndpoint`]. Secure by default: loopback-only `Host`/`Origin`.
@@ -65,8 +102,35 @@ pub(crate) struct Shared {
 pub struct HttpOptions {
     /// Accepted `Host` and `Origin` headers (DNS-rebinding protection).
     pub allow: AllowList,
-    /// Largest request body accepted (413 beyond it).
+    /// Largest request body accepted, counted on the bytes read, chunked or not (413 beyond
+    /// it). Default [`DEFAULT_MAX_BODY_BYTES`].
     pub max_body_bytes: usize,
+    /// Largest request head (request line and headers, in bytes) accepted: 431 with an empty
+    /// body and the connection closed beyond it. Default [`DEFAULT_MAX_HEADER_BYTES`].
+    /// Applies to [`HttpEndpoint::serve`] and [`McpServer::serve_http`]; mounted in your own
+    /// axum stack, the endpoint gets that stack's settings.
+    pub max_header_bytes: usize,
+    /// Most header fields per request: 431 with an empty body beyond it. Default
+    /// [`DEFAULT_MAX_HEADERS`]. Like `max_header_bytes`, set by [`HttpEndpoint::serve`].
+    pub max_headers: usize,
+    /// Time a client has to send a request's head; after it the connection is closed without
+    /// an answer (slowloris). Default [`DEFAULT_HEADER_READ_TIMEOUT`]. Set by
+    /// [`HttpEndpoint::serve`].
+    pub header_read_timeout: Duration,
+    /// Time a client has to send a POST body: 408 with a JSON-RPC error beyond it. Default
+    /// [`DEFAULT_BODY_READ_TIMEOUT`].
+    pub body_read_timeout: Duration,
+    /// Time one write to a client may stay blocked (a client that stops reading); after it the
+    /// connection is closed and its streams' buffers freed. Default [`DEFAULT_WRITE_TIMEOUT`].
+    /// Set by [`HttpEndpoint::serve`].
+    pub write_timeout: Duration,
+    /// GET streams (standalone and `Last-Event-ID` resumptions) one session may hold open:
+    /// 429 beyond it. Default [`DEFAULT_MAX_SSE_STREAMS_PER_SESSION`].
+    pub max_sse_streams_per_session: usize,
+    /// GET streams (handshake-era and 2024-11-05 `/sse`) open on the endpoint: 503 beyond it.
+    /// Default [`DEFAULT_MAX_SSE_STREAMS`]. A POST's own SSE answer is not counted here: it
+    /// is one request, bounded by [`McpServer::max_in_flight`] per session.
+    pub max_sse_streams: usize,
     /// A handshake-era session with no request for this long is forgotten (404 afterwards).
     pub session_idle_timeout: Duration,
     /// At most this many handshake-era sessions at once (503 beyond it).
@@ -92,6 +156,13 @@ impl std::fmt::Debug for HttpOptions {
         f.debug_struct("HttpOptions")
             .field("allow", &self.allow)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_header_bytes", &self.max_header_bytes)
+            .field("max_headers", &self.max_headers)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("write_timeout", &self.write_timeout)
+            .field("max_sse_streams_per_session", &self.max_sse_streams_per_session)
+            .field("max_sse_streams", &self.max_sse_streams)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
@@ -105,6 +176,13 @@ impl Default for HttpOptions {
         HttpOptions {
             allow: AllowList::default(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            max_headers: DEFAULT_MAX_HEADERS,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
+            max_sse_streams_per_session: DEFAULT_MAX_SSE_STREAMS_PER_SESSION,
+            max_sse_streams: DEFAULT_MAX_SSE_STREAMS,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             keep_alive: Duration::from_secs(15),
@@ -125,7 +203,9 @@ impl McpServer {
     /// An HTTP endpoint for this server with `options`.
     pub fn http_endpoint_with(&self, options: HttpOptions) -> HttpEndpoint {
         let sessions = sessions::Sessions::new(options.max_sessions, options.session_idle_timeout);
-        HttpEndpoint { inner: Arc::new(Shared { server: self.clone(), options, sessions }) }
+        let sse_streams = Arc::default();
+        let shared = Shared { server: self.clone(), options, sessions, sse_streams };
+        HttpEndpoint { inner: Arc::new(shared) }
     }
 
     /// Serves Streamable HTTP at `http://<addr>/mcp` until the process ends.
@@ -167,14 +247,11 @@ impl HttpEndpoint {
         })
     }
 
-    /// Serves the endpoint at `/mcp` on `listener` (TCP_NODELAY on every connection).
+    /// Serves the endpoint at `/mcp` on `listener` over HTTP/1.1 (TCP_NODELAY on every
+    /// connection), with the connection limits of [`HttpOptions`]: head size and field count,
+    /// header read timeout, write timeout.
     pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
-        use axum::serve::ListenerExt;
-        let listener = listener.tap_io(|tcp| {
-            // Small JSON-RPC answers must not wait for Nagle's algorithm.
-            let _ = tcp.set_nodelay(true);
-        });
-        axum::serve(listener, self.router()).await?;
+        serve::serve(listener, &self.inner.options, self.router()).await?;
         Ok(())
     }
 

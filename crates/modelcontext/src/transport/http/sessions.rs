@@ -16,6 +16,7 @@
 //! [`ServerSession`]: crate::server
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -54,6 +55,10 @@ pub(crate) struct Session {
     incoming: mpsc::Sender<Incoming>,
     routes: Arc<Mutex<Routes>>,
     last_seen: Mutex<Instant>,
+    /// GET streams open on this session ([`HttpOptions::max_sse_streams_per_session`]).
+    ///
+    /// [`HttpOptions::max_sse_streams_per_session`]: super::HttpOptions::max_sse_streams_per_session
+    sse_streams: Arc<AtomicUsize>,
     /// Dropped with the session: ends the engine and aborts its handlers.
     _stop: Stop,
 }
@@ -126,6 +131,50 @@ impl Sessions {
     fn remove(&self, id: &str) -> Option<Arc<Session>> {
         lock(&self.map).remove(id)
     }
+}
+
+/// One open stream counted against a limit; dropping it (with the response body) frees it.
+pub(crate) struct StreamSlot(Arc<AtomicUsize>);
+
+impl StreamSlot {
+    /// A slot of `counter` if fewer than `max` are taken.
+    pub(crate) fn take(counter: &Arc<AtomicUsize>, max: usize) -> Option<StreamSlot> {
+        let taken = counter.fetch_add(1, Ordering::AcqRel);
+        if taken >= max {
+            counter.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(StreamSlot(counter.clone()))
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A slot among the endpoint's GET streams: 503 when they are all taken.
+pub(crate) fn endpoint_stream_slot(shared: &Shared) -> Result<StreamSlot, Response> {
+    let max = shared.options.max_sse_streams;
+    StreamSlot::take(&shared.sse_streams, max).ok_or_else(|| {
+        let error =
+            McpError::internal(format!("Too many SSE streams (limit {max}); try again later"));
+        error_response(StatusCode::SERVICE_UNAVAILABLE, None, error)
+    })
+}
+
+/// Slots for one more GET stream of `session`: 429 when the session holds its limit, 503
+/// when the endpoint does.
+fn stream_slots(shared: &Shared, session: &Session) -> Result<(StreamSlot, StreamSlot), Response> {
+    let max = shared.options.max_sse_streams_per_session;
+    let Some(own) = StreamSlot::take(&session.sse_streams, max) else {
+        let error = McpError::invalid_request(format!(
+            "Too many SSE streams for this session (limit {max})"
+        ));
+        return Err(error_response(StatusCode::TOO_MANY_REQUESTS, None, error));
+    };
+    Ok((own, endpoint_stream_slot(shared)?))
 }
 
 /// A session id: 32 random bytes as hex, visible ASCII as the spec requires.
@@ -238,7 +287,8 @@ impl Session {
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
         let last_seen = Mutex::new(Instant::now());
-        Session { id, owner, incoming: in_tx, routes, last_seen, _stop: stop }
+        let sse_streams = Arc::default();
+        Session { id, owner, incoming: in_tx, routes, last_seen, sse_streams, _stop: stop }
     }
 
     /// Starts a 2024-11-05 HTTP+SSE session: everything it sends, responses included, goes
@@ -417,7 +467,11 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
     let keep_alive = Some(shared.options.keep_alive);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     if let Some(last) = header_str(headers, "last-event-id") {
-        return resume(&session, last, tx, rx, keep_alive);
+        let slots = match stream_slots(shared, &session) {
+            Ok(slots) => slots,
+            Err(refused) => return refused,
+        };
+        return resume(&session, last, tx, rx, keep_alive, slots);
     }
     {
         let mut routes = lock(&session.routes);
@@ -427,10 +481,17 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
         }
         routes.standalone = Some(tx);
     }
+    let slots = match stream_slots(shared, &session) {
+        Ok(slots) => slots,
+        Err(refused) => {
+            lock(&session.routes).standalone = None;
+            return refused;
+        }
+    };
     let mut priming = Vec::new();
     crate::transport::sse::write_event(&mut priming, Some(&event_id(STANDALONE, 0)), None, "");
     let head = futures_util::stream::once(async move { Ok(Bytes::from(priming)) });
-    let live = sse_stream(rx, None, keep_alive, Guard(None::<()>));
+    let live = sse_stream(rx, None, keep_alive, Guard(Some(slots)));
     sse_response(Body::from_stream(head.chain(live).boxed()))
 }
 
@@ -440,6 +501,7 @@ fn resume(
     tx: mpsc::Sender<Delivery>,
     rx: mpsc::Receiver<Delivery>,
     keep_alive: Option<Duration>,
+    slots: (StreamSlot, StreamSlot),
 ) -> Response {
     let parsed = parse_event_id(last_event_id);
     let resumed = parsed.and_then(|(stream, seq)| lock(&session.routes).resume(stream, seq, tx));
@@ -449,7 +511,7 @@ fn resume(
     };
     let ends_with_answer = missed.iter().any(|d| matches!(d.message, Message::Response(_)));
     let replay = futures_util::stream::iter(missed.into_iter().map(|d| Ok(sse_event(&d))));
-    let guard = Guard(None::<()>);
+    let guard = Guard(Some(slots));
     let live = match live_request {
         Some(request) if !ends_with_answer => {
             sse_stream(rx, Some(request), keep_alive, guard).boxed()
