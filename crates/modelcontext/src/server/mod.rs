@@ -73,6 +73,14 @@ use tool::ToolEntry;
 /// concurrent calls per connection), bounded so a flood cannot spawn unbounded tasks.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
+/// Default of [`McpServer::max_uri_bytes`]: 8 KiB, the request-line limit of Apache and nginx,
+/// and twice Linux's `PATH_MAX`, so any file path fits in a `file://` URI.
+pub const DEFAULT_MAX_URI_BYTES: usize = 8 * 1024;
+
+/// Default of [`McpServer::max_input_rounds`]: 10, the client's own default
+/// ([`client::DEFAULT_MAX_INPUT_ROUNDS`](crate::client::DEFAULT_MAX_INPUT_ROUNDS)).
+pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
+
 /// An MCP server: what it exposes, and how it answers. Cheap to clone; every connection
 /// shares the same registry.
 #[derive(Clone)]
@@ -106,6 +114,10 @@ pub(crate) struct ServerInner {
     pub keys: seal::KeyRing,
     /// How long a sealed MRTR `requestState` stays valid.
     pub request_state_ttl: std::time::Duration,
+    /// MRTR rounds one request may ask for input ([`McpServer::max_input_rounds`]).
+    pub max_input_rounds: usize,
+    /// Longest resource URI looked up ([`McpServer::max_uri_bytes`]).
+    pub max_uri_bytes: usize,
     /// Carries change notifications to every connection ([`McpServer::subscription_bus`]).
     pub bus: Arc<dyn SubscriptionBus>,
     /// `info` as JSON for the modern `serverInfo` stamp, built on first use (one modern HTTP
@@ -215,6 +227,8 @@ impl McpServer {
             page_size: None,
             keys: seal::KeyRing::random(),
             request_state_ttl: mrtr::DEFAULT_STATE_TTL,
+            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            max_uri_bytes: DEFAULT_MAX_URI_BYTES,
             bus: Arc::new(InMemoryBus::default()),
             info_json: std::sync::OnceLock::new(),
         };
@@ -418,6 +432,23 @@ impl McpServer {
         self
     }
 
+    /// At most `rounds` MRTR rounds of input per request (default
+    /// [`DEFAULT_MAX_INPUT_ROUNDS`]): a handler that asks again after that many answered
+    /// rounds fails the request with -32603, so its sealed `requestState`, which carries every
+    /// earlier answer, stays bounded.
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.inner_mut().max_input_rounds = rounds;
+        self
+    }
+
+    /// Resource URIs longer than `limit` bytes (default [`DEFAULT_MAX_URI_BYTES`]) are not
+    /// looked up or matched against templates: `resources/read` and `resources/subscribe`
+    /// answer them as unknown resources (-32602).
+    pub fn max_uri_bytes(mut self, limit: usize) -> Self {
+        self.inner_mut().max_uri_bytes = limit;
+        self
+    }
+
     /// Replaces the in-memory [`SubscriptionBus`], e.g. with one shared by every instance
     /// behind a load balancer, so a change seen by one reaches clients of all.
     pub fn subscription_bus(mut self, bus: impl SubscriptionBus) -> Self {
@@ -521,6 +552,9 @@ impl ServerInner {
     /// The resource `uri` names, and the template variables it binds: fixed resources first,
     /// then templates in registration order.
     pub(crate) fn resolve_resource(&self, uri: &str) -> Option<(ResourceDef, Map<String, Value>)> {
+        if uri.len() > self.max_uri_bytes {
+            return None;
+        }
         let catalog = self.catalog();
         if let Some(def) = catalog.resources.get(uri) {
             return Some((def.clone(), Map::new()));

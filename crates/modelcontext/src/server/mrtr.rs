@@ -124,12 +124,17 @@ struct State {
     answers: InputResponses,
     /// Keys of the questions the last round asked.
     asked: Vec<String>,
+    /// Rounds of input so far, this one included ([`super::McpServer::max_input_rounds`]).
+    #[serde(default)]
+    rounds: usize,
 }
 
 /// One run of a handler in an MRTR round: the answers known so far, and the questions it
 /// asked that have none.
 #[derive(Debug)]
 pub(crate) struct InputRound {
+    /// Rounds of input the request has had before this run.
+    rounds: usize,
     answers: InputResponses,
     asked: Mutex<InputRequests>,
     next: AtomicUsize,
@@ -146,12 +151,14 @@ impl InputRound {
         state: Option<&str>,
     ) -> Result<InputRound, McpError> {
         let mut answers = InputResponses::new();
+        let mut rounds = 0;
         if let Some(state) = state {
             let state = unseal(server, binding, state).map_err(|reason| {
                 tracing::info!(method = %binding.method, reason, "requestState rejected");
                 invalid_state()
             })?;
             answers = state.answers;
+            rounds = state.rounds;
             let mut responses = responses.unwrap_or_default();
             for key in state.asked {
                 if let Some(answer) = responses.remove(&key) {
@@ -160,6 +167,7 @@ impl InputRound {
             }
         }
         Ok(InputRound {
+            rounds,
             answers,
             asked: Mutex::new(InputRequests::new()),
             next: AtomicUsize::new(0),
@@ -190,8 +198,18 @@ impl InputRound {
         !self.lock().is_empty()
     }
 
-    /// The `InputRequiredResult` for the questions recorded so far.
-    fn input_required(&self, server: &ServerInner, binding: &Binding) -> InputRequiredResult {
+    /// The `InputRequiredResult` for the questions recorded so far; -32603 when the request
+    /// has had its [`max_input_rounds`](super::McpServer::max_input_rounds) already.
+    fn input_required(
+        &self,
+        server: &ServerInner,
+        binding: &Binding,
+    ) -> Result<InputRequiredResult, McpError> {
+        if self.rounds >= server.max_input_rounds {
+            let limit = server.max_input_rounds;
+            let message = format!("'{}' asked for input more than {limit} times", binding.name);
+            return Err(McpError::internal(message));
+        }
         let questions = std::mem::take(&mut *self.lock());
         let state = State {
             server: server.info.name.clone(),
@@ -199,9 +217,10 @@ impl InputRound {
             expires: now_ms().saturating_add(millis(server.request_state_ttl)),
             answers: self.answers.clone(),
             asked: questions.keys().cloned().collect(),
+            rounds: self.rounds + 1,
         };
         let payload = serde_json::to_vec(&state).unwrap_or_default();
-        InputRequiredResult::new(questions, Some(server.keys.seal(DOMAIN, &payload)))
+        Ok(InputRequiredResult::new(questions, Some(server.keys.seal(DOMAIN, &payload))))
     }
 }
 
@@ -216,7 +235,7 @@ pub(crate) async fn run<R>(
     std::future::poll_fn(|cx| match handler.as_mut().poll(cx) {
         Poll::Ready(outcome) => Poll::Ready(outcome.map(MrtrResult::Complete)),
         Poll::Pending if round.has_questions() => {
-            Poll::Ready(Ok(MrtrResult::InputRequired(round.input_required(&server, &binding))))
+            Poll::Ready(round.input_required(&server, &binding).map(MrtrResult::InputRequired))
         }
         Poll::Pending => Poll::Pending,
     })
