@@ -9,6 +9,7 @@ mod calls;
 mod changes;
 mod context;
 mod engine;
+mod faults;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 mod http_client;
