@@ -73,6 +73,14 @@ use tool::ToolEntry;
 /// concurrent calls per connection), bounded so a flood cannot spawn unbounded tasks.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
+/// Default of [`McpServer::max_schema_depth`]: derived schemas nest a handful of levels (nested
+/// types go to `$defs`), and 64 levels compile well within a 2 MiB thread stack.
+pub const DEFAULT_MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Default of [`McpServer::max_schema_bytes`]: 1 MiB, far above any hand-written or derived
+/// tool schema, small enough that compiling one takes milliseconds.
+pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 1024 * 1024;
+
 /// Default of [`McpServer::max_uri_bytes`]: 8 KiB, the request-line limit of Apache and nginx,
 /// and twice Linux's `PATH_MAX`, so any file path fits in a `file://` URI.
 pub const DEFAULT_MAX_URI_BYTES: usize = 8 * 1024;
@@ -102,6 +110,8 @@ pub(crate) struct ServerInner {
     pub max_line_bytes: usize,
     /// Requests of one connection (or HTTP session) that may run at once.
     pub max_in_flight: usize,
+    /// How big a tool schema may be to get compiled at registration.
+    pub schema_limits: schema::SchemaLimits,
     /// What the server exposes. Shared by every clone of the server and swapped whole on a
     /// change, so a request reads one consistent snapshot and never waits for a writer.
     pub catalog: Arc<RwLock<Arc<Catalog>>>,
@@ -221,6 +231,7 @@ impl McpServer {
             withhold_error_messages: false,
             max_line_bytes: crate::transport::DEFAULT_MAX_LINE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            schema_limits: schema::SchemaLimits::default(),
             catalog: Arc::default(),
             completion: None,
             state: HashMap::new(),
@@ -291,7 +302,11 @@ impl McpServer {
         self
     }
 
-    /// Registers a tool. Fails on a duplicate or invalid name, or a schema that does not compile.
+    /// Registers a tool. Fails on a duplicate or invalid name, or a schema that does not compile:
+    /// one over [`max_schema_depth`](Self::max_schema_depth) or
+    /// [`max_schema_bytes`](Self::max_schema_bytes), one that refers to an external document
+    /// (`$ref` to `http:`, `https:` or `file:`; nothing is ever fetched), or one whose `pattern`
+    /// needs backtracking (backreferences, look-around: patterns run in linear time).
     pub fn tool(self, def: ToolDef) -> Result<Self, Error> {
         self.add_tool(def)?;
         Ok(self)
@@ -311,12 +326,14 @@ impl McpServer {
     pub fn add_tool(&self, def: ToolDef) -> Result<(), Error> {
         let name = def.tool.name.clone();
         check_tool_name(&name)?;
-        let schema = serde_json::Value::Object(def.tool.input_schema.clone());
+        // Compiling first checks the schema limits before anything else walks the schema.
+        let limits = self.inner.schema_limits;
+        let entry = Arc::new(ToolEntry::compile(def, limits).map_err(Error::registration)?);
+        let schema = serde_json::Value::Object(entry.def.tool.input_schema.clone());
         if let Err(reason) = modelcontext_types::mirrored_arguments(&schema) {
             let message = format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}");
             return Err(Error::registration(message));
         }
-        let entry = Arc::new(ToolEntry::compile(def).map_err(Error::registration)?);
         self.inner.change_catalog(|c| c.tools.insert("tool", &name, entry))?;
         self.notify_tools_changed();
         Ok(())
@@ -405,6 +422,25 @@ impl McpServer {
     /// cancellations keep flowing. A peer cannot make the server start unbounded work.
     pub fn max_in_flight(mut self, limit: usize) -> Self {
         self.inner_mut().max_in_flight = limit.max(1);
+        self
+    }
+
+    /// Tool input and output schemas may nest objects and arrays at most `limit` levels deep,
+    /// the schema object itself being level 1 (default [`DEFAULT_MAX_SCHEMA_DEPTH`], 64). A
+    /// deeper schema fails registration ([`tool`](Self::tool), [`add_tool`](Self::add_tool))
+    /// with an error naming this option, before it reaches the schema compiler, whose recursion
+    /// follows the nesting. Applies to tools registered after this call.
+    pub fn max_schema_depth(mut self, limit: usize) -> Self {
+        self.inner_mut().schema_limits.max_depth = limit;
+        self
+    }
+
+    /// Tool input and output schemas may be at most `limit` bytes long as compact JSON
+    /// (default [`DEFAULT_MAX_SCHEMA_BYTES`], 1 MiB), which also bounds huge `enum`s and
+    /// `pattern`s. A longer schema fails registration with an error naming this option.
+    /// Applies to tools registered after this call.
+    pub fn max_schema_bytes(mut self, limit: usize) -> Self {
+        self.inner_mut().schema_limits.max_bytes = limit;
         self
     }
 

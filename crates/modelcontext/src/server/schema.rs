@@ -1,8 +1,21 @@
 //! JSON Schemas derived from Rust types, and validation against them.
 //!
 //! Input schemas are JSON Schema 2020-12 from schemars. Each schema is compiled into a
-//! validator once, at registration; a request only runs the compiled validator. Remote `$ref`s
-//! are never fetched (the `jsonschema` crate is built without its HTTP and file resolvers).
+//! validator once, at registration; a request only runs the compiled validator.
+//!
+//! A schema may come from somewhere the server does not control (a gateway re-exporting an
+//! upstream server's tools), and the arguments always come from the peer, so compiling and
+//! validating are bounded:
+//! - Nothing is ever fetched: a `$ref` (or `$schema`) naming an `http:`, `https:` or `file:`
+//!   document fails to compile. The `jsonschema` crate is built without its resolvers and is
+//!   also told to stay offline, so no feature unification elsewhere can turn fetching on.
+//! - `pattern` and `patternProperties` use the `regex` crate, which matches in linear time.
+//!   Patterns it cannot run in linear time (backreferences, look-around) fail to compile.
+//! - A schema nested deeper than [`SchemaLimits::max_depth`] or longer than
+//!   [`SchemaLimits::max_bytes`] is refused before it reaches the compiler (whose recursion
+//!   follows the schema's nesting).
+//! - An argument's nesting is bounded by the message decoder (serde_json's 128 levels), and a
+//!   failed check reports at most [`MAX_REPORTED_VIOLATIONS`] violations.
 
 use std::fmt::Write;
 
@@ -35,6 +48,92 @@ pub(crate) fn input_schema_for<A: JsonSchema>() -> Map<String, Value> {
     schema
 }
 
+/// How big a schema the server agrees to compile: see `McpServer::max_schema_depth` and
+/// `McpServer::max_schema_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SchemaLimits {
+    /// Deepest nesting of objects and arrays; the schema object itself is level 1.
+    pub max_depth: usize,
+    /// Longest schema, in bytes of compact JSON.
+    pub max_bytes: usize,
+}
+
+impl Default for SchemaLimits {
+    fn default() -> Self {
+        SchemaLimits {
+            max_depth: super::DEFAULT_MAX_SCHEMA_DEPTH,
+            max_bytes: super::DEFAULT_MAX_SCHEMA_BYTES,
+        }
+    }
+}
+
+impl SchemaLimits {
+    /// Refuses a schema over either limit. Depth is checked first and without recursion, so
+    /// the size check (which serializes) never meets a schema deep enough to exhaust the stack.
+    fn check(&self, schema: &Map<String, Value>) -> Result<(), String> {
+        if exceeds_depth(schema, self.max_depth) {
+            return Err(format!(
+                "it nests objects and arrays more than {} levels deep (McpServer::max_schema_depth)",
+                self.max_depth
+            ));
+        }
+        let mut counter = ByteCounter { count: 0, limit: self.max_bytes };
+        if serde_json::to_writer(&mut counter, schema).is_err() {
+            return Err(format!(
+                "it is longer than {} bytes as JSON (McpServer::max_schema_bytes)",
+                self.max_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether objects and arrays nest more than `max` levels, counting `schema` as level 1.
+fn exceeds_depth(schema: &Map<String, Value>, max: usize) -> bool {
+    if max == 0 {
+        return true;
+    }
+    let mut stack: Vec<(&Value, usize)> = schema.values().map(|v| (v, 2)).collect();
+    while let Some((value, depth)) = stack.pop() {
+        let is_container = matches!(value, Value::Object(_) | Value::Array(_));
+        if is_container && depth > max {
+            return true;
+        }
+        match value {
+            Value::Object(map) => stack.extend(map.values().map(|child| (child, depth + 1))),
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Counts bytes written and fails once there are more than `limit`, which stops serde_json
+/// early on a huge schema.
+struct ByteCounter {
+    count: usize,
+    limit: usize,
+}
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.count += buf.len();
+        if self.count > self.limit {
+            return Err(std::io::Error::other("schema too long"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// At most this many violations are described when arguments fail their schema; the rest
+/// are counted. Each description quotes the offending value, so an unbounded list would let a
+/// large argument come back many times over.
+pub(crate) const MAX_REPORTED_VIOLATIONS: usize = 10;
+
 /// A compiled validator for one schema.
 pub(crate) struct Validator {
     inner: jsonschema::Validator,
@@ -47,14 +146,26 @@ impl std::fmt::Debug for Validator {
 }
 
 impl Validator {
-    /// Compiles `schema` (2020-12 unless it names another dialect).
+    /// Compiles `schema` (2020-12 unless it names another dialect) within the default limits.
+    #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
     pub(crate) fn compile(schema: &Map<String, Value>) -> Result<Validator, String> {
+        Validator::compile_with(schema, SchemaLimits::default())
+    }
+
+    /// Compiles `schema` within `limits`: offline, with the linear-time regex engine.
+    pub(crate) fn compile_with(
+        schema: &Map<String, Value>,
+        limits: SchemaLimits,
+    ) -> Result<Validator, String> {
+        limits.check(schema)?;
         let schema = Value::Object(schema.clone());
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
+            .offline()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(&schema)
             .map(|inner| Validator { inner })
-            .map_err(|e| e.to_string())
+            .map_err(|e| compile_error(&e))
     }
 
     /// Checks `instance`; on failure, one sentence per violation, each naming the argument
@@ -64,13 +175,32 @@ impl Validator {
             return Ok(());
         }
         let mut message = String::new();
-        for error in self.inner.iter_errors(instance) {
+        let mut errors = self.inner.iter_errors(instance);
+        for error in errors.by_ref().take(MAX_REPORTED_VIOLATIONS) {
             if !message.is_empty() {
                 message.push_str("; ");
             }
             describe(&mut message, &error);
         }
+        let more = errors.count();
+        if more > 0 {
+            let _ = write!(message, "; and {more} more");
+        }
         Err(message)
+    }
+}
+
+/// The compiler's error, with the reason spelled out when the schema refers to a document
+/// that would have to be fetched.
+fn compile_error(error: &jsonschema::ValidationError<'_>) -> String {
+    match error.kind() {
+        jsonschema::error::ValidationErrorKind::Referencing(
+            jsonschema::ReferencingError::Unretrievable { .. },
+        ) => format!(
+            "{error} (external documents are never fetched: put every definition the schema \
+             refers to under its own \"$defs\")"
+        ),
+        _ => error.to_string(),
     }
 }
 

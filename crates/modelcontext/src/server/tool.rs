@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 
 use super::context::Context;
 use super::output::{IntoToolResult, ToolFailure};
-use super::schema::{Validator, input_schema_for};
+use super::schema::{SchemaLimits, Validator, input_schema_for};
 use crate::engine::BoxFuture;
 
 /// A registered tool: its advertised definition and its handler.
@@ -244,13 +244,13 @@ pub(crate) struct ToolEntry {
 }
 
 impl ToolEntry {
-    pub(crate) fn compile(def: ToolDef) -> Result<ToolEntry, String> {
+    pub(crate) fn compile(def: ToolDef, limits: SchemaLimits) -> Result<ToolEntry, String> {
         let name = &def.tool.name;
-        let input = Validator::compile(&def.tool.input_schema)
+        let input = Validator::compile_with(&def.tool.input_schema, limits)
             .map_err(|e| format!("tool '{name}' has an invalid input schema: {e}"))?;
         let output = match &def.tool.output_schema {
             Some(Value::Object(schema)) => Some(Arc::new(
-                Validator::compile(schema)
+                Validator::compile_with(schema, limits)
                     .map_err(|e| format!("tool '{name}' has an invalid output schema: {e}"))?,
             )),
             _ => None,
