@@ -4,10 +4,10 @@
 mod auth;
 #[cfg(feature = "auth")]
 mod auth_client;
-mod bad_input;
 mod calls;
 mod changes;
 mod context;
+mod corpus;
 mod engine;
 mod faults;
 #[cfg(feature = "fuzzing")]
