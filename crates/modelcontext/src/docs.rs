@@ -4,5 +4,8 @@
 #[doc = include_str!("../docs/handling-errors.md")]
 pub mod handling_errors {}
 
+#[doc = include_str!("../docs/limits.md")]
+pub mod limits {}
+
 #[doc = include_str!("../docs/troubleshooting.md")]
 pub mod troubleshooting {}

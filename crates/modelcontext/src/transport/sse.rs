@@ -125,7 +125,8 @@ pub(crate) struct SseDecoder {
 }
 
 impl SseDecoder {
-    /// A decoder that refuses events larger than `max_event_bytes` (data and fields together).
+    /// A decoder that refuses events larger than `max_event_bytes`: their field lines, each
+    /// with its line end, together.
     pub(crate) fn new(max_event_bytes: usize) -> SseDecoder {
         SseDecoder {
             max_event_bytes,
@@ -223,6 +224,11 @@ impl SseDecoder {
             None => (line.as_ref(), ""),
         };
         self.pending_bytes += line.len() + 1;
+        if self.pending_bytes > self.max_event_bytes {
+            // Over only by its line end: still too large, and reported as such at the blank line.
+            self.skipping = true;
+            return None;
+        }
         match name {
             "data" => {
                 self.pending.data.push_str(value);

@@ -16,6 +16,7 @@ mod http_client;
 mod http_server;
 mod input;
 mod json_suite;
+mod limits;
 mod mrtr;
 mod pagination;
 mod seed;
