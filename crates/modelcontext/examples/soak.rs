@@ -3,10 +3,13 @@
 //!
 //! ```text
 //! cargo build --release -p modelcontext --example soak
-//! target/release/examples/soak streams [--kind get|listen] [--count 10000] [--hold-secs 16]
+//! target/release/examples/soak streams [--kind get|listen|floor-get|floor-listen] [--count 10000] [--hold-secs 16]
 //! target/release/examples/soak calls   [--count 1000000] [--workers 32] [--era mixed|handshake|modern]
 //! target/release/examples/soak clients [--count 500] [--ops 20]
 //! ```
+//! `clients` connects every client first (half of each era with `--era mixed`), then runs
+//! `--ops` checked operations per client (`tools/call`, `tools/list`, `resources/read`,
+//! `prompts/get`, and `ping` or, in the modern era, which removed it, `prompts/list`).
 //! Every subcommand also takes `--max-secs N` (default 600): past it, loops stop and the run
 //! is reported as cut short.
 //!
@@ -23,10 +26,10 @@
 //! - `--kind listen`: a 2026-07-28 `subscriptions/listen` request whose SSE answer stays open;
 //!   the server keeps one short-lived engine and the stream per client.
 //! - `--kind floor-get` / `floor-listen`: the same client steps against `soak serve-floor`, a
-//!   bare axum endpoint that answers with fixed bytes and holds SSE streams open: what an idle
-//!   stream costs in the HTTP stack alone, below the SDK.
+//!   bare axum endpoint that answers with fixed bytes and holds SSE streams open: roughly what
+//!   an idle stream costs in the HTTP stack alone, below the SDK.
 //!
-//! In both cases the streams are opened, held for `--hold-secs` (so every stream's keep-alive
+//! For `get` and `listen` the streams are opened, held for `--hold-secs` (so every stream's keep-alive
 //! comment timer fires at least once with the default 15 s), then sent one `tools/list_changed`
 //! each, and the runner counts the streams that delivered it.
 
@@ -165,7 +168,7 @@ async fn serve() -> Result<(), Error> {
     Ok(())
 }
 
-/// `soak serve-floor`: the same HTTP stack (axum on hyper, TCP_NODELAY) with no MCP at all,
+/// `soak serve-floor`: `axum::serve` on hyper (TCP_NODELAY) with no MCP at all,
 /// to tell what an idle stream costs below the SDK. `initialize` gets a fixed answer and a
 /// session id, `notifications/initialized` a 202, and any other request an SSE stream that
 /// sends the events our server would send first (priming, acknowledgement) and then nothing.
