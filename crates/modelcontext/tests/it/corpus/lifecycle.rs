@@ -172,7 +172,7 @@ pub(crate) fn cases() -> Vec<Case<Lines>> {
         ),
         case(
             "modern envelope after initialize",
-            h("tools/list", &MODERN_META.to_owned()),
+            h("tools/list", MODERN_META),
             expect![[
                 r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"this connection negotiated the handshake era with initialize; requests must not carry the 2026-07-28 _meta envelope"}}"#
             ]],
