@@ -16,10 +16,12 @@ pub mod http;
 mod memory;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
+mod std_streams;
 mod stdio;
 
 pub use child::ChildProcess;
 pub use memory::memory_pair;
+pub use std_streams::{ProcessStdin, ProcessStdout};
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, Stdio};
 
 /// What a transport hands the engine: a decoded message, or the reason a frame did not decode

@@ -9,6 +9,7 @@ use modelcontext_types::{DecodeError, Message};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use super::std_streams::{ProcessStdin, ProcessStdout};
 use super::{CHANNEL_CAPACITY, Connection, Incoming, Transport};
 
 /// Default limit for one line: 4 MiB, the same as the HTTP body limit.
@@ -22,10 +23,12 @@ pub struct Stdio<R, W> {
     max_line_bytes: usize,
 }
 
-impl Stdio<BufReader<tokio::io::Stdin>, tokio::io::Stdout> {
-    /// The process's own stdin and stdout, for a server launched by a host.
+impl Stdio<BufReader<ProcessStdin>, ProcessStdout> {
+    /// The process's own stdin and stdout, for a server launched by a host. Pipes are polled
+    /// by the runtime's reactor (see [`ProcessStdin`]), so the runtime needs IO enabled, as
+    /// `#[tokio::main]` has it.
     pub fn stdin_stdout() -> Self {
-        Stdio::new(BufReader::new(tokio::io::stdin()), tokio::io::stdout())
+        Stdio::new(BufReader::with_capacity(64 * 1024, ProcessStdin::open()), ProcessStdout::open())
     }
 }
 
@@ -61,13 +64,6 @@ where
     }
 }
 
-/// One frame read from the stream.
-enum Frame {
-    Line(Vec<u8>),
-    TooLong(usize),
-    Eof,
-}
-
 async fn read_lines<R: AsyncBufRead + Unpin>(
     mut reader: R,
     limit: usize,
@@ -77,12 +73,8 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
     loop {
         let incoming = match read_frame(&mut reader, &mut line, limit).await {
             Ok(Frame::Eof) | Err(_) => return,
-            Ok(Frame::TooLong(len)) => Err(DecodeError::Invalid {
-                id: None,
-                reason: format!("message of more than {len} bytes exceeds the limit of {limit}"),
-            }),
-            Ok(Frame::Line(bytes)) if is_blank(&bytes) => continue,
-            Ok(Frame::Line(bytes)) => Message::decode(&bytes),
+            Ok(Frame::Blank) => continue,
+            Ok(Frame::Message(incoming)) => incoming,
         };
         if tx.send(incoming).await.is_err() {
             return;
@@ -90,11 +82,16 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
     }
 }
 
-fn is_blank(bytes: &[u8]) -> bool {
-    bytes.iter().all(u8::is_ascii_whitespace)
+/// One frame read from the stream, decoded.
+enum Frame {
+    Message(Incoming),
+    Blank,
+    Eof,
 }
 
-/// Reads up to the next `\n` without ever buffering more than `limit` bytes of one line.
+/// Reads up to the next `\n` without ever buffering more than `limit` bytes of one line, and
+/// decodes it. A line that fits in the reader's buffer (the usual case) is decoded where it
+/// lies; only a line split across reads is copied into `line` first.
 async fn read_frame<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
@@ -108,33 +105,50 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
             // EOF: a final line without a newline still counts.
             return Ok(match (skipped, line.is_empty()) {
                 (0, true) => Frame::Eof,
-                (0, false) => Frame::Line(std::mem::take(line)),
-                (n, _) => Frame::TooLong(n),
+                (0, false) => decode_line(line),
+                (n, _) => too_long(n, limit),
             });
         }
-        let (chunk, found) = match available.iter().position(|b| *b == b'\n') {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
+        let Some(newline) = available.iter().position(|b| *b == b'\n') else {
+            let chunk = available.len();
+            if skipped > 0 || line.len() + chunk > limit {
+                skipped += line.len() + chunk;
+                line.clear();
+            } else {
+                line.extend_from_slice(available);
+            }
+            reader.consume(chunk);
+            continue;
         };
-        if skipped > 0 || line.len() + chunk.len() > limit {
-            skipped += line.len() + chunk.len();
-            line.clear();
+        let chunk = &available[..newline];
+        let frame = if skipped > 0 || line.len() + chunk.len() > limit {
+            too_long(skipped + line.len() + chunk.len(), limit)
+        } else if line.is_empty() {
+            decode_line(chunk)
         } else {
             line.extend_from_slice(chunk);
-        }
-        let consumed = found.unwrap_or(available.len());
-        reader.consume(consumed);
-        if found.is_some() {
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            return Ok(if skipped > 0 {
-                Frame::TooLong(skipped)
-            } else {
-                Frame::Line(std::mem::take(line))
-            });
-        }
+            decode_line(line)
+        };
+        reader.consume(newline + 1);
+        return Ok(frame);
     }
+}
+
+fn decode_line(mut bytes: &[u8]) -> Frame {
+    if let [rest @ .., b'\r'] = bytes {
+        bytes = rest;
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Frame::Blank;
+    }
+    Frame::Message(Message::decode(bytes))
+}
+
+fn too_long(len: usize, limit: usize) -> Frame {
+    Frame::Message(Err(DecodeError::Invalid {
+        id: None,
+        reason: format!("message of more than {len} bytes exceeds the limit of {limit}"),
+    }))
 }
 
 /// Writes each message as one line, batching whatever is already queued into one write.
