@@ -9,13 +9,16 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use futures_util::FutureExt;
 use modelcontext_types::{
     CONNECTION_CLOSED, McpError, Message, Notification, REQUEST_TIMEOUT, RawValue, Request,
     RequestId, Response,
@@ -396,6 +399,23 @@ struct Engine<D> {
     working: Arc<AtomicUsize>,
 }
 
+/// Polls a handler once, in the engine loop. The no-op waker is enough: a handler that is not
+/// done is spawned and polled again at once by its task, with the task's waker. A panic is
+/// answered as an internal error, so a handler without its own guard cannot take the
+/// connection down.
+fn poll_once(future: &mut BoxFuture<Outcome>) -> Poll<Outcome> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+        Ok(poll) => poll,
+        Err(payload) => Poll::Ready(panicked(payload)),
+    }
+}
+
+/// The answer to a request whose handler panicked (the payload is not shown to the peer).
+fn panicked(_payload: Box<dyn std::any::Any + Send>) -> Outcome {
+    Err(McpError::internal("Internal error: the request handler panicked"))
+}
+
 /// Holds one place in [`Engine::working`] until dropped.
 struct Working(Arc<AtomicUsize>);
 
@@ -533,7 +553,13 @@ impl<D: Dispatch> Engine<D> {
                 let error = McpError::internal(message);
                 let _ = self.peer.send(Response::error(Some(id), error).into()).await;
             }
-            Reply::Later(future) => {
+            Reply::Later(mut future) => {
+                // Most handlers (a synchronous tool, a list) finish in their first poll: answer
+                // those here, without a task and its wake-ups. The others run on as a task.
+                if let Poll::Ready(outcome) = poll_once(&mut future) {
+                    let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
+                    return;
+                }
                 self.working.fetch_add(1, Ordering::Relaxed);
                 let working = Working(Arc::clone(&self.working));
                 self.spawn(id, future, Some(working));
@@ -550,7 +576,7 @@ impl<D: Dispatch> Engine<D> {
         let finished = self.finished_tx.clone();
         let task_id = id.clone();
         let handle = tokio::spawn(async move {
-            let outcome = future.await;
+            let outcome = AssertUnwindSafe(future).catch_unwind().await.unwrap_or_else(panicked);
             // The handler is done: it no longer counts toward the limit, even while its
             // answer waits for room on the wire (or when the task is aborted, via drop).
             drop(working);
