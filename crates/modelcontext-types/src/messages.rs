@@ -239,7 +239,7 @@ messages!(
     /// A request a client sends to a server (both eras).
     ClientRequest {
         /// `initialize` (handshake era).
-        Initialize(InitializeRequestParams) = method::INITIALIZE,
+        Initialize(Box<InitializeRequestParams>) = method::INITIALIZE,
         /// `ping` (handshake era).
         Ping(RequestParams) = method::PING,
         /// `server/discover` (2026-07-28).

@@ -73,14 +73,14 @@ pub struct RequestMeta {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_capabilities: Option<ClientCapabilities>,
+    pub client_capabilities: Option<Box<ClientCapabilities>>,
     /// The client's self-reported identity; a server MUST NOT require it.
     #[serde(
         rename = "io.modelcontextprotocol/clientInfo",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Box<Implementation>>,
     /// The lowest level of `notifications/message` the client wants for this request; without
     /// it a modern server MUST NOT log to this request (spec 2026-07-28 `utilities/logging`).
     #[serde(
@@ -103,8 +103,8 @@ impl RequestMeta {
     ) -> RequestMeta {
         RequestMeta {
             protocol_version: Some(protocol_version.into()),
-            client_capabilities: Some(client_capabilities),
-            client_info,
+            client_capabilities: Some(Box::new(client_capabilities)),
+            client_info: client_info.map(Box::new),
             ..RequestMeta::default()
         }
     }

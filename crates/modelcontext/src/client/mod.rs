@@ -193,8 +193,8 @@ impl Client {
     fn meta(&self) -> Option<RequestMeta> {
         (self.era == Era::Modern).then(|| RequestMeta {
             protocol_version: Some(self.protocol_version.clone()),
-            client_capabilities: Some(self.options.capabilities.clone()),
-            client_info: Some(self.options.info.clone()),
+            client_capabilities: Some(Box::new(self.options.capabilities.clone())),
+            client_info: Some(Box::new(self.options.info.clone())),
             log_level: self.options.log_level,
             ..Default::default()
         })

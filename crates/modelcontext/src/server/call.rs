@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ClientRequest, CompleteResult, DiscoverResult,
-    EmptyResult, Era, GetPromptRequestParams, GetPromptResult, INVALID_PARAMS, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
-    Meta, Notification, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
-    RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResult, ClientRequest, CompleteResult,
+    DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult, INVALID_PARAMS,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, MODERN_VERSIONS, McpError,
+    Meta, Notification, PaginatedRequestParams, RawValue, ReadResourceRequestParams,
+    ReadResourceResult, RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
     SubscriptionsListenResult, method, to_raw,
 };
@@ -26,7 +26,7 @@ use crate::engine::{Outcome, Peer, Reply};
 pub(super) struct Call<'a> {
     pub server: &'a Arc<ServerInner>,
     pub server_info: &'a Arc<Value>,
-    pub client: &'a ClientView,
+    pub client: &'a Arc<ClientView>,
     pub peer: &'a Peer,
     pub request_id: modelcontext_types::RequestId,
     pub log_level: &'a SessionLogLevel,
@@ -46,9 +46,11 @@ impl Call<'_> {
             })),
             ClientRequest::ListTools(params) => {
                 let catalog = server.catalog();
-                let tools = catalog.tools.iter().map(|t| t.def.tool.clone());
-                Reply::Now(self.page("tools", params, tools, |tools, next_cursor| {
-                    ListToolsResult { tools, next_cursor, ..Default::default() }
+                let tools = catalog.tools.iter().map(|t| &*t.listed);
+                Reply::Now(self.page("tools", params, tools, |tools, next_cursor| ToolsPage {
+                    tools,
+                    next_cursor,
+                    ..Default::default()
                 }))
             }
             ClientRequest::CallTool(params) => self.call_tool(params),
@@ -230,7 +232,7 @@ impl Call<'_> {
     }
 
     /// [`Call::later`], inside an MRTR round when there is one.
-    fn later_in<R: WireResult>(
+    fn later_in<R: WireResult + 'static>(
         self,
         round: Option<(Binding, Arc<InputRound>)>,
         future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
@@ -245,7 +247,7 @@ impl Call<'_> {
     }
 
     /// Runs `future` concurrently, then stamps and serializes its result.
-    fn later<R: WireResult>(
+    fn later<R: WireResult + 'static>(
         self,
         future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
     ) -> Reply {
@@ -257,6 +259,26 @@ impl Call<'_> {
         Stamp::new(self.server_info, self.client.era).apply(result)
     }
 }
+
+/// A page of `tools/list`, assembled from each tool's JSON serialized at registration: the
+/// wire shape of [`ListToolsResult`](modelcontext_types::ListToolsResult), field for field.
+#[derive(Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsPage<'a> {
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Meta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<ResultType>,
+    tools: Vec<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<CacheScope>,
+}
+
+super::stamp::cacheable_result!(ToolsPage<'_>);
 
 /// The body of a listen stream: acknowledgement, then the wanted events, tagged with `id`.
 async fn listen_stream(

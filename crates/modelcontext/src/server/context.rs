@@ -82,10 +82,8 @@ pub struct Context {
 
 struct Inner {
     request_id: RequestId,
-    era: Era,
-    protocol_version: &'static str,
-    client_info: Option<Implementation>,
-    client_capabilities: ClientCapabilities,
+    /// Shared with the session in the handshake era, so a request does not copy it.
+    client: Arc<ClientView>,
     meta: Option<RequestMeta>,
     peer: Peer,
     server: Arc<ServerInner>,
@@ -135,8 +133,8 @@ impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
             .field("request_id", &self.inner.request_id)
-            .field("era", &self.inner.era)
-            .field("protocol_version", &self.inner.protocol_version)
+            .field("era", &self.inner.client.era)
+            .field("protocol_version", &self.inner.client.protocol_version)
             .finish_non_exhaustive()
     }
 }
@@ -201,7 +199,7 @@ impl LogThreshold {
 /// Everything [`Context::new`] needs from the session.
 pub(crate) struct ContextParts<'a> {
     pub request_id: RequestId,
-    pub client: &'a ClientView,
+    pub client: &'a Arc<ClientView>,
     pub meta: Option<RequestMeta>,
     pub peer: &'a Peer,
     pub server: &'a Arc<ServerInner>,
@@ -228,10 +226,7 @@ impl Context {
         };
         let inner = Inner {
             request_id,
-            era: client.era,
-            protocol_version: client.protocol_version,
-            client_info: client.info.clone(),
-            client_capabilities: client.capabilities.clone(),
+            client: Arc::clone(client),
             meta,
             peer: peer.clone(),
             server: Arc::clone(server),
@@ -251,23 +246,23 @@ impl Context {
 
     /// The protocol era of the request.
     pub fn era(&self) -> Era {
-        self.inner.era
+        self.inner.client.era
     }
 
     /// The protocol revision in use, e.g. `2025-11-25` or `2026-07-28`.
     pub fn protocol_version(&self) -> &'static str {
-        self.inner.protocol_version
+        self.inner.client.protocol_version
     }
 
     /// The client's self-description (`clientInfo`), when it sent one. Not for security
     /// decisions: any client can claim any name.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.client_info.as_ref()
+        self.inner.client.info.as_ref()
     }
 
     /// The capabilities the client declared.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        &self.inner.client_capabilities
+        &self.inner.client.capabilities
     }
 
     /// The request's `_meta`, if it had one.

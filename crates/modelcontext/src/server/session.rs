@@ -50,7 +50,7 @@ impl Drop for AbortOnDrop {
 
 enum EraState {
     Unpinned,
-    Handshake(Box<ClientView>),
+    Handshake(Arc<ClientView>),
     Modern,
 }
 
@@ -185,7 +185,7 @@ impl ServerSession {
             return Err(McpError::new(UNSUPPORTED_PROTOCOL_VERSION, message).with_data(data));
         }
         let version = negotiate_handshake(&params.protocol_version);
-        self.era = EraState::Handshake(Box::new(ClientView {
+        self.era = EraState::Handshake(Arc::new(ClientView {
             era: Era::Handshake,
             protocol_version: version,
             info: Some(params.client_info.clone()),
@@ -202,11 +202,11 @@ impl ServerSession {
     }
 
     /// Who is asking, in which era: pins the era on the first committed request.
-    fn client_view(&mut self, request: &ClientRequest) -> Result<ClientView, McpError> {
+    fn client_view(&mut self, request: &ClientRequest) -> Result<Arc<ClientView>, McpError> {
         let meta = request.meta();
         let wants_modern = has_envelope(meta) || is_modern_only(request);
         match &self.era {
-            EraState::Modern => modern_view(meta),
+            EraState::Modern => modern_view(meta).map(Arc::new),
             EraState::Handshake(_) if has_envelope(meta) => Err(McpError::invalid_request(
                 "this connection negotiated the handshake era with initialize; \
                  requests must not carry the 2026-07-28 _meta envelope",
@@ -214,18 +214,20 @@ impl ServerSession {
             EraState::Handshake(_) if is_modern_only(request) => {
                 Err(McpError::method_not_found(request.method()))
             }
-            EraState::Handshake(view) => Ok((**view).clone()),
+            EraState::Handshake(view) => Ok(Arc::clone(view)),
             EraState::Unpinned if wants_modern => {
                 let view = modern_view(meta)?;
                 self.era = EraState::Modern;
-                Ok(view)
+                Ok(Arc::new(view))
             }
-            EraState::Unpinned if matches!(request, ClientRequest::Ping(_)) => Ok(ClientView {
-                era: Era::Handshake,
-                protocol_version: modelcontext_types::LATEST_HANDSHAKE_VERSION,
-                info: None,
-                capabilities: Default::default(),
-            }),
+            EraState::Unpinned if matches!(request, ClientRequest::Ping(_)) => {
+                Ok(Arc::new(ClientView {
+                    era: Era::Handshake,
+                    protocol_version: modelcontext_types::LATEST_HANDSHAKE_VERSION,
+                    info: None,
+                    capabilities: Default::default(),
+                }))
+            }
             EraState::Unpinned => Err(McpError::invalid_request(format!(
                 "'{}' before initialization: send 'initialize' first, or carry the 2026-07-28 \
                  '_meta' envelope (io.modelcontextprotocol/protocolVersion and clientCapabilities)",
@@ -272,12 +274,13 @@ fn modern_view(meta: Option<&RequestMeta>) -> Result<ClientView, McpError> {
     };
     let capabilities = meta
         .client_capabilities
-        .clone()
+        .as_deref()
+        .cloned()
         .ok_or_else(|| missing(modelcontext_types::CLIENT_CAPABILITIES_META_KEY))?;
     Ok(ClientView {
         era: Era::Modern,
         protocol_version: version,
-        info: meta.client_info.clone(),
+        info: meta.client_info.as_deref().cloned(),
         capabilities,
     })
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use modelcontext_types::{
-    CacheScope, CallToolResult, CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptResult,
+    CallToolResult, CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptResult,
     InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, McpError, Meta, MrtrResult, ReadResourceResult, ResultType,
     SERVER_INFO_META_KEY, to_raw,
@@ -38,13 +38,29 @@ pub(super) fn internal(err: serde_json::Error) -> McpError {
 }
 
 /// A result type with the shared result fields.
-pub(super) trait WireResult: Serialize + Send + 'static {
+pub(super) trait WireResult: Serialize + Send {
     fn stamp(&mut self, server_info: Value);
 }
 
-fn stamp_meta(meta: &mut Option<Meta>, server_info: Value) {
+pub(super) fn stamp_meta(meta: &mut Option<Meta>, server_info: Value) {
     meta.get_or_insert_with(Meta::new).insert(SERVER_INFO_META_KEY.into(), server_info);
 }
+
+/// Implements [`WireResult`] for a cacheable result type (`resultType`, `ttlMs`, `cacheScope`
+/// and `_meta` fields).
+macro_rules! cacheable_result {
+    ($ty:ty) => {
+        impl $crate::server::stamp::WireResult for $ty {
+            fn stamp(&mut self, server_info: serde_json::Value) {
+                self.result_type = Some(modelcontext_types::ResultType::Complete);
+                self.ttl_ms.get_or_insert(0);
+                self.cache_scope.get_or_insert(modelcontext_types::CacheScope::Private);
+                $crate::server::stamp::stamp_meta(&mut self.meta, server_info);
+            }
+        }
+    };
+}
+pub(super) use cacheable_result;
 
 macro_rules! wire_result {
     (plain: $($ty:ty),*) => {$(
@@ -55,16 +71,7 @@ macro_rules! wire_result {
             }
         }
     )*};
-    (cacheable: $($ty:ty),*) => {$(
-        impl WireResult for $ty {
-            fn stamp(&mut self, server_info: Value) {
-                self.result_type = Some(ResultType::Complete);
-                self.ttl_ms.get_or_insert(0);
-                self.cache_scope.get_or_insert(CacheScope::Private);
-                stamp_meta(&mut self.meta, server_info);
-            }
-        }
-    )*};
+    (cacheable: $($ty:ty),*) => {$( cacheable_result!($ty); )*};
 }
 
 impl WireResult for InputRequiredResult {

@@ -25,7 +25,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use modelcontext_types::{CallToolResult, ContentBlock, McpError, Tool, ToolAnnotations};
+use modelcontext_types::{CallToolResult, ContentBlock, McpError, RawValue, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -239,6 +239,8 @@ where
 /// A tool ready to serve: its definition, compiled validators and handler.
 pub(crate) struct ToolEntry {
     pub def: ToolDef,
+    /// The tool as `tools/list` shows it, serialized once: a list copies these bytes.
+    pub listed: Box<RawValue>,
     input: Validator,
     output: Option<Arc<Validator>>,
 }
@@ -255,7 +257,9 @@ impl ToolEntry {
             )),
             _ => None,
         };
-        Ok(ToolEntry { def, input, output })
+        let listed = modelcontext_types::to_raw(&def.tool)
+            .map_err(|e| format!("tool '{name}' does not serialize: {e}"))?;
+        Ok(ToolEntry { def, listed, input, output })
     }
 
     /// Validates the arguments, then returns the call as a future that catches panics and
