@@ -66,11 +66,12 @@ fn is_modern_header(headers: &HeaderMap) -> bool {
 }
 
 async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> Response {
-    let headers = request.headers().clone();
-    let message = match read_message(&shared, request).await {
+    let (parts, body) = request.into_parts();
+    let message = match read_body(&shared, &parts.headers, body).await {
         Ok(message) => message,
         Err(refused) => return refused,
     };
+    let headers = parts.headers;
     if is_modern_header(&headers) || claims_modern(&message) {
         modern(&shared, &headers, message, extensions).await
     } else {
@@ -82,7 +83,16 @@ async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> 
 /// otherwise.
 pub(crate) async fn read_message(shared: &Shared, request: Request) -> Result<Message, Response> {
     let (parts, body) = request.into_parts();
-    if let Some(refused) = check_content_headers(&parts.headers) {
+    read_body(shared, &parts.headers, body).await
+}
+
+/// [`read_message`] for a request already split into its parts.
+async fn read_body(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Message, Response> {
+    if let Some(refused) = check_content_headers(headers) {
         return Err(refused);
     }
     let (limit, timeout) = (shared.options.max_body_bytes, shared.options.body_read_timeout);
@@ -126,10 +136,24 @@ fn claims_modern(message: &Message) -> bool {
         return true;
     }
     let Some(params) = &request.params else { return false };
-    let Ok(Value::Object(params)) = serde_json::from_str::<Value>(params.get()) else {
-        return false;
-    };
-    params.get("_meta").and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).is_some()
+    // Only `_meta`'s version key is read; serde skips the rest without building it.
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<EnvelopeVersion>,
+    }
+    #[derive(serde::Deserialize)]
+    struct EnvelopeVersion {
+        // PROTOCOL_VERSION_META_KEY (serde's rename takes a literal only).
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+        #[serde(deserialize_with = "present")]
+        version: bool,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<bool, D::Error> {
+        <serde::de::IgnoredAny as serde::Deserialize>::deserialize(de).map(|_| true)
+    }
+    serde_json::from_str::<Params>(params.get())
+        .is_ok_and(|params| params.meta.is_some_and(|meta| meta.version))
 }
 
 /// The stateless path of 2026-07-28: checks, then one short-lived engine for this request.

@@ -329,9 +329,29 @@ impl Session {
     }
 }
 
+/// The `_meta.progressToken` of a request, as canonical JSON text. Reads only that member
+/// (serde skips the others without building them): this runs for every POSTed request.
 fn progress_token(request: &Request) -> Option<String> {
-    let params: Value = serde_json::from_str(request.params.as_ref()?.get()).ok()?;
-    Some(params.get("_meta")?.get("progressToken")?.to_string())
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Token>,
+    }
+    let params: Params = serde_json::from_str(request.params.as_ref()?.get()).ok()?;
+    params.meta?.canonical()
+}
+
+/// The `progressToken` member of an object, read alone.
+#[derive(serde::Deserialize)]
+struct Token {
+    #[serde(rename = "progressToken")]
+    token: Option<Value>,
+}
+
+impl Token {
+    fn canonical(self) -> Option<String> {
+        self.token.map(|token| token.to_string())
+    }
 }
 
 /// Delivers the engine's output to the right HTTP stream.
@@ -452,8 +472,7 @@ impl Routes {
 }
 
 fn progress_token_of(params: Option<&serde_json::value::RawValue>) -> Option<String> {
-    let params: Value = serde_json::from_str(params?.get()).ok()?;
-    Some(params.get("progressToken")?.to_string())
+    serde_json::from_str::<Token>(params?.get()).ok()?.canonical()
 }
 
 /// GET: the standalone SSE stream of a session, or the resumption of a dropped stream when
