@@ -102,13 +102,24 @@ fn parse_args() -> Result<Options, String> {
     Ok(options)
 }
 
-#[tokio::main]
-async fn main() -> Result<(), modelcontext::Error> {
+fn main() -> Result<(), modelcontext::Error> {
     let options = parse_args().unwrap_or_else(|message| {
         eprintln!("{message}");
         std::process::exit(2);
     });
     let server = server(options.tools)?;
+    // A stdio server has one connection: a current-thread runtime serves it without waking
+    // other threads (the advice of the crate docs, "Choosing a runtime"). HTTP serves many
+    // connections, so it gets a worker per core.
+    let runtime = match options.transport.as_str() {
+        "stdio" => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+    };
+    let runtime = runtime?;
+    runtime.block_on(serve(server, options))
+}
+
+async fn serve(server: McpServer, options: Options) -> Result<(), modelcontext::Error> {
     match options.transport.as_str() {
         "stdio" => server.run_stdio().await,
         "http" => {

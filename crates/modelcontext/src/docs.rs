@@ -7,5 +7,8 @@ pub mod handling_errors {}
 #[doc = include_str!("../docs/limits.md")]
 pub mod limits {}
 
+#[doc = include_str!("../docs/performance.md")]
+pub mod performance {}
+
 #[doc = include_str!("../docs/troubleshooting.md")]
 pub mod troubleshooting {}
