@@ -293,6 +293,23 @@ fn request_id(value: &Value) -> Option<RequestId> {
 impl Message {
     /// Decodes one message from bytes (one stdio line, one HTTP body).
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
+        Message::decode_with_depth(bytes, MAX_JSON_DEPTH)
+    }
+
+    /// [`Message::decode`] with arrays and objects nested at most `max_depth` deep, the
+    /// envelope included (a parse error beyond; `max_depth` is capped at [`MAX_JSON_DEPTH`]).
+    /// Checked on the bytes first: serde_json skips `params` unparsed here, so its own
+    /// recursion limit would only strike later, as the wrong error.
+    pub fn decode_with_depth(bytes: &[u8], max_depth: usize) -> Result<Message, DecodeError> {
+        // JSON text is UTF-8; members serde skips (unknown ones) are not checked otherwise.
+        if let Err(err) = std::str::from_utf8(bytes) {
+            return Err(DecodeError::Parse(format!("invalid UTF-8: {err}")));
+        }
+        let max_depth = max_depth.min(MAX_JSON_DEPTH);
+        if nesting_exceeds(bytes, max_depth) {
+            let reason = format!("arrays and objects nested more than {max_depth} deep");
+            return Err(DecodeError::Parse(reason));
+        }
         match serde_json::from_slice::<Envelope>(bytes) {
             Ok(envelope) => envelope.classify(),
             // Valid JSON of the wrong shape (an array, a number, a duplicate key) is an invalid
@@ -324,6 +341,39 @@ impl Message {
         let _ = serde_json::to_writer(&mut *buf, self);
         one_line(&mut buf[start..]);
     }
+}
+
+/// The deepest nesting of arrays and objects a message may have, and the default limit:
+/// serde_json's recursion limit, so every message that passes can also have its params parsed.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Whether arrays and objects in `bytes` nest deeper than `limit`, brackets inside strings
+/// aside. One pass, no allocation; malformed JSON is left to the parser.
+fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Turns the line breaks of serialized JSON into spaces. `params` and `result` are raw JSON
@@ -498,6 +548,41 @@ impl From<Response> for Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request whose params nest arrays so that the whole message is `depth` deep.
+    fn nested(depth: usize) -> String {
+        let inner = depth - 1;
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}"\"[{{"{}}}"#,
+            "[".repeat(inner),
+            "]".repeat(inner)
+        )
+    }
+
+    #[test]
+    fn depth_limit_counts_every_array_and_object_and_ignores_brackets_in_strings() {
+        for limit in [1, 2, 10, 64] {
+            assert!(Message::decode_with_depth(nested(limit).as_bytes(), limit).is_ok());
+            let too_deep = Message::decode_with_depth(nested(limit + 1).as_bytes(), limit);
+            let expected = format!("arrays and objects nested more than {limit} deep");
+            assert!(matches!(too_deep, Err(DecodeError::Parse(r)) if r == expected));
+        }
+    }
+
+    #[test]
+    fn the_default_depth_is_serde_jsons_own_limit() {
+        let at = Message::decode_with_depth(nested(MAX_JSON_DEPTH).as_bytes(), MAX_JSON_DEPTH);
+        assert!(at.is_ok(), "{at:?}");
+        let over =
+            Message::decode_with_depth(nested(MAX_JSON_DEPTH + 1).as_bytes(), MAX_JSON_DEPTH);
+        assert!(matches!(over, Err(DecodeError::Parse(_))), "{over:?}");
+    }
+
+    #[test]
+    fn invalid_utf8_inside_a_string_is_a_parse_error() {
+        let bytes = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":[\"\xc3\x28\"]}";
+        assert!(matches!(Message::decode(bytes), Err(DecodeError::Parse(_))));
+    }
 
     #[track_caller]
     fn check_roundtrip(line: &str) {

@@ -108,6 +108,8 @@ pub(crate) struct ServerInner {
     pub instructions: Option<String>,
     pub withhold_error_messages: bool,
     pub max_line_bytes: usize,
+    /// How deep arrays and objects may nest in one incoming message (stdio and HTTP).
+    pub max_json_depth: usize,
     /// Requests of one connection (or HTTP session) that may run at once.
     pub max_in_flight: usize,
     /// How big a tool schema may be to get compiled at registration.
@@ -230,6 +232,7 @@ impl McpServer {
             instructions: None,
             withhold_error_messages: false,
             max_line_bytes: crate::transport::DEFAULT_MAX_LINE_BYTES,
+            max_json_depth: modelcontext_types::MAX_JSON_DEPTH,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             schema_limits: schema::SchemaLimits::default(),
             catalog: Arc::default(),
@@ -300,6 +303,20 @@ impl McpServer {
     pub fn max_line_bytes(mut self, limit: usize) -> Self {
         self.inner_mut().max_line_bytes = limit;
         self
+    }
+
+    /// Sets how deep arrays and objects may nest in one incoming message, on stdio
+    /// ([`run_stdio`](Self::run_stdio)) and HTTP. Deeper is a parse error (-32700, HTTP 400).
+    /// The default and the maximum is 128 ([`MAX_JSON_DEPTH`](crate::types::MAX_JSON_DEPTH),
+    /// serde_json's recursion limit); a lower limit costs one scan of each message's bytes.
+    pub fn max_json_depth(mut self, depth: usize) -> Self {
+        self.inner_mut().max_json_depth = depth.min(modelcontext_types::MAX_JSON_DEPTH);
+        self
+    }
+
+    /// The JSON nesting limit transports apply (see [`McpServer::max_json_depth`]).
+    pub(crate) fn json_depth_limit(&self) -> usize {
+        self.inner.max_json_depth
     }
 
     /// Registers a tool. Fails on a duplicate or invalid name, or a schema that does not compile:
@@ -568,7 +585,9 @@ impl McpServer {
 
     /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.
     pub async fn run_stdio(&self) -> Result<(), Error> {
-        let stdio = Stdio::stdin_stdout().max_line_bytes(self.inner.max_line_bytes);
+        let stdio = Stdio::stdin_stdout()
+            .max_line_bytes(self.inner.max_line_bytes)
+            .max_json_depth(self.inner.max_json_depth);
         self.serve(stdio).await;
         Ok(())
     }

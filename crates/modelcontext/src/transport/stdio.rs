@@ -5,7 +5,7 @@
 //! is skipped up to its newline and reported to the engine, which answers it with an error;
 //! the connection keeps serving.
 
-use modelcontext_types::{DecodeError, Message};
+use modelcontext_types::{DecodeError, MAX_JSON_DEPTH, Message};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -21,6 +21,7 @@ pub struct Stdio<R, W> {
     reader: R,
     writer: W,
     max_line_bytes: usize,
+    max_json_depth: usize,
 }
 
 impl Stdio<BufReader<ProcessStdin>, ProcessStdout> {
@@ -35,12 +36,24 @@ impl Stdio<BufReader<ProcessStdin>, ProcessStdout> {
 impl<R, W> Stdio<R, W> {
     /// A transport over `reader` and `writer`.
     pub fn new(reader: R, writer: W) -> Self {
-        Stdio { reader, writer, max_line_bytes: DEFAULT_MAX_LINE_BYTES }
+        Stdio {
+            reader,
+            writer,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_json_depth: MAX_JSON_DEPTH,
+        }
     }
 
     /// Sets the longest line accepted, in bytes (without the newline).
     pub fn max_line_bytes(mut self, limit: usize) -> Self {
         self.max_line_bytes = limit;
+        self
+    }
+
+    /// Sets how deep arrays and objects may nest in one message (at most
+    /// [`MAX_JSON_DEPTH`], the default); deeper is a parse error.
+    pub fn max_json_depth(mut self, depth: usize) -> Self {
+        self.max_json_depth = depth.min(MAX_JSON_DEPTH);
         self
     }
 }
@@ -53,7 +66,8 @@ where
     fn open(self) -> Connection {
         let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
-        tokio::spawn(read_lines(self.reader, self.max_line_bytes, in_tx));
+        let limits = Limits { line_bytes: self.max_line_bytes, json_depth: self.max_json_depth };
+        tokio::spawn(read_lines(self.reader, limits, in_tx));
         let writer = tokio::spawn(write_lines(self.writer, out_rx));
         // Shutting down waits for the writer to flush what the engine already queued: a
         // server that exits on EOF must not lose its last answers.
@@ -64,14 +78,21 @@ where
     }
 }
 
+/// What one message may be.
+#[derive(Clone, Copy)]
+struct Limits {
+    line_bytes: usize,
+    json_depth: usize,
+}
+
 async fn read_lines<R: AsyncBufRead + Unpin>(
     mut reader: R,
-    limit: usize,
+    limits: Limits,
     tx: mpsc::Sender<Incoming>,
 ) {
     let mut line = Vec::new();
     loop {
-        let incoming = match read_frame(&mut reader, &mut line, limit).await {
+        let incoming = match read_frame(&mut reader, &mut line, limits).await {
             Ok(Frame::Eof) | Err(_) => return,
             Ok(Frame::Blank) => continue,
             Ok(Frame::Message(incoming)) => incoming,
@@ -95,8 +116,9 @@ enum Frame {
 async fn read_frame<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
-    limit: usize,
+    limits: Limits,
 ) -> std::io::Result<Frame> {
+    let Limits { line_bytes: limit, json_depth } = limits;
     line.clear();
     let mut skipped = 0usize;
     loop {
@@ -105,13 +127,14 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
             // EOF: a final line without a newline still counts.
             return Ok(match (skipped, line.is_empty()) {
                 (0, true) => Frame::Eof,
-                (0, false) => decode_line(line),
+                (0, false) => decode_line(line, json_depth),
                 (n, _) => too_long(n, limit),
             });
         }
         let Some(newline) = available.iter().position(|b| *b == b'\n') else {
             let chunk = available.len();
-            if skipped > 0 || line.len() + chunk > limit {
+            // One byte of slack: it may be the `\r` of a CRLF that ends a full-size message.
+            if skipped > 0 || line.len() + chunk > limit.saturating_add(1) {
                 skipped += line.len() + chunk;
                 line.clear();
             } else {
@@ -121,27 +144,29 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
             continue;
         };
         let chunk = &available[..newline];
-        let frame = if skipped > 0 || line.len() + chunk.len() > limit {
+        // The `\r` of a CRLF line end is not part of the message.
+        let cr = usize::from(chunk.last().or(line.last()) == Some(&b'\r'));
+        let frame = if skipped > 0 || line.len() + chunk.len() - cr > limit {
             too_long(skipped + line.len() + chunk.len(), limit)
         } else if line.is_empty() {
-            decode_line(chunk)
+            decode_line(chunk, json_depth)
         } else {
             line.extend_from_slice(chunk);
-            decode_line(line)
+            decode_line(line, json_depth)
         };
         reader.consume(newline + 1);
         return Ok(frame);
     }
 }
 
-fn decode_line(mut bytes: &[u8]) -> Frame {
+fn decode_line(mut bytes: &[u8], json_depth: usize) -> Frame {
     if let [rest @ .., b'\r'] = bytes {
         bytes = rest;
     }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Frame::Blank;
     }
-    Frame::Message(Message::decode(bytes))
+    Frame::Message(Message::decode_with_depth(bytes, json_depth))
 }
 
 fn too_long(len: usize, limit: usize) -> Frame {

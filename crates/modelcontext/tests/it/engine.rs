@@ -334,3 +334,35 @@ async fn auto_mode_falls_back_whatever_code_refuses_the_probe() {
     drop(client);
     let _ = server.await;
 }
+
+/// A handler without its own panic guard (here a completion handler) must not take the
+/// connection down: whether it panics in its first poll (answered in the engine loop) or
+/// after waiting (answered by its task), the request gets -32603 and the connection serves on.
+#[tokio::test]
+async fn a_panicking_handler_is_answered_with_an_internal_error() {
+    use modelcontext::types::{CompleteRequestParams, Completion};
+    let server = McpServer::new("panics").completion(|params: CompleteRequestParams| async move {
+        if params.argument.value == "later" {
+            tokio::task::yield_now().await;
+        }
+        if params.argument.value != "fine" {
+            panic!("the handler broke");
+        }
+        Ok(Completion::default())
+    });
+    let mut wire = Wire::start(server, "2025-11-25");
+    wire.initialize().await;
+    for (id, value) in [(1, "now"), (2, "later")] {
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"p"}},"argument":{{"name":"a","value":"{value}"}}}}}}"#
+        );
+        let answer: serde_json::Value =
+            serde_json::from_str(&wire.call(&request).await).expect("json");
+        assert_eq!(
+            answer,
+            json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32603, "message": "Internal error: the request handler panicked"}})
+        );
+        wire.assert_alive().await;
+    }
+}

@@ -667,3 +667,47 @@ async fn the_http_client_limits_answers_and_sse_events() {
         r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32603,"message":"no response to request 6 on its SSE stream: an SSE event exceeds the limit of 200 bytes"}}"#
     );
 }
+
+/// A `ping` whose params nest arrays and objects exactly `depth` deep, envelope included.
+fn ping_nested(id: usize, depth: usize) -> String {
+    let inner = depth - 3;
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"_meta":{{"k":{}0{}}}}}}}"#,
+        "[".repeat(inner),
+        "]".repeat(inner)
+    )
+}
+
+#[tokio::test]
+async fn stdio_messages_nest_at_most_max_json_depth() {
+    let mut wire = Wire::start_with(bookshop(), "2025-11-25", |stdio| stdio.max_json_depth(4));
+    wire.initialize().await;
+    for depth in [3, 4] {
+        let answer = wire.call(&ping_nested(depth, depth)).await;
+        assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":{depth},"result":{{}}}}"#));
+    }
+    wire.send(&ping_nested(5, 5)).await;
+    assert_eq!(
+        wire.recv().await,
+        r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: arrays and objects nested more than 4 deep"}}"#
+    );
+    wire.assert_alive().await;
+}
+
+#[tokio::test]
+async fn http_bodies_nest_at_most_max_json_depth() {
+    let addr = serve(bookshop().max_json_depth(4), HttpOptions::default()).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"k":[[0]]}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, answer) = exchange(addr, &request).await;
+    assert_eq!(status, "HTTP/1.1 400 Bad Request");
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: arrays and objects nested more than 4 deep"}}"#
+    );
+    // The modern envelope is exactly 4 deep: at the limit, it passes.
+    assert_tools_listed(&exchange(addr, &tools_list(addr, &[])).await);
+}

@@ -14,7 +14,6 @@ use modelcontext_types::{
     MODERN_VERSIONS, McpError, Message, PROTOCOL_VERSION_META_KEY, ParamsError, RequestId,
     RequestMeta, Response as RpcResponse,
 };
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::caller;
@@ -105,7 +104,8 @@ async fn read_body(
         let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
         return Err(error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error));
     };
-    Message::decode(&bytes).map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
+    Message::decode_with_depth(&bytes, shared.server.json_depth_limit())
+        .map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
 }
 
 /// 415 for a body that is not JSON; 406 when the client accepts neither JSON nor SSE.

@@ -269,7 +269,7 @@ pub(crate) fn cases() -> Vec<Case<SchemaCase>> {
             "arguments nested 200 deep",
             call(RECURSIVE, nested_arguments(200)),
             expect![[
-                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params for 'tools/call': recursion limit exceeded at line 1 column 655"}}"#
+                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: arrays and objects nested more than 128 deep"}}"#
             ]],
         ),
         case(

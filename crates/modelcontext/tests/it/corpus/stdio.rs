@@ -68,21 +68,21 @@ pub(crate) fn cases() -> Vec<Case<Lines>> {
             "bytes that are not utf-8",
             line(H, &b"\xff\xfe\xfd"[..]),
             expect![[
-                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: expected value at line 1 column 1"}}"#
+                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: invalid UTF-8: invalid utf-8 sequence of 1 bytes from index 0"}}"#
             ]],
         ),
         case(
             "invalid utf-8 inside a string",
             line(H, in_string(b"\xc3\x28")),
             expect![[
-                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: invalid unicode code point at line 1 column 56"}}"#
+                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: invalid UTF-8: invalid utf-8 sequence of 1 bytes from index 55"}}"#
             ]],
         ),
         case(
             "overlong utf-8 encoding of '/'",
             line(H, in_string(b"\xc0\xaf")),
             expect![[
-                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: invalid unicode code point at line 1 column 56"}}"#
+                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: invalid UTF-8: invalid utf-8 sequence of 1 bytes from index 55"}}"#
             ]],
         ),
         case(
@@ -139,9 +139,11 @@ pub(crate) fn cases() -> Vec<Case<Lines>> {
             expect![[r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]],
         ),
         case(
-            "nesting beyond 128 in params nobody reads",
+            "nesting of 200 in params, past the depth limit",
             line(H, nested_ping(200)),
-            expect![[r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]],
+            expect![[
+                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: arrays and objects nested more than 128 deep"}}"#
+            ]],
         ),
         case(
             "line of limit-1 bytes",
