@@ -343,8 +343,13 @@ impl Client {
         self.request("completion/complete", params).await
     }
 
-    /// `ping` (handshake era only: 2026-07-28 removed it).
+    /// `ping` (handshake era only: 2026-07-28 removed it). On a modern connection it fails
+    /// here with the -32601 a modern server would answer, without a round trip (over HTTP the
+    /// server would take an envelope-less request for a handshake-era one).
     pub async fn ping(&self) -> Result<(), Error> {
+        if self.era == Era::Modern {
+            return Err(McpError::method_not_found("ping").into());
+        }
         let _: Map<String, Value> = self.request("ping", RequestParams { meta: None }).await?;
         Ok(())
     }

@@ -366,3 +366,17 @@ async fn a_panicking_handler_is_answered_with_an_internal_error() {
         wire.assert_alive().await;
     }
 }
+
+#[tokio::test]
+async fn ping_on_a_modern_connection_fails_locally_with_method_not_found() {
+    let client = Client::builder()
+        .era(EraMode::Modern)
+        .connect(bookshop().in_memory())
+        .await
+        .expect("connects");
+    let err = client.ping().await.expect_err("2026-07-28 removed ping");
+    let mcp = err.as_mcp_error().expect("a JSON-RPC error");
+    assert_eq!(mcp.code, modelcontext::types::METHOD_NOT_FOUND);
+    // The connection is untouched.
+    client.list_tools(None).await.expect("still serving");
+}
