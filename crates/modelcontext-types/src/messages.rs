@@ -120,14 +120,16 @@ fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, Par
     serde_json::from_str(text).map_err(|err| ParamsError::Invalid(err.to_string()))
 }
 
-/// Serializes params, leaving out an empty object (every schema allows params to be absent
-/// when nothing in them is required, and `{"method":"ping"}` is the common spelling).
-fn raw_params(params: &impl Serialize) -> Option<Box<RawValue>> {
+/// Serializes params, leaving out an empty object (the schemas allow params to be absent
+/// when nothing in them is required, and `{"method":"ping"}` is the common spelling), except
+/// for `notifications/cancelled`, whose params 2025-11-25 requires even without a
+/// `requestId` (found by the `message_roundtrip` fuzz target).
+fn raw_params(name: &str, params: &impl Serialize) -> Option<Box<RawValue>> {
     // Our params types hold only strings, numbers, JSON values and string-keyed maps, so
     // serializing them cannot fail.
     #[allow(clippy::expect_used)]
     let raw = to_raw(params).expect("MCP params always serialize");
-    (raw.get() != "{}").then_some(raw)
+    (raw.get() != "{}" || name == method::CANCELLED).then_some(raw)
 }
 
 /// Params that carry a typed request `_meta`.
@@ -196,10 +198,10 @@ macro_rules! messages {
                 }
             }
 
-            /// The params, serialized (`None` when they are an empty object).
+            /// The params, serialized (`None` when they are an empty object that may be left out).
             pub fn params(&self) -> Option<Box<RawValue>> {
                 match self {
-                    $($name::$variant(p) => raw_params(p),)*
+                    $($name::$variant(p) => raw_params($method, p),)*
                 }
             }
         }

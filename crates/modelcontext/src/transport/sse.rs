@@ -193,6 +193,10 @@ impl SseDecoder {
 
     /// Adds bytes of an unterminated line, dropping them once the event is over the limit.
     fn push_partial(&mut self, bytes: &[u8]) {
+        // Nothing to add (the blank line that ends a block) cannot overflow anything.
+        if bytes.is_empty() {
+            return;
+        }
         if self.skipping {
             self.line_dropped |= !bytes.is_empty();
             return;

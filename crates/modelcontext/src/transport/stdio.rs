@@ -149,20 +149,22 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
         let frame = if skipped > 0 || line.len() + chunk.len() - cr > limit {
             too_long(skipped + line.len() + chunk.len(), limit)
         } else if line.is_empty() {
-            decode_line(chunk, json_depth)
+            decode_line(without_cr(chunk), json_depth)
         } else {
             line.extend_from_slice(chunk);
-            decode_line(line, json_depth)
+            decode_line(without_cr(line), json_depth)
         };
         reader.consume(newline + 1);
         return Ok(frame);
     }
 }
 
-fn decode_line(mut bytes: &[u8], json_depth: usize) -> Frame {
-    if let [rest @ .., b'\r'] = bytes {
-        bytes = rest;
-    }
+/// A line without the `\r` of its CRLF end (only a line that ended in `\n` has one).
+fn without_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn decode_line(bytes: &[u8], json_depth: usize) -> Frame {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Frame::Blank;
     }
