@@ -608,7 +608,7 @@ fn server() -> Result<McpServer, modelcontext::Error> {
         test_input_required_result_prompt::prompt(),
     ];
     let bus = InMemoryBus::default();
-    let mut server = McpServer::new("modelcontext-conformance-server")
+    let server = McpServer::new("modelcontext-conformance-server")
         .version(env!("CARGO_PKG_VERSION"))
         .subscription_bus(bus.clone())
         .tools(tools)?

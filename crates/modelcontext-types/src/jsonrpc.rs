@@ -301,29 +301,34 @@ impl Message {
     /// Checked on the bytes first: serde_json skips `params` unparsed here, so its own
     /// recursion limit would only strike later, as the wrong error.
     pub fn decode_with_depth(bytes: &[u8], max_depth: usize) -> Result<Message, DecodeError> {
-        // JSON text is UTF-8; members serde skips (unknown ones) are not checked otherwise.
-        if let Err(err) = std::str::from_utf8(bytes) {
-            return Err(DecodeError::Parse(format!("invalid UTF-8: {err}")));
-        }
-        let max_depth = max_depth.min(MAX_JSON_DEPTH);
-        if nesting_exceeds(bytes, max_depth) {
-            let reason = format!("arrays and objects nested more than {max_depth} deep");
-            return Err(DecodeError::Parse(reason));
-        }
-        match serde_json::from_slice::<Envelope>(bytes) {
-            Ok(envelope) => envelope.classify(),
-            // Valid JSON of the wrong shape (an array, a number, a duplicate key) is an invalid
-            // request, not a parse error; only re-check on this cold path.
-            Err(err) if serde_json::from_slice::<IgnoredAny>(bytes).is_ok() => {
-                Err(DecodeError::Invalid { id: None, reason: shape_error(bytes, &err) })
-            }
-            Err(err) => Err(DecodeError::Parse(err.to_string())),
+        // JSON text is UTF-8. Checked once, here: serde would check only the strings it
+        // parses, not the members it skips, and parses the checked text without re-checking.
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Message::decode_text(text, max_depth),
+            Err(err) => Err(DecodeError::Parse(format!("invalid UTF-8: {err}"))),
         }
     }
 
     /// Decodes one message from a string.
     pub fn decode_str(text: &str) -> Result<Message, DecodeError> {
-        Message::decode(text.as_bytes())
+        Message::decode_text(text, MAX_JSON_DEPTH)
+    }
+
+    fn decode_text(text: &str, max_depth: usize) -> Result<Message, DecodeError> {
+        let max_depth = max_depth.min(MAX_JSON_DEPTH);
+        if nesting_exceeds(text.as_bytes(), max_depth) {
+            let reason = format!("arrays and objects nested more than {max_depth} deep");
+            return Err(DecodeError::Parse(reason));
+        }
+        match serde_json::from_str::<Envelope>(text) {
+            Ok(envelope) => envelope.classify(),
+            // Valid JSON of the wrong shape (an array, a number, a duplicate key) is an invalid
+            // request, not a parse error; only re-check on this cold path.
+            Err(err) if serde_json::from_str::<IgnoredAny>(text).is_ok() => {
+                Err(DecodeError::Invalid { id: None, reason: shape_error(text.as_bytes(), &err) })
+            }
+            Err(err) => Err(DecodeError::Parse(err.to_string())),
+        }
     }
 
     /// Serializes the message as one line of JSON (no newline, none embedded).

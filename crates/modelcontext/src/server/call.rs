@@ -125,6 +125,23 @@ impl Call<'_> {
         self.finish(result(page, next))
     }
 
+    /// Opens what a handler runs in: the MRTR round of a modern request (`binding` digests
+    /// the arguments, so it is only computed then; a handshake-era request has no rounds, its
+    /// questions are live requests), the handler's context, and the guard that raises the
+    /// context's cancellation flag if the handler's future is dropped unfinished.
+    fn start(
+        &self,
+        binding: impl FnOnce() -> Binding,
+        responses: Option<modelcontext_types::InputResponses>,
+        state: Option<&str>,
+        meta: Option<RequestMeta>,
+    ) -> Result<Started, McpError> {
+        let round = self.input_round(binding, responses, state)?;
+        let cx = self.context(meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+        let guard = cx.cancel_guard();
+        Ok(Started { round, cx, guard })
+    }
+
     fn context(&self, meta: Option<RequestMeta>, input: Option<Arc<InputRound>>) -> Context {
         Context::new(ContextParts {
             request_id: self.request_id.clone(),
@@ -145,16 +162,16 @@ impl Call<'_> {
             return Reply::Now(Err(McpError::new(INVALID_PARAMS, message)));
         };
         let arguments = params.arguments.unwrap_or_default();
-        let round = match self.input_round(
+        let started = self.start(
             || Binding::new(method::TOOLS_CALL, &params.name, &arguments),
             params.input_responses,
             params.request_state.as_deref(),
-        ) {
-            Ok(round) => round,
+            params.meta,
+        );
+        let Started { round, cx, guard } = match started {
+            Ok(started) => started,
             Err(error) => return Reply::Now(Err(error)),
         };
-        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
-        let guard = cx.cancel_guard();
         match entry.call(cx, arguments, self.server.withhold_error_messages) {
             Ok(future) => self.later_in(round, guarded(guard, future)),
             Err(rejected) => Reply::Now(self.finish::<CallToolResult>(*rejected)),
@@ -167,16 +184,16 @@ impl Call<'_> {
         let Some((def, args)) = self.server.resolve_resource(&uri) else {
             return Reply::Now(Err(super::unknown_resource(&uri)));
         };
-        let round = match self.input_round(
+        let started = self.start(
             || Binding::new(method::RESOURCES_READ, &uri, &Map::new()),
             params.input_responses,
             params.request_state.as_deref(),
-        ) {
-            Ok(round) => round,
+            params.meta,
+        );
+        let Started { round, cx, guard } = match started {
+            Ok(started) => started,
             Err(error) => return Reply::Now(Err(error)),
         };
-        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
-        let guard = cx.cancel_guard();
         let future = guarded(guard, super::resource::read(&def, cx, &uri, args, withhold));
         self.later_in(round, async move {
             future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
@@ -196,26 +213,23 @@ impl Call<'_> {
             .into_iter()
             .map(|(k, v)| (k, Value::String(v)))
             .collect();
-        let round = match self.input_round(
+        let started = self.start(
             || Binding::new(method::PROMPTS_GET, &params.name, &args),
             params.input_responses,
             params.request_state.as_deref(),
-        ) {
-            Ok(round) => round,
+            params.meta,
+        );
+        let Started { round, cx, guard } = match started {
+            Ok(started) => started,
             Err(error) => return Reply::Now(Err(error)),
         };
-        let cx = self.context(params.meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
-        let guard = cx.cancel_guard();
         match def.get(cx, args, self.server.withhold_error_messages) {
             Ok(future) => self.later_in::<GetPromptResult>(round, guarded(guard, future)),
             Err(error) => Reply::Now(Err(error)),
         }
     }
 
-    /// The MRTR round of a modern request that may ask the client for input; none in the
-    /// handshake era, where questions are live requests.
-    /// The MRTR round of a modern request. `binding` digests the arguments, so it is only
-    /// computed here, never for a handshake-era request (which has no rounds).
+    /// The MRTR round of a modern request; none in the handshake era.
     fn input_round(
         &self,
         binding: impl FnOnce() -> Binding,
@@ -258,6 +272,13 @@ impl Call<'_> {
     pub(super) fn finish<R: WireResult>(&self, result: R) -> Outcome {
         Stamp::new(self.server_info, self.client.era).apply(result)
     }
+}
+
+/// What [`Call::start`] opens for a handler.
+struct Started {
+    round: Option<(Binding, Arc<InputRound>)>,
+    cx: Context,
+    guard: CancelGuard,
 }
 
 /// A page of `tools/list`, assembled from each tool's JSON serialized at registration: the
@@ -314,4 +335,32 @@ async fn guarded<T>(guard: CancelGuard, future: impl std::future::Future<Output 
     let output = future.await;
     guard.disarm();
     output
+}
+
+#[cfg(test)]
+mod tests {
+    use modelcontext_types::{ListToolsResult, Tool, to_raw};
+    use serde_json::{json, to_string};
+
+    use super::ToolsPage;
+    use crate::server::stamp::WireResult;
+
+    /// `ToolsPage` mirrors `ListToolsResult` by hand: both must write the same bytes, plain and
+    /// with the modern stamp, so a field added to one and not the other fails here.
+    #[test]
+    fn a_tools_page_is_written_exactly_as_list_tools_result() {
+        let tool = Tool { name: "t".into(), description: Some("d".into()), ..Default::default() };
+        let raw = to_raw(&tool).expect("a tool serializes");
+        let mut page =
+            ToolsPage { tools: vec![&*raw], next_cursor: Some("c".into()), ..Default::default() };
+        let mut typed = ListToolsResult {
+            tools: vec![tool],
+            next_cursor: Some("c".into()),
+            ..Default::default()
+        };
+        assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
+        page.stamp(json!({"name": "s", "version": "1"}));
+        typed.stamp(json!({"name": "s", "version": "1"}));
+        assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
+    }
 }

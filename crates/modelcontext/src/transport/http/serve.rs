@@ -103,11 +103,10 @@ impl WriteTimeout {
 
     /// Called when a write returned `Pending`: starts the clock once, and fails when it ran out.
     fn poll_blocked(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        let deadline = Instant::now() + self.limit;
-        let sleep =
-            self.blocked.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        let limit = self.limit;
+        let sleep = self.blocked.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
         if !self.armed {
-            sleep.as_mut().reset(deadline);
+            sleep.as_mut().reset(Instant::now() + limit);
             self.armed = true;
         }
         ready!(sleep.as_mut().poll(cx));
