@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Regenerates the seed corpora in fuzz/corpus/<target>/ from the shared test suites and literal
+"""Regenerates the seed corpora in fuzz/corpus/<target>/ from the vendored test suites (testdata/) and literal
 JSON-RPC lines. Deterministic; run from anywhere: python3 fuzz/scripts/seed_corpus.py"""
 import hashlib, json, os, random, shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FUZZ = os.path.dirname(HERE)
-SHARED = os.path.join(FUZZ, "..", "..", "shared", "testdata")
+TESTDATA = os.path.join(FUZZ, "..", "testdata")
 CORPUS = os.path.join(FUZZ, "corpus")
 rng = random.Random(8)
 
@@ -43,14 +43,14 @@ def write(target, name, data):
         f.write(data)
 
 def jsonsuite(pick):
-    d = os.path.join(SHARED, "JSONTestSuite", "test_parsing")
+    d = os.path.join(TESTDATA, "JSONTestSuite", "test_parsing")
     names = sorted(os.listdir(d))
     return [(n, open(os.path.join(d, n), "rb").read()) for n in rng.sample(names, pick)]
 
 def uritemplates():
     out = []
     for f in ["spec-examples.json", "extended-tests.json", "negative-tests.json"]:
-        suite = json.load(open(os.path.join(SHARED, "uritemplate-test", f)))
+        suite = json.load(open(os.path.join(TESTDATA, "uritemplate-test", f)))
         for group in suite.values():
             for case in group["testcases"]:
                 expected = case[1]

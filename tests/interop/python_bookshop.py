@@ -9,7 +9,7 @@ mode (`legacy`, `2026-07-28`, `auto`). Every check prints one line,
 `ok <transport>/<mode> <check>` or `FAIL <transport>/<mode> <check>: <detail>`, and the run ends
 with exactly one `N passed, M failed` line (CI reads it). The exit code is 1 when anything failed.
 
-The expectations are the "Handling errors" chapter (shared/seed/handling-errors.md): a plain tool
+The expectations are the "Handling errors" chapter (the rustdoc chapter `modelcontext::docs::handling_errors`): a plain tool
 error is an `is_error` result carrying the message, an `McpError` is a JSON-RPC error, and a
 missing resource is -32602 with the URI in `data`.
 """

@@ -15,8 +15,9 @@ use crate::{Cli, EraArg};
 pub enum Target {
     /// A program and its arguments.
     Stdio(Vec<String>),
-    /// A Streamable HTTP endpoint with its headers already applied.
-    Http(HttpTransport),
+    /// A Streamable HTTP endpoint with its headers already applied (boxed: it is most of the
+    /// enum's size, and a target is built once).
+    Http(Box<HttpTransport>),
 }
 
 impl Target {
@@ -40,7 +41,7 @@ impl Target {
                     };
                     transport = transport.header(name.trim(), value.trim()).map_err(usage)?;
                 }
-                Ok(Target::Http(transport))
+                Ok(Target::Http(Box::new(transport)))
             }
             (Some(_), Some(_)) => Err(Failure::Usage("give --stdio or a URL, not both".into())),
             (None, None) => Err(Failure::Usage(
@@ -69,7 +70,7 @@ impl Target {
                 builder.connect(Watched(child)).await.map_err(Failure::from_sdk)
             }
             Target::Http(transport) => {
-                let transport = transport.clone().connect_timeout(timeout);
+                let transport = (**transport).clone().connect_timeout(timeout);
                 builder.connect(transport).await.map_err(Failure::from_sdk)
             }
         }

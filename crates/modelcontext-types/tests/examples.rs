@@ -1,6 +1,6 @@
 //! Every official 2026-07-28 example message round-trips through our types without loss.
 //!
-//! Each folder of `shared/spec/2026-07-28/examples/` is named after a schema definition; the
+//! Each folder of `testdata/spec/2026-07-28/examples/` (vendored) is named after a schema definition; the
 //! table below maps it to a check. A folder without a row fails the test, so a new example
 //! cannot be skipped silently.
 
@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 const EXAMPLES: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/spec/2026-07-28/examples");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/spec/2026-07-28/examples");
 
 /// The example files of one folder, each with its text.
 fn files(dir: &Path) -> Vec<(PathBuf, String)> {
@@ -265,7 +265,9 @@ examples! {
 #[test]
 fn every_example_round_trips() {
     let mut folders: Vec<PathBuf> = fs::read_dir(EXAMPLES)
-        .unwrap_or_else(|e| panic!("{EXAMPLES}: {e} (CI clones the repo beside `shared/`)"))
+        .unwrap_or_else(|e| {
+            panic!("{EXAMPLES}: {e} (vendored in the repository: see testdata/README.md)")
+        })
         .map(|entry| entry.expect("dir entry").path())
         .filter(|p| p.is_dir())
         .collect();

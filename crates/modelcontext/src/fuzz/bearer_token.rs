@@ -268,7 +268,7 @@ fn forged(f: &Fixture, u: &mut Unstructured<'_>) -> Result<String> {
 /// Input: `[mode]` then the mode's bytes. Mode 0: the bytes are an `Authorization` header
 /// value; 1: a token string; 2: a token we sign (fuzz-chosen claims and `kid`), then
 /// mutated; 3: an algorithm-confusion forgery. Nothing panics; a token or header the verifier
-/// accepts is genuine (see [`Fixture::assert_genuine`]); a header refused gets 400 or 401 with
+/// accepts is genuine (see `Fixture::assert_genuine`); a header refused gets 400 or 401 with
 /// a JSON-RPC body; a pristine signed token is accepted.
 pub fn check_bearer_token(data: &[u8]) {
     let [mode, rest @ ..] = data else { return };

@@ -104,7 +104,7 @@ fn check_seen(seen: &Seen) {
 /// The raw bytes go to hyper's HTTP/1.1 server connection, which serves our endpoint (the
 /// `into_service()` tower service, two tools, a 2 KiB body limit, loopback Host/Origin only),
 /// then the client side half-closes and reads until the server closes. Nothing panics;
-/// every response the service produced passes [`check_seen`]; the exchange ends before the
+/// every response the service produced passes `check_seen`; the exchange ends before the
 /// deadline, unless a response is an SSE stream still open (a GET stream or a
 /// `subscriptions/listen`, which stay open by design).
 pub fn check_http_request(data: &[u8]) {

@@ -1,5 +1,5 @@
 //! `message_roundtrip`: typed MCP messages of both eras, built from fuzz bytes with
-//! `Unstructured`. The generator walks the official schema (`../shared/spec/<revision>/`), so
+//! `Unstructured`. The generator walks the official schema (`testdata/spec/<revision>/`), so
 //! every optional member, content block and capability of a definition can appear; the typed
 //! value is what our types parse out of it. Without the schemas, params are free-form JSON and
 //! only the round trip is checked.
@@ -20,11 +20,11 @@ use serde_json::{Map, Value};
 
 const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
-/// Where the schemas are: `$MCP_SPEC_DIR`, else `../shared/spec` beside the repository.
+/// Where the schemas are: `$MCP_SPEC_DIR`, else the repository's vendored `testdata/spec`.
 fn spec_dir() -> PathBuf {
     match std::env::var_os("MCP_SPEC_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/spec")),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/spec")),
     }
 }
 

@@ -63,7 +63,7 @@ pub use resource::{
 };
 pub use tool::{NoArgs, ToolDef, ToolHandler};
 
-#[cfg_attr(not(feature = "http"), allow(unused_imports))]
+#[cfg(feature = "http")]
 pub(crate) use session::{check_modern_envelope, removed_in_modern};
 
 use resource::TemplateEntry;
@@ -314,7 +314,8 @@ impl McpServer {
         self
     }
 
-    /// The JSON nesting limit transports apply (see [`McpServer::max_json_depth`]).
+    /// The JSON nesting limit the HTTP server applies (see [`McpServer::max_json_depth`]).
+    #[cfg(feature = "http")]
     pub(crate) fn json_depth_limit(&self) -> usize {
         self.inner.max_json_depth
     }

@@ -253,6 +253,7 @@ fn is_modern_only(request: &ClientRequest) -> bool {
 
 /// The modern envelope check on its own, for transports that must answer its errors with
 /// their own status codes (HTTP 400).
+#[cfg(feature = "http")]
 pub(crate) fn check_modern_envelope(meta: Option<&RequestMeta>) -> Result<(), McpError> {
     modern_view(meta).map(|_| ())
 }

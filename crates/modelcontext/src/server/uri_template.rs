@@ -895,9 +895,8 @@ mod tests {
 
     use super::{UriTemplate, Value};
 
-    /// The shared RFC 6570 suite (uri-templates/uritemplate-test), relative to this crate.
-    const TESTDATA: &str =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata/uritemplate-test/");
+    /// The RFC 6570 suite (uri-templates/uritemplate-test), vendored in `testdata/`.
+    const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/uritemplate-test/");
 
     fn testdata(name: &str) -> Json {
         let path = format!("{TESTDATA}{name}");

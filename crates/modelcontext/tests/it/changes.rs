@@ -113,6 +113,7 @@ async fn the_client_listens_in_both_eras() {
 
 /// Over Streamable HTTP each modern request has its own engine whose input ends at once: a
 /// listen stream must outlive that and end only when the client lets go.
+#[cfg(feature = "http")]
 #[tokio::test]
 async fn the_client_listens_over_http_in_both_eras() {
     use modelcontext::transport::http::HttpTransport;

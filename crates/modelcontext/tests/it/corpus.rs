@@ -13,9 +13,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use expect_test::Expect;
 
 mod envelope;
+#[cfg(feature = "http")]
 mod http;
 mod lifecycle;
 mod schema;
+#[cfg(feature = "http")]
 mod sse;
 mod stdio;
 mod uri_template;
@@ -115,6 +117,7 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
     runtime.block_on(future)
 }
 
+#[cfg(feature = "http")]
 #[test]
 fn the_corpus_has_at_least_130_cases_in_seven_groups() {
     let counts = [

@@ -569,7 +569,9 @@ impl Instance {
     /// Ends the instance and every task it ran.
     fn kill(mut self) {
         drop(self.stop.take());
-        self.thread.take().map(|t| t.join().expect("server thread"));
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("server thread");
+        }
     }
 }
 

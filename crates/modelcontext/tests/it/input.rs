@@ -291,6 +291,7 @@ async fn a_form_that_is_not_flat_is_refused_with_the_field_named() {
     );
 }
 
+#[cfg(feature = "http")]
 #[tokio::test]
 async fn the_same_handlers_work_over_http() {
     use modelcontext::transport::http::HttpTransport;

@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::support::{Wire, bookshop};
 
 fn cases() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/testdata/JSONTestSuite/test_parsing");
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/JSONTestSuite/test_parsing");
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| {

@@ -9,13 +9,17 @@ mod changes;
 mod context;
 mod corpus;
 mod engine;
+#[cfg(feature = "http")]
 mod faults;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
+#[cfg(feature = "http")]
 mod http_client;
+#[cfg(feature = "http")]
 mod http_server;
 mod input;
 mod json_suite;
+#[cfg(feature = "http")]
 mod limits;
 mod mrtr;
 mod pagination;

@@ -315,7 +315,7 @@ pub fn result_definition(method: &str) -> Option<&'static str> {
 
 type Validators = HashMap<(String, String), jsonschema::Validator>;
 
-/// Validates `value` against `#/$defs/<definition>` of `../shared/spec/<revision>/schema.json`.
+/// Validates `value` against `#/$defs/<definition>` of `testdata/spec/<revision>/schema.json` (vendored).
 #[track_caller]
 pub fn assert_valid(revision: &str, definition: &str, value: &Value) {
     static CACHE: OnceLock<Mutex<Validators>> = OnceLock::new();
@@ -333,8 +333,7 @@ pub fn assert_valid(revision: &str, definition: &str, value: &Value) {
 }
 
 fn compile(revision: &str, definition: &str) -> jsonschema::Validator {
-    let path =
-        format!("{}/../../../shared/spec/{revision}/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../testdata/spec/{revision}/schema.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut schema: Value = serde_json::from_str(&text).expect("schema JSON");
     let defs = if schema.get("$defs").is_some() { "$defs" } else { "definitions" };

@@ -155,6 +155,7 @@ impl Drop for StreamSlot {
 }
 
 /// A slot among the endpoint's GET streams: 503 when they are all taken.
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn endpoint_stream_slot(shared: &Shared) -> Result<StreamSlot, Response> {
     let max = shared.options.max_sse_streams;
     StreamSlot::take(&shared.sse_streams, max).ok_or_else(|| {
@@ -166,6 +167,7 @@ pub(crate) fn endpoint_stream_slot(shared: &Shared) -> Result<StreamSlot, Respon
 
 /// Slots for one more GET stream of `session`: 429 when the session holds its limit, 503
 /// when the endpoint does.
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 fn stream_slots(shared: &Shared, session: &Session) -> Result<(StreamSlot, StreamSlot), Response> {
     let max = shared.options.max_sse_streams_per_session;
     let Some(own) = StreamSlot::take(&session.sse_streams, max) else {

@@ -15,10 +15,8 @@ use serde_json::Value as Json;
 use super::{Case, Lines, Start, answer_to, block_on, case, line, run_group, run_wire};
 use crate::support::{MODERN_META, Wire, bookshop};
 
-const SUITE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/testdata/uritemplate-test/negative-tests.json"
-);
+const SUITE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/uritemplate-test/negative-tests.json");
 
 /// The suite's one group: its variables and its templates, in file order.
 fn suite() -> &'static (Json, Vec<String>) {
