@@ -19,7 +19,11 @@
 //! - `auth`: OAuth 2.1 for HTTP: token verification (JWT/JWKS, introspection), protected
 //!   resource metadata, per-tool scopes.
 
+// On docs.rs (nightly, `--cfg docsrs`): badges naming the feature each gated item needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;
 mod base64;
 pub mod client;
@@ -52,8 +56,10 @@ pub use server::{
     ToolDef, ToolError,
 };
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use transport::http::{HttpEndpoint, HttpOptions, HttpTransport};
 pub use transport::{ChildProcess, Connection, Stdio, Transport};
 
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use modelcontext_macros::{prompt, resource, tool, tools};

@@ -294,6 +294,7 @@ impl Context {
     /// request these are its own headers; in a 2025-11-25 session, those of the request that
     /// opened the session (`initialize`).
     #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub fn http_headers(&self) -> Option<&http::HeaderMap> {
         self.extension::<http::HeaderMap>()
     }
@@ -301,6 +302,7 @@ impl Context {
     /// Whom the request's OAuth access token speaks for (feature `auth`, HTTP with
     /// [`HttpOptions::auth`](crate::transport::http::HttpOptions::auth) set).
     #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn principal(&self) -> Option<&crate::auth::Principal> {
         self.extension::<crate::auth::Principal>()
     }

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 mod child;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod memory;
 #[cfg(feature = "http")]

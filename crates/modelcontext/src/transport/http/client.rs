@@ -151,6 +151,8 @@ fn invalid_input(message: String) -> Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, message).into()
 }
 
+// Listed on `Client`'s page, which needs no feature: the badge names the one these need.
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 impl Client {
     /// Connects to the Streamable HTTP endpoint at `url` with default options (era
     /// [`EraMode::Auto`](crate::EraMode::Auto)). For options, pass an [`HttpTransport`] to

@@ -194,6 +194,8 @@ impl Default for HttpOptions {
     }
 }
 
+// Listed on `McpServer`'s page, which needs no feature: the badge names the one these need.
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 impl McpServer {
     /// An HTTP endpoint for this server with default options.
     pub fn http_endpoint(&self) -> HttpEndpoint {

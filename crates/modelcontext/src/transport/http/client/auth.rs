@@ -12,6 +12,8 @@ use modelcontext_types::Response;
 use super::{Body, HttpTransport, Shared};
 use crate::auth::client::{AuthProvider, BearerChallenge, Challenge};
 
+// Listed on `HttpTransport`'s page, which needs only `http`.
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 impl HttpTransport {
     /// Authorizes every request with `provider` (e.g. an
     /// [`OAuthClient`](crate::auth::client::OAuthClient)), which is asked for a new token when
