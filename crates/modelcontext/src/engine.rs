@@ -169,7 +169,9 @@ fn closed_error() -> McpError {
 }
 
 impl Peer {
-    fn new(outgoing: mpsc::Sender<Message>) -> Peer {
+    /// A peer whose messages go to `outgoing`. Without an engine loop nothing answers its
+    /// requests: that is for one stateless request, whose handler only notifies.
+    pub(crate) fn new(outgoing: mpsc::Sender<Message>) -> Peer {
         let inner = PeerInner { outgoing, next_id: AtomicI64::new(1), pending: Default::default() };
         Peer { inner: Arc::new(inner) }
     }
@@ -416,6 +418,12 @@ fn panicked(_payload: Box<dyn std::any::Any + Send>) -> Outcome {
     Err(McpError::internal("Internal error: the request handler panicked"))
 }
 
+/// `future`, with a panic in it answered as an internal error: the guard every handler runs
+/// behind, whoever polls it (a task of the engine, or an HTTP response body).
+pub(crate) fn catching_panics(future: BoxFuture<Outcome>) -> impl Future<Output = Outcome> + Send {
+    AssertUnwindSafe(future).catch_unwind().map(|caught| caught.unwrap_or_else(panicked))
+}
+
 /// Holds one place in [`Engine::working`] until dropped.
 struct Working(Arc<AtomicUsize>);
 
@@ -576,7 +584,7 @@ impl<D: Dispatch> Engine<D> {
         let finished = self.finished_tx.clone();
         let task_id = id.clone();
         let handle = tokio::spawn(async move {
-            let outcome = AssertUnwindSafe(future).catch_unwind().await.unwrap_or_else(panicked);
+            let outcome = catching_panics(future).await;
             // The handler is done: it no longer counts toward the limit, even while its
             // answer waits for room on the wire (or when the task is aborted, via drop).
             drop(working);

@@ -64,7 +64,9 @@ pub use resource::{
 pub use tool::{NoArgs, ToolDef, ToolHandler};
 
 #[cfg(feature = "http")]
-pub(crate) use session::{check_modern_envelope, removed_in_modern};
+pub(crate) use context::ClientView;
+#[cfg(feature = "http")]
+pub(crate) use session::{modern_view, removed_in_modern};
 
 use resource::TemplateEntry;
 use tool::ToolEntry;
@@ -563,6 +565,20 @@ impl McpServer {
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     pub(crate) fn tool_scopes(&self, name: &str) -> Vec<String> {
         self.tool_entry(name).map_or_else(Vec::new, |entry| entry.def.required_scopes.clone())
+    }
+
+    /// Answers one admitted 2026-07-28 request without a session or an engine (see
+    /// [`session::answer_stateless`]).
+    #[cfg(feature = "http")]
+    pub(crate) fn answer_stateless(
+        &self,
+        request: modelcontext_types::ClientRequest,
+        request_id: modelcontext_types::RequestId,
+        client: ClientView,
+        peer: &crate::engine::Peer,
+        extensions: Arc<Extensions>,
+    ) -> crate::engine::Reply {
+        session::answer_stateless(&self.inner, request, request_id, client, peer, extensions)
     }
 
     /// Starts the engine for one connection without waiting for it, for transports that own

@@ -251,16 +251,35 @@ fn is_modern_only(request: &ClientRequest) -> bool {
     matches!(request, ClientRequest::Discover(_) | ClientRequest::SubscriptionsListen(_))
 }
 
-/// The modern envelope check on its own, for transports that must answer its errors with
-/// their own status codes (HTTP 400).
+/// Answers one 2026-07-28 request that needs no connection: its transport has parsed it and
+/// checked its envelope (`client` is what [`modern_view`] made of it), so there is no era to
+/// pin, no session and no engine. Whatever the handler sends before its result goes to
+/// `peer`.
 #[cfg(feature = "http")]
-pub(crate) fn check_modern_envelope(meta: Option<&RequestMeta>) -> Result<(), McpError> {
-    modern_view(meta).map(|_| ())
+pub(crate) fn answer_stateless(
+    server: &Arc<ServerInner>,
+    request: ClientRequest,
+    request_id: modelcontext_types::RequestId,
+    client: ClientView,
+    peer: &Peer,
+    extensions: Arc<Extensions>,
+) -> Reply {
+    let call = Call {
+        server,
+        server_info: &server.info_json(),
+        client: &Arc::new(client),
+        peer,
+        request_id,
+        // Read only in the handshake era; a modern request's level is in its `_meta`.
+        log_level: &SessionLogLevel::default(),
+        extensions: &extensions,
+    };
+    call.dispatch(request)
 }
 
 /// Checks the per-request envelope of 2026-07-28 (`basic/index`, request metadata): version
 /// first, then its support, then the capabilities.
-fn modern_view(meta: Option<&RequestMeta>) -> Result<ClientView, McpError> {
+pub(crate) fn modern_view(meta: Option<&RequestMeta>) -> Result<ClientView, McpError> {
     let missing =
         |key: &str| McpError::invalid_params(format!("Missing required _meta field '{key}'"));
     let meta = meta.ok_or_else(|| missing(modelcontext_types::PROTOCOL_VERSION_META_KEY))?;

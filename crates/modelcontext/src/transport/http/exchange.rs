@@ -1,6 +1,8 @@
 //! One HTTP request in, one HTTP response out: the checks every request passes, the choice
 //! of era, the modern (stateless) path, and the shape of the answer (JSON or SSE).
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -19,8 +21,9 @@ use tokio::sync::mpsc;
 use super::caller;
 use super::headers::{self, BodyFacts};
 use super::{Shared, json_body, sessions};
-use crate::server::Extensions;
-use crate::transport::{CHANNEL_CAPACITY, Connection};
+use crate::engine::{Outcome, Peer, Reply, catching_panics};
+use crate::server::{ClientView, Extensions};
+use crate::transport::CHANNEL_CAPACITY;
 
 /// Entry point for every request to the endpoint.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
@@ -156,7 +159,9 @@ fn claims_modern(message: &Message) -> bool {
         .is_ok_and(|params| params.meta.is_some_and(|meta| meta.version))
 }
 
-/// The stateless path of 2026-07-28: checks, then one short-lived engine for this request.
+/// The stateless path of 2026-07-28: the checks, then the handler, driven by this task and,
+/// when it sends anything before its result, by the response body. No session, no engine, no
+/// task: the request is parsed once, and closing the response drops (cancels) the handler.
 async fn modern(
     shared: &Shared,
     headers: &HeaderMap,
@@ -173,27 +178,42 @@ async fn modern(
         }
     };
     let id = request.id.clone();
-    let tool = match check_modern(shared, headers, &request) {
-        Ok(tool) => tool,
+    let Admitted { request, client } = match admit_modern(shared, headers, request) {
+        Ok(admitted) => admitted,
         Err((status, error)) => return error_response(status, Some(id), error),
     };
-    if let Some(tool) = tool {
-        if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
+    if let ClientRequest::CallTool(params) = &request {
+        if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &params.name) {
             return refused;
         }
     }
-    let (run, stop, rx) = start_exchange(shared, Message::Request(request), extensions);
-    tokio::spawn(run);
-    answer(rx, id, None, Guard(Some(stop))).await
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let peer = Peer::new(tx);
+    let extensions = Arc::new(extensions);
+    let reply = shared.server.answer_stateless(request, id.clone(), client, &peer, extensions);
+    // The handler's context holds its own clone: the channel ends when the handler does.
+    drop(peer);
+    match reply {
+        Reply::Now(outcome) => rpc_answer(id, outcome),
+        Reply::Later(future) | Reply::Stream(future) => {
+            drive(catching_panics(future), rx, id).await
+        }
+    }
+}
+
+/// A 2026-07-28 request that passed every check, parsed into the type its method names.
+struct Admitted {
+    request: ClientRequest,
+    client: ClientView,
 }
 
 /// Everything the HTTP layer must refuse before the request reaches the server, with the
-/// status the spec pairs with each error. Returns the tool a `tools/call` names.
-fn check_modern(
+/// status the spec pairs with each error.
+fn admit_modern(
     shared: &Shared,
     headers: &HeaderMap,
-    request: &modelcontext_types::Request,
-) -> Result<Option<String>, (StatusCode, McpError)> {
+    request: modelcontext_types::Request,
+) -> Result<Admitted, (StatusCode, McpError)> {
     // A removed method is not found whatever its params, so it is refused before parsing;
     // over HTTP that includes `initialize` (spec: 404 + -32601).
     if request.method == "initialize" || crate::server::removed_in_modern(&request.method) {
@@ -220,15 +240,12 @@ fn check_modern(
     };
     let facts = body_facts(version, &parsed, tool.as_ref().map(|entry| entry.def.definition()));
     headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-    crate::server::check_modern_envelope(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-    Ok(match parsed {
-        ClientRequest::CallTool(params) => Some(params.name),
-        _ => None,
-    })
+    let client = crate::server::modern_view(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    Ok(Admitted { request: parsed, client })
 }
 
 fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
-    crate::server::check_modern_envelope(meta).err().unwrap_or_else(|| {
+    crate::server::modern_view(meta).err().unwrap_or_else(|| {
         McpError::invalid_params(format!(
             "Missing required _meta field '{PROTOCOL_VERSION_META_KEY}'"
         ))
@@ -252,25 +269,76 @@ fn body_facts<'a>(
     BodyFacts { version, method: request.method(), name, tool_call }
 }
 
-/// Runs one message through a fresh engine; its output arrives on the receiver, which ends
-/// when the engine has answered everything and stopped.
-fn start_exchange(
-    shared: &Shared,
-    message: Message,
-    extensions: Extensions,
-) -> (
-    impl std::future::Future<Output = ()> + Send + 'static,
-    crate::engine::Stop,
-    mpsc::Receiver<Message>,
-) {
-    let (in_tx, in_rx) = mpsc::channel(1);
-    let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
-    // Capacity 1 and nothing queued yet: this cannot fail.
-    let _ = in_tx.try_send(Ok(message));
-    drop(in_tx);
-    let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
-    let (run, stop) = shared.server.start_session_with(connection, extensions);
-    (run, stop, out_rx)
+/// The answer to request `id` as one JSON body.
+fn rpc_answer(id: RequestId, outcome: Outcome) -> Response {
+    let response = RpcResponse { id: Some(id), result: outcome };
+    rpc_response(status_of(&response), &response)
+}
+
+/// Runs a stateless request's handler: one JSON body when its result comes before anything
+/// else, an SSE stream when it sends notifications (progress, logs, a listen stream's
+/// changes) first. The stream's body owns the handler from then on, so a client that closes
+/// the stream drops it (spec 2026-07-28: closing the stream is the cancellation).
+async fn drive<F>(mut handler: F, mut sent: mpsc::Receiver<Message>, id: RequestId) -> Response
+where
+    F: Future<Output = Outcome> + Send + Unpin + 'static,
+{
+    // The handler first: most finish in this poll, and what they sent is then already queued.
+    let first = tokio::select! {
+        biased;
+        outcome = &mut handler => match sent.try_recv() {
+            Ok(first) => return sse_response(finished_stream(first, sent, id, outcome)),
+            Err(_) => return rpc_answer(id, outcome),
+        },
+        Some(first) = sent.recv() => first,
+    };
+    let head = futures_util::stream::once(std::future::ready(Ok(sse_message(first))));
+    let rest = futures_util::stream::unfold(Some((handler, sent, id)), next_event);
+    sse_response(Body::from_stream(head.chain(rest)))
+}
+
+/// The rest of a driven handler's SSE stream: each message it sends as an event, then, once
+/// it finishes, whatever it sent last and its result in one chunk; then the end.
+async fn next_event<F>(
+    state: Option<(F, mpsc::Receiver<Message>, RequestId)>,
+) -> Option<(Result<Bytes, Infallible>, Option<(F, mpsc::Receiver<Message>, RequestId)>)>
+where
+    F: Future<Output = Outcome> + Send + Unpin,
+{
+    let (mut handler, mut sent, id) = state?;
+    tokio::select! {
+        biased;
+        outcome = &mut handler => Some((Ok(last_events(&mut sent, id, outcome)), None)),
+        Some(message) = sent.recv() => Some((Ok(sse_message(message)), Some((handler, sent, id)))),
+    }
+}
+
+/// A stream for a handler that finished with messages still queued: those, then its result.
+fn finished_stream(
+    first: Message,
+    mut sent: mpsc::Receiver<Message>,
+    id: RequestId,
+    outcome: Outcome,
+) -> Body {
+    let mut bytes = sse_message(first).to_vec();
+    bytes.extend_from_slice(&last_events(&mut sent, id, outcome));
+    Body::from(bytes)
+}
+
+/// What is still queued, then the response, as SSE events.
+fn last_events(sent: &mut mpsc::Receiver<Message>, id: RequestId, outcome: Outcome) -> Bytes {
+    let mut bytes = Vec::new();
+    while let Ok(message) = sent.try_recv() {
+        bytes.extend_from_slice(&sse_message(message));
+    }
+    let response = RpcResponse { id: Some(id), result: outcome };
+    bytes.extend_from_slice(&sse_message(Message::Response(response)));
+    Bytes::from(bytes)
+}
+
+/// One message as an SSE event without an id (a stateless stream cannot be resumed).
+fn sse_message(message: Message) -> Bytes {
+    sse_event(&Delivery { event_id: None, message })
 }
 
 /// Keeps the exchange alive; dropped with the response body, so a client that goes away
