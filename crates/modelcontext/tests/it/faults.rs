@@ -374,6 +374,70 @@ async fn change_notifications_to_a_session_that_never_reads_never_block_the_serv
     drop(stuck);
 }
 
+/// Opens the GET stream of `session` on a socket with a small receive buffer, reads up to its
+/// priming event, and returns the socket: from then on nobody reads it.
+async fn unread_get_stream(addr: SocketAddr, session: &str) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let mut stuck = socket.connect(addr).await.expect("connect");
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\n\r\n"
+    );
+    stuck.write_all(get.as_bytes()).await.expect("write");
+    read_raw_until(&mut stuck, "id: 0-0").await;
+    stuck
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_get_stream_does_not_hold_up_its_own_sessions_answers() {
+    let server = bookshop();
+    let addr = start(server.clone(), HttpOptions::default()).await;
+    let http = http();
+    let session = open_session(&http, addr).await;
+    let stuck = unread_get_stream(addr, &session).await;
+    // Far more than the socket, hyper and the stream's channel can hold, published slowly
+    // enough that the session forwards them all to its GET stream.
+    for _ in 0..200 {
+        for _ in 0..1_000 {
+            server.notify_tools_changed();
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // The same session's next call is answered at once, not after the write timeout that
+    // would end the unread stream (30 s; `within` gives up at 20 s).
+    let headers = [("mcp-session-id", session.clone())];
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+    let answer = within("the call on the same session", post(&http, addr, &headers, call.into()));
+    let body = answer.await.into_body().collect().await.expect("body").to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains(r#""structuredContent":{"result":3}"#), "{text}");
+    drop(stuck);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_client_that_vanishes_has_its_handler_cancelled_within_the_idle_timeout() {
+    let (tx, mut guards) = mpsc::unbounded_channel();
+    let server = bookshop().tool(hanging_tool(tx)).expect("registers");
+    let options =
+        HttpOptions { session_idle_timeout: Duration::from_millis(300), ..Default::default() };
+    let addr = start(server, options).await;
+    let http = http();
+    let session = open_session(&http, addr).await;
+    let headers = [("mcp-session-id", session.clone())];
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","_meta":{"progressToken":"p"}}}"#;
+    let mut body = post(&http, addr, &headers, call.into()).await.into_body();
+    read_until(&mut body, "\"started\"").await;
+    let vanished = std::time::Instant::now();
+    drop((body, http)); // no DELETE, no further request: the client is simply gone
+    fired(&mut guards, 1, "the idle session is ended and its handler dropped").await;
+    // Within the timeout plus one sweep period (a quarter of it), with room for a busy machine.
+    let waited = vanished.elapsed();
+    assert!(waited < Duration::from_secs(5), "the handler ran on for {waited:?}");
+    let fresh = self::http();
+    let ping = post(&fresh, addr, &headers, r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#.into());
+    assert_eq!(ping.await.status(), 404, "the swept session is gone");
+}
+
 // ---------------------------------------------------------------------------------------
 // A panicking handler under load
 // ---------------------------------------------------------------------------------------

@@ -204,7 +204,9 @@ impl McpServer {
 
     /// An HTTP endpoint for this server with `options`.
     pub fn http_endpoint_with(&self, options: HttpOptions) -> HttpEndpoint {
-        let sessions = sessions::Sessions::new(options.max_sessions, options.session_idle_timeout);
+        let store = options.event_store.clone();
+        let sessions =
+            sessions::Sessions::new(options.max_sessions, options.session_idle_timeout, store);
         let sse_streams = Arc::default();
         let shared = Shared { server: self.clone(), options, sessions, sse_streams };
         HttpEndpoint { inner: Arc::new(shared) }

@@ -16,7 +16,7 @@
 //! [`ServerSession`]: crate::server
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -43,9 +43,13 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Every live session of one endpoint.
 pub(crate) struct Sessions {
-    map: Mutex<HashMap<String, Arc<Session>>>,
+    map: Arc<Mutex<HashMap<String, Arc<Session>>>>,
     max: usize,
     idle: Duration,
+    /// Where the sessions' events are kept: an ended session's are forgotten.
+    store: Arc<dyn EventStore>,
+    /// Whether the task that ends idle sessions runs (started with the first session).
+    sweeping: AtomicBool,
 }
 
 pub(crate) struct Session {
@@ -59,8 +63,9 @@ pub(crate) struct Session {
     ///
     /// [`HttpOptions::max_sse_streams_per_session`]: super::HttpOptions::max_sse_streams_per_session
     sse_streams: Arc<AtomicUsize>,
-    /// Dropped with the session: ends the engine and aborts its handlers.
-    _stop: Stop,
+    /// Taken when the session ends (DELETE, expiry), else dropped with it: ends the engine
+    /// and aborts its handlers, even while a POST still holds the session.
+    stop: Mutex<Option<Stop>>,
 }
 
 /// Where the engine's output goes, and the state resumption needs.
@@ -73,6 +78,8 @@ struct Routes {
     progress: HashMap<String, RequestId>,
     standalone: Option<mpsc::Sender<Delivery>>,
     next_stream: u64,
+    /// A 2024-11-05 HTTP+SSE session: its one stream cannot be resumed, so it is never cut.
+    legacy: bool,
 }
 
 /// A POST waiting for its answer.
@@ -92,8 +99,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Sessions {
-        Sessions { map: Mutex::new(HashMap::new()), max, idle }
+    pub(crate) fn new(max: usize, idle: Duration, store: Arc<dyn EventStore>) -> Sessions {
+        let map = Arc::default();
+        Sessions { map, max, idle, store, sweeping: AtomicBool::new(false) }
     }
 
     /// The live session `id` if the caller owns it; another principal's session looks just
@@ -110,6 +118,8 @@ impl Sessions {
         if last_seen.elapsed() > self.idle {
             drop(last_seen);
             map.remove(id);
+            drop(map);
+            self.end(&session);
             return None;
         }
         *last_seen = Instant::now();
@@ -117,10 +127,13 @@ impl Sessions {
         Some(session)
     }
 
-    /// Registers a new session, after dropping expired ones; `false` when full.
+    /// Registers a new session, after ending expired ones; `false` when full.
     fn insert(&self, session: Arc<Session>) -> bool {
+        self.start_sweeping();
+        for expired in expired(&self.map, self.idle) {
+            self.end(&expired);
+        }
         let mut map = lock(&self.map);
-        map.retain(|_, s| lock(&s.last_seen).elapsed() <= self.idle);
         if map.len() >= self.max {
             return false;
         }
@@ -128,9 +141,56 @@ impl Sessions {
         true
     }
 
-    fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.map).remove(id)
+    /// Forgets session `id` and ends it; `false` if there was none.
+    fn remove(&self, id: &str) -> bool {
+        let removed = lock(&self.map).remove(id);
+        removed.inspect(|session| self.end(session)).is_some()
     }
+
+    /// Stops a session's engine (aborting its handlers) and forgets its events.
+    fn end(&self, session: &Session) {
+        session.stop();
+        self.store.end_session(&session.id);
+    }
+
+    /// Ends idle sessions on a timer, so a client that vanished without DELETE does not keep
+    /// its handlers running (and its session held) until somebody looks the session up. The
+    /// task holds the table weakly: it stops with the endpoint.
+    fn start_sweeping(&self) {
+        if self.sweeping.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let (map, idle, store) = (Arc::downgrade(&self.map), self.idle, self.store.clone());
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(sweep_period(idle));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let Some(map) = map.upgrade() else { return };
+                for session in expired(&map, idle) {
+                    session.stop();
+                    store.end_session(&session.id);
+                }
+            }
+        });
+    }
+}
+
+/// How often idle sessions are looked for: a quarter of the idle timeout, so one is ended at
+/// most 25% after it expires, within 10 ms and 1 minute.
+fn sweep_period(idle: Duration) -> Duration {
+    (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60))
+}
+
+/// Removes and returns the sessions idle for longer than `idle`.
+fn expired(map: &Mutex<HashMap<String, Arc<Session>>>, idle: Duration) -> Vec<Arc<Session>> {
+    let mut map = lock(map);
+    let ids: Vec<String> = map
+        .iter()
+        .filter(|(_, session)| lock(&session.last_seen).elapsed() > idle)
+        .map(|(id, _)| id.clone())
+        .collect();
+    ids.iter().filter_map(|id| map.remove(id)).collect()
 }
 
 /// One open stream counted against a limit; dropping it (with the response body) frees it.
@@ -260,11 +320,9 @@ async fn initialize(shared: &Shared, request: Request, extensions: Extensions) -
     response
 }
 
-/// Forgets a session and its stored events.
+/// Ends a session: its engine, its handlers and its stored events.
 fn end(shared: &Shared, id: &str) -> bool {
-    let ended = shared.sessions.remove(id).is_some();
-    shared.options.event_store.end_session(id);
-    ended
+    shared.sessions.remove(id)
 }
 
 impl Session {
@@ -285,12 +343,19 @@ impl Session {
             progress: HashMap::new(),
             standalone: None,
             next_stream: STANDALONE + 1,
+            legacy: false,
         };
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
         let last_seen = Mutex::new(Instant::now());
         let sse_streams = Arc::default();
-        Session { id, owner, incoming: in_tx, routes, last_seen, sse_streams, _stop: stop }
+        let stop = Mutex::new(Some(stop));
+        Session { id, owner, incoming: in_tx, routes, last_seen, sse_streams, stop }
+    }
+
+    /// Ends the session's engine; its running handlers are aborted.
+    fn stop(&self) {
+        drop(lock(&self.stop).take());
     }
 
     /// Starts a 2024-11-05 HTTP+SSE session: everything it sends, responses included, goes
@@ -302,7 +367,11 @@ impl Session {
         let id = mint_id()?;
         let session = Arc::new(Session::start(shared, id.clone(), extensions));
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-        lock(&session.routes).standalone = Some(tx);
+        {
+            let mut routes = lock(&session.routes);
+            routes.standalone = Some(tx);
+            routes.legacy = true;
+        }
         shared.sessions.insert(session).then_some((id, rx))
     }
 
@@ -361,9 +430,23 @@ async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>) 
     while let Some(message) = output.recv().await {
         let target = lock(&routes).route(message);
         if let Some((tx, delivery)) = target {
-            // A client that went away can resume from the store; nothing is lost here.
-            let _ = tx.send(delivery).await;
+            deliver(&routes, tx, delivery).await;
         }
+    }
+}
+
+/// Hands `delivery` to its stream without letting one stream whose reader stopped reading
+/// hold up the session's others. A resumable stream that is full is cut: its events are in
+/// the store, and the client resumes with `Last-Event-ID`. A delivery that cannot be
+/// resumed (an answer going out as plain JSON, anything on a 2024-11-05 stream) is waited
+/// for. A client that went away can resume from the store too: nothing is lost here.
+async fn deliver(routes: &Mutex<Routes>, tx: mpsc::Sender<Delivery>, delivery: Delivery) {
+    if delivery.event_id.is_none() || lock(routes).legacy {
+        let _ = tx.send(delivery).await;
+        return;
+    }
+    if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(delivery) {
+        lock(routes).cut(&tx);
     }
 }
 
@@ -431,6 +514,21 @@ impl Routes {
             self.finish(request);
         }
         open.then_some((tx, Delivery { event_id, message }))
+    }
+
+    /// Detaches the live stream that `tx` feeds: once its body has sent what is queued, it
+    /// ends. Later events of that stream are only stored, until a `Last-Event-ID` resumes it.
+    fn cut(&mut self, tx: &mpsc::Sender<Delivery>) {
+        if self.standalone.as_ref().is_some_and(|standalone| standalone.same_channel(tx)) {
+            tracing::debug!(session = %self.session, "GET stream not read: cut, resumable");
+            self.standalone = None;
+            return;
+        }
+        let slow = self.waiting.values_mut().find(|waiter| waiter.tx.same_channel(tx));
+        if let Some(waiter) = slow {
+            tracing::debug!(session = %self.session, "POST stream not read: cut, resumable");
+            waiter.tx = mpsc::channel(1).0;
+        }
     }
 
     fn finish(&mut self, request: &RequestId) {
