@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
@@ -78,6 +78,9 @@ pub struct Peer {
 struct PeerInner {
     outgoing: mpsc::Sender<Message>,
     next_id: AtomicI64,
+    /// Messages sent so far: a task that ran a handler once can tell whether the handler
+    /// sent anything its answer must follow.
+    sent: AtomicU64,
     /// Outgoing requests waiting for their response. Per connection, held only for map
     /// operations, never across an `.await`.
     pending: Mutex<Pending>,
@@ -172,7 +175,12 @@ impl Peer {
     /// A peer whose messages go to `outgoing`. Without an engine loop nothing answers its
     /// requests: that is for one stateless request, whose handler only notifies.
     pub(crate) fn new(outgoing: mpsc::Sender<Message>) -> Peer {
-        let inner = PeerInner { outgoing, next_id: AtomicI64::new(1), pending: Default::default() };
+        let inner = PeerInner {
+            outgoing,
+            next_id: AtomicI64::new(1),
+            sent: AtomicU64::new(0),
+            pending: Default::default(),
+        };
         Peer { inner: Arc::new(inner) }
     }
 
@@ -196,8 +204,15 @@ impl Peer {
         self.send(notification.into()).await
     }
 
-    async fn send(&self, message: Message) -> Result<(), McpError> {
+    /// Sends any message, a response included.
+    pub(crate) async fn send(&self, message: Message) -> Result<(), McpError> {
+        self.inner.sent.fetch_add(1, Ordering::Relaxed);
         self.inner.outgoing.send(message).await.map_err(|_| closed_error())
+    }
+
+    /// How many messages were sent so far (see [`PeerInner::sent`]).
+    pub(crate) fn sent_count(&self) -> u64 {
+        self.inner.sent.load(Ordering::Relaxed)
     }
 
     /// Sends a request and waits for its response, its timeout, or the connection's end.
@@ -331,6 +346,7 @@ impl Peer {
             return;
         };
         let message: Message = notification.into();
+        self.inner.sent.fetch_add(1, Ordering::Relaxed);
         if let Err(mpsc::error::TrySendError::Full(message)) = self.inner.outgoing.try_send(message)
         {
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -405,7 +421,7 @@ struct Engine<D> {
 /// done is spawned and polled again at once by its task, with the task's waker. A panic is
 /// answered as an internal error, so a handler without its own guard cannot take the
 /// connection down.
-fn poll_once(future: &mut BoxFuture<Outcome>) -> Poll<Outcome> {
+pub(crate) fn poll_once(future: &mut BoxFuture<Outcome>) -> Poll<Outcome> {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
         Ok(poll) => poll,
@@ -422,6 +438,40 @@ fn panicked(_payload: Box<dyn std::any::Any + Send>) -> Outcome {
 /// behind, whoever polls it (a task of the engine, or an HTTP response body).
 pub(crate) fn catching_panics(future: BoxFuture<Outcome>) -> impl Future<Output = Outcome> + Send {
     AssertUnwindSafe(future).catch_unwind().map(|caught| caught.unwrap_or_else(panicked))
+}
+
+/// The answer to a request refused because `limit` handlers are already working.
+pub(crate) fn busy(limit: usize) -> McpError {
+    McpError::internal(format!("Server busy: {limit} requests already in flight; retry later"))
+}
+
+/// A handler that a transport ran once in its own task and hands to the loop to finish:
+/// tracked for cancellation, counted against the in-flight limit, answered on the connection.
+pub(crate) struct Adopted {
+    id: RequestId,
+    future: BoxFuture<Outcome>,
+    /// A stream (`subscriptions/listen`): stopped rather than awaited at end of input.
+    stream: bool,
+}
+
+/// Lets a transport answer a connection's requests from the task that read them, handing
+/// the loop only the handlers that did not finish at once. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Handover {
+    adopt: mpsc::UnboundedSender<Adopted>,
+    working: Arc<AtomicUsize>,
+}
+
+impl Handover {
+    /// Handlers of the connection still working (what the in-flight limit counts).
+    pub(crate) fn working(&self) -> usize {
+        self.working.load(Ordering::Relaxed)
+    }
+
+    /// Gives `future` (the handler of request `id`) to the loop; `false` if the loop ended.
+    pub(crate) fn adopt(&self, id: RequestId, future: BoxFuture<Outcome>, stream: bool) -> bool {
+        self.adopt.send(Adopted { id, future, stream }).is_ok()
+    }
 }
 
 /// Holds one place in [`Engine::working`] until dropped.
@@ -444,16 +494,18 @@ pub(crate) fn start<D: Dispatch>(
     connection: Connection,
     dispatch: D,
 ) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
-    start_with(connection, dispatch, true)
+    let (peer, run, stop, _handover) = start_with(connection, dispatch, true);
+    (peer, run, stop)
 }
 
-/// [`start`] for a transport whose input ends before the peer is gone (one modern HTTP
-/// request: its body is the whole input, and the client stays for the answer). Streams keep
-/// running after end of input, until the [`Stop`] handle is dropped.
+/// [`start`] for a transport whose input ends before the peer is gone (an HTTP session: its
+/// requests arrive on separate POSTs, which answer what they can themselves through the
+/// [`Handover`]). Streams keep running after end of input, until the [`Stop`] handle is
+/// dropped.
 pub(crate) fn start_until_stopped<D: Dispatch>(
     connection: Connection,
     dispatch: D,
-) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop, Handover) {
     start_with(connection, dispatch, false)
 }
 
@@ -461,11 +513,14 @@ fn start_with<D: Dispatch>(
     connection: Connection,
     dispatch: D,
     input_end_is_peer_gone: bool,
-) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop, Handover) {
     let Connection { sender, receiver, shutdown } = connection;
     let peer = Peer::new(sender);
     let (finished_tx, finished_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
+    let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
+    let working = Arc::new(AtomicUsize::new(0));
+    let handover = Handover { adopt: adopt_tx, working: Arc::clone(&working) };
     let engine = Engine {
         dispatch,
         peer: peer.clone(),
@@ -473,21 +528,22 @@ fn start_with<D: Dispatch>(
         streams: Default::default(),
         input_end_is_peer_gone,
         finished_tx,
-        working: Arc::new(AtomicUsize::new(0)),
+        working,
     };
     let run = async move {
-        engine.run(receiver, finished_rx, stop_rx).await;
+        engine.run(receiver, adopt_rx, finished_rx, stop_rx).await;
         if let Some(shutdown) = shutdown {
             shutdown.await;
         }
     };
-    (peer, run, Stop(stop_tx))
+    (peer, run, Stop(stop_tx), handover)
 }
 
 impl<D: Dispatch> Engine<D> {
     async fn run(
         mut self,
         mut incoming: mpsc::Receiver<Incoming>,
+        mut adopted: mpsc::UnboundedReceiver<Adopted>,
         mut finished: mpsc::UnboundedReceiver<RequestId>,
         mut stop: oneshot::Receiver<()>,
     ) {
@@ -498,6 +554,7 @@ impl<D: Dispatch> Engine<D> {
                     Some(message) => self.handle(message).await,
                     None => break true,
                 },
+                Some(handler) = adopted.recv() => self.adopt(handler).await,
                 Some(id) = finished.recv() => {
                     self.running.remove(&id);
                     self.streams.remove(&id);
@@ -555,10 +612,7 @@ impl<D: Dispatch> Engine<D> {
                 if self.working.load(Ordering::Relaxed) >= self.dispatch.max_in_flight() =>
             {
                 // Only work that would run on is limited; the future is dropped unstarted.
-                let limit = self.dispatch.max_in_flight();
-                let message =
-                    format!("Server busy: {limit} requests already in flight; retry later");
-                let error = McpError::internal(message);
+                let error = busy(self.dispatch.max_in_flight());
                 let _ = self.peer.send(Response::error(Some(id), error).into()).await;
             }
             Reply::Later(mut future) => {
@@ -576,6 +630,21 @@ impl<D: Dispatch> Engine<D> {
                 self.streams.insert(id.clone());
                 self.spawn(id, future, None);
             }
+        }
+    }
+
+    /// Takes over a handler a transport started (see [`Handover`]).
+    async fn adopt(&mut self, Adopted { id, future, stream }: Adopted) {
+        if self.running.contains_key(&id) {
+            let error = McpError::invalid_request(format!("Request id {id} is already in use"));
+            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
+        } else if stream {
+            self.streams.insert(id.clone());
+            self.spawn(id, future, None);
+        } else {
+            self.working.fetch_add(1, Ordering::Relaxed);
+            let working = Working(Arc::clone(&self.working));
+            self.spawn(id, future, Some(working));
         }
     }
 

@@ -66,7 +66,18 @@ pub use tool::{NoArgs, ToolDef, ToolHandler};
 #[cfg(feature = "http")]
 pub(crate) use context::ClientView;
 #[cfg(feature = "http")]
-pub(crate) use session::{modern_view, removed_in_modern};
+pub(crate) use session::{SharedSession, modern_view, removed_in_modern};
+
+/// What [`McpServer::start_session_with`] starts: the engine's loop to spawn and its handles.
+#[cfg(feature = "http")]
+pub(crate) struct SessionParts<R> {
+    pub run: R,
+    pub stop: crate::engine::Stop,
+    /// Sends to the client; what a POST's handlers send goes through it, in order.
+    pub peer: crate::engine::Peer,
+    pub handover: crate::engine::Handover,
+    pub dispatch: SharedSession,
+}
 
 use resource::TemplateEntry;
 use tool::ToolEntry;
@@ -581,23 +592,23 @@ impl McpServer {
         session::answer_stateless(&self.inner, request, request_id, client, peer, extensions)
     }
 
-    /// Starts the engine for one connection without waiting for it, for transports that own
-    /// the connection's lifetime (an HTTP session, a single modern HTTP request), with what
-    /// the transport knows about the connection or request (see [`McpServer::serve_with`]).
-    /// The caller spawns the future; dropping the [`Stop`](crate::engine::Stop) ends the
-    /// connection and aborts its running handlers.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// Starts a connection whose requests its transport answers itself where it can (an HTTP
+    /// session: each POST runs its request's handler once in its own task, and hands the
+    /// engine only what does not finish at once), with what the transport knows about the
+    /// connection (see [`McpServer::serve_with`]). The caller spawns [`SessionParts::run`];
+    /// dropping [`SessionParts::stop`] ends the connection and aborts its running handlers.
+    #[cfg(feature = "http")]
     pub(crate) fn start_session_with(
         &self,
         connection: Connection,
         extensions: Extensions,
-    ) -> (impl std::future::Future<Output = ()> + Send + 'static, crate::engine::Stop) {
+    ) -> SessionParts<impl std::future::Future<Output = ()> + Send + 'static> {
         let session = session::ServerSession::new(self.inner.clone()).with_extensions(extensions);
-        // The transport's input may end before its client is gone (a modern HTTP request):
-        // a listen stream must keep running until the transport stops it.
-        let (peer, run, stop) = crate::engine::start_until_stopped(connection, session);
-        drop(peer);
-        (run, stop)
+        let dispatch = session::SharedSession::new(session);
+        // The transport's input ends when the session does, not when a client goes away.
+        let (peer, run, stop, handover) =
+            crate::engine::start_until_stopped(connection, dispatch.clone());
+        SessionParts { run, stop, peer, handover, dispatch }
     }
 
     /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.

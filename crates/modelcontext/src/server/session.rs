@@ -101,6 +101,50 @@ impl ServerSession {
     }
 }
 
+/// A session's state shared by its engine loop and the HTTP POSTs that answer their own
+/// requests (see [`Handover`](crate::engine::Handover)). The lock is held while a request is
+/// parsed and its handler built, never while a handler runs.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+pub(crate) struct SharedSession(Arc<std::sync::Mutex<ServerSession>>);
+
+#[cfg(feature = "http")]
+impl SharedSession {
+    pub(crate) fn new(session: ServerSession) -> SharedSession {
+        SharedSession(Arc::new(std::sync::Mutex::new(session)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ServerSession> {
+        // A panic mid-dispatch leaves the state as valid as any other moment does.
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Answers `request` at once or returns its handler, as the engine would.
+    pub(crate) fn request(&self, request: Request, peer: &Peer) -> Reply {
+        self.lock().request(request, peer)
+    }
+
+    /// How many handlers of the session may work at once.
+    pub(crate) fn max_in_flight(&self) -> usize {
+        self.lock().max_in_flight()
+    }
+}
+
+#[cfg(feature = "http")]
+impl Dispatch for SharedSession {
+    fn max_in_flight(&self) -> usize {
+        SharedSession::max_in_flight(self)
+    }
+
+    fn request(&mut self, request: Request, peer: &Peer) -> Reply {
+        SharedSession::request(self, request, peer)
+    }
+
+    fn notification(&mut self, notification: Notification, peer: &Peer) {
+        self.lock().notification(notification, peer);
+    }
+}
+
 impl Dispatch for ServerSession {
     fn max_in_flight(&self) -> usize {
         self.server.max_in_flight

@@ -270,7 +270,7 @@ fn body_facts<'a>(
 }
 
 /// The answer to request `id` as one JSON body.
-fn rpc_answer(id: RequestId, outcome: Outcome) -> Response {
+pub(crate) fn rpc_answer(id: RequestId, outcome: Outcome) -> Response {
     let response = RpcResponse { id: Some(id), result: outcome };
     rpc_response(status_of(&response), &response)
 }

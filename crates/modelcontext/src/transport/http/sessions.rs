@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -25,18 +26,20 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode};
-use modelcontext_types::{HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId};
+use modelcontext_types::{
+    HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId, Response as RpcResponse,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::events::{EventStore, event_id, parse_event_id};
 use super::exchange::{
-    Delivery, Guard, accepted, answer, error_response, header_str, sse_event, sse_response,
-    sse_stream,
+    Delivery, Guard, accepted, answer, error_response, header_str, rpc_answer, sse_event,
+    sse_response, sse_stream,
 };
 use super::{Shared, caller};
-use crate::engine::Stop;
-use crate::server::{Extensions, PrincipalId};
+use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, busy, poll_once};
+use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -56,6 +59,14 @@ pub(crate) struct Session {
     id: String,
     /// Who opened the session; only they may use it (no session hijacking by id).
     owner: Option<PrincipalId>,
+    /// The session's protocol state: each POST dispatches its own request with it.
+    dispatch: SharedSession,
+    /// What the session sends to the client; a POST's answer follows what its handler sent.
+    peer: Peer,
+    /// Where a POST leaves a handler that did not finish at once.
+    handover: Handover,
+    /// Messages that are not requests (notifications, answers to our requests), and every
+    /// message of a 2024-11-05 session, go through the engine.
     incoming: mpsc::Sender<Incoming>,
     routes: Arc<Mutex<Routes>>,
     last_seen: Mutex<Instant>,
@@ -333,7 +344,8 @@ impl Session {
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
         let owner = extensions.get::<PrincipalId>().cloned();
-        let (run, stop) = shared.server.start_session_with(connection, extensions);
+        let SessionParts { run, stop, peer, handover, dispatch } =
+            shared.server.start_session_with(connection, extensions);
         tokio::spawn(run);
         let routes = Routes {
             session: id.clone(),
@@ -350,7 +362,18 @@ impl Session {
         let last_seen = Mutex::new(Instant::now());
         let sse_streams = Arc::default();
         let stop = Mutex::new(Some(stop));
-        Session { id, owner, incoming: in_tx, routes, last_seen, sse_streams, stop }
+        Session {
+            id,
+            owner,
+            dispatch,
+            peer,
+            handover,
+            incoming: in_tx,
+            routes,
+            last_seen,
+            sse_streams,
+            stop,
+        }
     }
 
     /// Ends the session's engine; its running handlers are aborted.
@@ -391,13 +414,74 @@ impl Session {
         };
         let id = request.id.clone();
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx);
-        if self.incoming.send(Ok(Message::Request(request))).await.is_err() {
-            return session_not_found();
+        let sent_before = self.peer.sent_count();
+        let outcome = match self.dispatch.request(request, &self.peer) {
+            Reply::Now(outcome) => outcome,
+            Reply::Later(future) => match self.run_here(id.clone(), future, false) {
+                Ran::Finished(outcome) => outcome,
+                Ran::HandedOver => return self.answer_later(rx, id, stream).await,
+                Ran::SessionEnded => return self.forget(&id),
+            },
+            Reply::Stream(future) => match self.run_here(id.clone(), future, true) {
+                Ran::Finished(outcome) => outcome,
+                Ran::HandedOver => return self.answer_later(rx, id, stream).await,
+                Ran::SessionEnded => return self.forget(&id),
+            },
+        };
+        if self.peer.sent_count() == sent_before {
+            // Nothing went out while the handler ran: answered from this task, as JSON.
+            lock(&self.routes).finish(&id);
+            return rpc_answer(id, outcome);
         }
+        // The answer must follow what was sent, on the same path.
+        let response = RpcResponse { id: Some(id.clone()), result: outcome };
+        if self.peer.send(Message::Response(response)).await.is_err() {
+            return self.forget(&id);
+        }
+        self.answer_later(rx, id, stream).await
+    }
+
+    /// Runs a handler's first poll in this task: most finish there. One that does not goes to
+    /// the engine, which tracks it for `notifications/cancelled` and sends its answer.
+    fn run_here(&self, id: RequestId, mut handler: BoxFuture<Outcome>, stream: bool) -> Ran {
+        if !stream {
+            let limit = self.dispatch.max_in_flight();
+            if self.handover.working() >= limit {
+                return Ran::Finished(Err(busy(limit)));
+            }
+            if let Poll::Ready(outcome) = poll_once(&mut handler) {
+                return Ran::Finished(outcome);
+            }
+        }
+        if self.handover.adopt(id, handler, stream) { Ran::HandedOver } else { Ran::SessionEnded }
+    }
+
+    /// The answer of a request whose handler the engine finishes: JSON if the response comes
+    /// first, else a resumable SSE stream.
+    async fn answer_later(
+        &self,
+        rx: mpsc::Receiver<Delivery>,
+        id: RequestId,
+        stream: u64,
+    ) -> Response {
         // Spec 2025-11-25: a dropped connection is not a cancellation, so nothing to guard.
         answer(rx, id, Some(event_id(stream, 0)), Guard(None::<()>)).await
     }
+
+    /// A POST whose session ended under it.
+    fn forget(&self, id: &RequestId) -> Response {
+        lock(&self.routes).finish(id);
+        session_not_found()
+    }
+}
+
+/// How a POST's first poll of its handler went.
+enum Ran {
+    Finished(Outcome),
+    HandedOver,
+    SessionEnded,
 }
 
 /// The `_meta.progressToken` of a request, as canonical JSON text. Reads only that member
