@@ -121,7 +121,9 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Ok::<(), modelcontext::Error>(())
 /// ```
 ///
-/// The parameters must be exactly the template's variables (checked at compile time); a
+/// The template is parsed at compile time by the parser the server uses, so a template the
+/// server would refuse (RFC 6570 level 4 grammar) is a compile error on the string. The
+/// parameters must be exactly the template's variables (also checked at compile time); a
 /// `Context` parameter is allowed besides them. Adds a hidden struct of the same name with
 /// `resource() -> ResourceDef`, which holds the `Params` struct of a template. The resource's name
 /// is the function's unless `name = "..."` is given; other options are `title`,

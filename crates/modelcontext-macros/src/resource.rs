@@ -23,6 +23,7 @@
 
 use std::collections::BTreeSet;
 
+use modelcontext_types::uri_template::UriTemplate;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -72,8 +73,7 @@ fn parse_attr(attr: TokenStream) -> syn::Result<(LitStr, Options)> {
 
 /// The parameters (other than a `Context`) must be exactly the template's variables.
 fn check_params(uri: &LitStr, sig: &Signature) -> syn::Result<()> {
-    let variables =
-        template_variables(&uri.value()).map_err(|message| syn::Error::new(uri.span(), message))?;
+    let variables = template_variables(uri)?;
     let params: BTreeSet<String> = sig.args().map(Param::wire_name).collect();
     if variables == params {
         return Ok(());
@@ -94,29 +94,18 @@ fn list(names: &BTreeSet<String>) -> String {
     }
 }
 
-/// The variable names of an RFC 6570 template: `{title}`, `{+path}`, `{?q,page}`, `{id:3}`,
-/// `{list*}` name `title`, `path`, `q`, `page`, `id` and `list`.
-fn template_variables(template: &str) -> Result<BTreeSet<String>, String> {
-    let mut names = BTreeSet::new();
-    let mut rest = template;
-    while let Some(start) = rest.find('{') {
-        let Some(length) = rest[start..].find('}') else {
-            return Err("this URI template has a `{` without its `}`".to_owned());
-        };
-        let expression = &rest[start + 1..start + length];
-        let expression = expression.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
-        for spec in expression.split(',') {
-            let name = spec.split(':').next().unwrap_or_default().trim_end_matches('*');
-            if name.is_empty() {
-                return Err(format!(
-                    "this URI template has an empty variable in `{{{expression}}}`"
-                ));
-            }
-            names.insert(name.to_owned());
-        }
-        rest = &rest[start + length + 1..];
+/// The variable names the server will bind for `uri`: none for a fixed URI, else those of the
+/// template as the runtime's parser reads it, so a template the server would refuse at
+/// registration is refused here, with its message.
+fn template_variables(uri: &LitStr) -> syn::Result<BTreeSet<String>> {
+    let text = uri.value();
+    // `ResourceDef::new`'s rule: a URI holding `{` is a template, anything else a fixed URI.
+    if !text.contains('{') {
+        return Ok(BTreeSet::new());
     }
-    Ok(names)
+    let template = UriTemplate::parse(&text)
+        .map_err(|error| syn::Error::new(uri.span(), format!("invalid URI template: {error}")))?;
+    Ok(template.variables().map(str::to_owned).collect())
 }
 
 fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) -> TokenStream {
