@@ -110,12 +110,14 @@ fn template_variables(uri: &LitStr) -> syn::Result<BTreeSet<String>> {
 
 fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) -> TokenStream {
     let fn_name = &sig.ident;
+    let krate = options.crate_path();
     let params: Vec<&Param> = sig.args().collect();
-    let param_checks = assertions(&params, "assert_resource_param");
-    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_resource_result"));
-    let (params_ty, params_struct) = struct_for(sig, "Params").unzip();
+    let param_checks = assertions(&params, "assert_resource_param", &krate);
+    let result_check =
+        sig.output.as_ref().map(|ty| assertion(ty, "assert_resource_result", &krate));
+    let (params_ty, params_struct) = struct_for(sig, "Params", &krate).unzip();
     let callee = Callee { path: quote!(#fn_name), shares_self: false };
-    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"));
+    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"), &krate);
     let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let mime_type = setter("mime_type", options.mime_type.as_ref());
@@ -123,11 +125,11 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
     let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
     quote! {
         #[doc = #doc]
-        pub fn resource() -> ::modelcontext::ResourceDef {
+        pub fn resource() -> #krate::ResourceDef {
             #param_checks
             #result_check
             #params_struct
-            ::modelcontext::ResourceDef::new(#uri, #handler)
+            #krate::ResourceDef::new(#uri, #handler)
                 .name(#name) #description #mime_type #title
         }
     }

@@ -448,8 +448,8 @@ fn the_event_store_is_bounded_per_stream_in_streams_and_in_events() {
     assert_eq!((kept(&store, 1), kept(&store, 2)), (None, Some(3)));
 }
 
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 struct Title {
     title: String,
 }
@@ -488,8 +488,8 @@ async fn resource_uris_are_limited_in_length() {
     wire.assert_alive().await;
 }
 
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 struct Times {
     n: u32,
 }
