@@ -61,8 +61,8 @@ impl Run {
     }
 
     async fn connect(&self, builder: ClientBuilder) -> Result<Client, String> {
-        let transport = HttpTransport::new(&self.url).map_err(|e| e.to_string())?;
-        builder.connect(transport).await.map_err(|e| format!("connect: {e}"))
+        let transport = HttpTransport::new(&self.url).map_err(|e| format!("{e:#}"))?;
+        builder.connect(transport).await.map_err(|e| format!("connect: {e:#}"))
     }
 }
 
@@ -132,7 +132,7 @@ async fn follow_authorization(url: String) -> Result<String, String> {
 }
 
 fn fail(context: &str, error: impl std::fmt::Display) -> String {
-    format!("{context}: {error}")
+    format!("{context}: {error:#}")
 }
 
 /// Answers every form elicitation with `accept`, filling each field with its schema default
@@ -298,10 +298,11 @@ async fn run(run: &Run) -> Result<(), String> {
         }
         // OAuth: the transport authorizes on the first 401 and steps up on 403.
         auth if auth.starts_with("auth/") => {
-            let transport =
-                HttpTransport::new(&run.url).map_err(|e| e.to_string())?.auth(oauth_client(run)?);
+            let transport = HttpTransport::new(&run.url)
+                .map_err(|e| format!("{e:#}"))?
+                .auth(oauth_client(run)?);
             let client =
-                run.builder().connect(transport).await.map_err(|e| format!("connect: {e}"))?;
+                run.builder().connect(transport).await.map_err(|e| format!("connect: {e:#}"))?;
             list_tool_names(&client).await?;
             call(&client, "test-tool", json!({})).await?;
             client.close().await;

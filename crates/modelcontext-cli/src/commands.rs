@@ -34,6 +34,7 @@ pub enum Failure {
 impl Failure {
     /// Classifies an SDK error.
     pub fn from_sdk(err: modelcontext::Error) -> Failure {
+        let text = chain(&err);
         match err.kind() {
             ErrorKind::Protocol => match err.as_mcp_error() {
                 Some(e) => Failure::Protocol {
@@ -41,18 +42,18 @@ impl Failure {
                     message: e.message.clone(),
                     data: e.data.clone(),
                 },
-                None => Failure::BadAnswer(err.to_string()),
+                None => Failure::BadAnswer(text),
             },
             ErrorKind::Json => {
-                Failure::BadAnswer(format!("the server's answer does not parse: {err}"))
+                Failure::BadAnswer(format!("the server's answer does not parse: {text}"))
             }
-            ErrorKind::Closed => Failure::Closed(err.to_string()),
-            ErrorKind::Timeout => Failure::Connection(format!("{err}; --timeout waits longer")),
-            ErrorKind::Io => Failure::Connection(err.to_string()),
+            ErrorKind::Closed => Failure::Closed(text),
+            ErrorKind::Timeout => Failure::Connection(format!("{text}; --timeout waits longer")),
+            ErrorKind::Io => Failure::Connection(text),
             ErrorKind::Negotiation => {
-                Failure::Connection(format!("{err}; --era handshake or --era modern may help"))
+                Failure::Connection(format!("{text}; --era handshake or --era modern may help"))
             }
-            _ => Failure::Other(err.to_string()),
+            _ => Failure::Other(text),
         }
     }
 
@@ -106,6 +107,19 @@ impl Failure {
             }
         }
     }
+}
+
+/// `err` and every error beneath it, joined with ": ", for a person to read. An error's
+/// `Display` is its own layer only ("I/O error"); what caused it is in `source()`.
+pub fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// How a command that ran to the end went.
@@ -400,4 +414,18 @@ fn pretty(value: &Value) -> String {
 /// Any result as JSON (results always serialize; `Null` is never printed in practice).
 fn to_json(value: impl serde::Serialize) -> Value {
     serde_json::to_value(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sdk_error_is_reported_with_its_causes() {
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        match Failure::from_sdk(refused.into()) {
+            Failure::Connection(message) => assert_eq!(message, "I/O error: refused"),
+            other => panic!("not a connection failure: {other:?}"),
+        }
+    }
 }

@@ -8,7 +8,7 @@ use modelcontext::transport::http::HttpTransport;
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
-use crate::commands::Failure;
+use crate::commands::{Failure, chain};
 use crate::{Cli, EraArg};
 
 /// Where the server is, checked before anything is started.
@@ -77,10 +77,9 @@ impl Target {
     }
 }
 
-/// The message of an error without the "I/O error: " prefix the SDK adds.
+/// What was wrong with the URL or header typed: the error beneath the SDK's "I/O error" layer.
 fn io_message(err: &modelcontext::Error) -> String {
-    let text = err.to_string();
-    text.strip_prefix("I/O error: ").map(str::to_owned).unwrap_or(text)
+    std::error::Error::source(err).map_or_else(|| chain(err), chain)
 }
 
 /// Splits `--stdio` into words: whitespace separates, single quotes keep everything, double

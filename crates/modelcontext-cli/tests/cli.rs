@@ -337,6 +337,13 @@ fn over_http_in_both_eras() {
 }
 
 #[test]
+fn a_url_that_is_not_http_is_a_usage_error_that_says_why() {
+    let run = mcp(&["ftp://example.com/mcp", "tools"]);
+    let run = run.code(64).stderr_has("ftp://example.com/mcp: expected an http:// URL with a host");
+    assert!(!run.stderr.contains("I/O error"), "the SDK's layer is not news to a user: {run:#?}");
+}
+
+#[test]
 fn an_http_server_that_is_not_there_is_a_connection_failure() {
     let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
     mcp(&["--timeout", "5s", &format!("http://127.0.0.1:{port}/mcp"), "tools"])

@@ -5,34 +5,38 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Ident, Lit, Type};
+use syn::{Expr, ExprLit, Ident, Lit, Path, Type};
 
+use crate::options::crate_path_string;
 use crate::signature::{Param, Signature};
 
 /// The struct named `name` for the function's arguments, if it needs one: its name, and the
 /// items to emit where the handler closure can see them. A function needs one if it has
 /// arguments or takes the context (the `Fn(Context, A)` form needs an `A`, even an empty one).
-pub fn struct_for(sig: &Signature, name: &str) -> Option<(Ident, TokenStream)> {
+pub fn struct_for(sig: &Signature, name: &str, krate: &Path) -> Option<(Ident, TokenStream)> {
     if sig.args().next().is_none() && !sig.has_context() {
         return None;
     }
     let name = format_ident!("{name}");
     let params: Vec<&Param> = sig.args().collect();
-    let items = args_struct(&name, &params);
+    let items = args_struct(&name, &params, krate);
     Some((name, items))
 }
 
-/// `struct #name { .. }` and the `__default_*` functions its `#[serde(default)]`s name.
-fn args_struct(name: &Ident, params: &[&Param]) -> TokenStream {
+/// `struct #name { .. }` and the `__default_*` functions its `#[serde(default)]`s name. Both
+/// derives go through `modelcontext` (`krate`), so users need not depend on serde or schemars.
+fn args_struct(name: &Ident, params: &[&Param], krate: &Path) -> TokenStream {
     let fields = params.iter().map(|param| field(param));
     let defaults = params.iter().filter_map(|param| default_fn(param));
+    let serde = crate_path_string(krate, "__private::serde");
+    let schemars = crate_path_string(krate, "schemars");
     quote! {
         #[derive(
-            ::modelcontext::__private::serde::Deserialize,
-            ::modelcontext::__private::schemars::JsonSchema,
+            #krate::__private::serde::Deserialize,
+            #krate::schemars::JsonSchema,
         )]
-        #[serde(crate = "::modelcontext::__private::serde")]
-        #[schemars(crate = "::modelcontext::__private::schemars")]
+        #[serde(crate = #serde)]
+        #[schemars(crate = #schemars)]
         struct #name {
             #(#fields,)*
         }
@@ -43,14 +47,14 @@ fn args_struct(name: &Ident, params: &[&Param]) -> TokenStream {
 
 /// `assert_fn::<T>();` for each parameter type, spanned on the type so that an unsuitable type
 /// is reported where the user wrote it, with the message of the assertion's trait.
-pub fn assertions(params: &[&Param], assert_fn: &str) -> TokenStream {
-    params.iter().map(|param| assertion(&param.ty, assert_fn)).collect()
+pub fn assertions(params: &[&Param], assert_fn: &str, krate: &Path) -> TokenStream {
+    params.iter().map(|param| assertion(&param.ty, assert_fn, krate)).collect()
 }
 
-/// `::modelcontext::__private::<assert_fn>::<T>();`, spanned on `ty`.
-pub fn assertion(ty: &Type, assert_fn: &str) -> TokenStream {
+/// `<krate>::__private::<assert_fn>::<T>();`, spanned on `ty`.
+pub fn assertion(ty: &Type, assert_fn: &str, krate: &Path) -> TokenStream {
     let assert_fn = format_ident!("{assert_fn}");
-    quote_spanned!(ty.span()=> ::modelcontext::__private::#assert_fn::<#ty>();)
+    quote_spanned!(ty.span()=> #krate::__private::#assert_fn::<#ty>();)
 }
 
 fn field(param: &Param) -> TokenStream {

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
-use syn::{Attribute, Ident, ItemFn, LitStr};
+use syn::{Attribute, Ident, ItemFn, LitStr, Path};
 
 use crate::docs::doc_string;
 use crate::signature::{Input, Signature};
@@ -29,6 +29,7 @@ pub fn closure(
     callee: &Callee,
     args_ty: Option<&Ident>,
     binding: &Ident,
+    krate: &Path,
 ) -> TokenStream {
     let receiver = callee.shares_self.then(|| quote!(&this));
     let inputs = sig.inputs.iter().map(|input| match input {
@@ -44,8 +45,8 @@ pub fn closure(
     let future = quote!(async move { #path(#(#call_args),*) #await_call });
     let unused = sig.args().next().is_none();
     let params = match (sig.has_context(), args_ty) {
-        (true, Some(ty)) if unused => quote!(cx: ::modelcontext::Context, _: #ty),
-        (true, Some(ty)) => quote!(cx: ::modelcontext::Context, #binding: #ty),
+        (true, Some(ty)) if unused => quote!(cx: #krate::Context, _: #ty),
+        (true, Some(ty)) => quote!(cx: #krate::Context, #binding: #ty),
         (_, Some(ty)) => quote!(#binding: #ty),
         (_, None) => quote!(),
     };

@@ -10,8 +10,23 @@
 //! message saying what they must implement.
 //!
 //! Use them through the `modelcontext` crate (feature `macros`, on by default), whose
-//! `modelcontext::tool` and friends re-export these. The expansions name `::modelcontext`, so
-//! the dependency must keep that name.
+//! `modelcontext::tool` and friends re-export these. The expansions name `::modelcontext`, and
+//! reach serde and schemars through it, so those need not be dependencies of yours. Renamed the
+//! dependency (`mc = { package = "modelcontext", .. }`) or re-export it from another crate? Say
+//! where it is with `crate = "path"`, as with serde's `#[serde(crate = "...")]`:
+//!
+//! ```
+//! use ::modelcontext as mc;
+//!
+//! /// Say hello.
+//! #[mc::tool(crate = "mc")]
+//! fn hello() -> String {
+//!     "hello".into()
+//! }
+//!
+//! let server = mc::McpServer::new("Greeter").tool(hello::tool())?;
+//! # Ok::<(), mc::Error>(())
+//! ```
 //!
 //! [`ToolDef::new`]: https://docs.rs/modelcontext/latest/modelcontext/struct.ToolDef.html
 //! [`ResourceDef::new`]: https://docs.rs/modelcontext/latest/modelcontext/struct.ResourceDef.html
@@ -56,9 +71,9 @@ mod tools;
 /// `ToolDef::new` call. Functions declared inside a function body work too.
 ///
 /// - The tool's name is the function's name; its description is the doc comment.
-/// - Options: `name = "..."`, `title = "..."`, `description = "..."`, and
+/// - Options: `name = "..."`, `title = "..."`, `description = "..."`,
 ///   `annotations(title = "...", read_only = bool, destructive = bool, idempotent = bool,
-///   open_world = bool)`.
+///   open_world = bool)`, and `crate = "path"` for a renamed `modelcontext` (see the crate docs).
 /// - A parameter whose type is named `Context` receives the request context and stays out of
 ///   the input schema. `Option<T>` parameters are optional.
 /// - `#[arg(...)]` on a parameter: `description = "..."`, `default = expr` (makes it optional),
@@ -100,7 +115,9 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Adds `pub fn tool_defs(self: Arc<Self>) -> Vec<ToolDef>`; every tool holds a clone of the
 /// `Arc`. Tool methods take `&self` (or no receiver); `#[tool(...)]` and `#[arg(...)]` work as
-/// on free functions. Each `#[tools]` block adds its own `tool_defs`, so use one per type.
+/// on free functions. Each `#[tools]` block adds its own `tool_defs`, so use one per type. The
+/// only option of `#[tools]` itself is `crate = "path"`, for a renamed `modelcontext`; it holds
+/// for every method of the block.
 #[proc_macro_attribute]
 pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     tools::expand(attr.into(), item.into()).into()
@@ -121,11 +138,14 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Ok::<(), modelcontext::Error>(())
 /// ```
 ///
-/// The parameters must be exactly the template's variables (checked at compile time); a
+/// The template is parsed at compile time by the parser the server uses, so a template the
+/// server would refuse (RFC 6570 level 4 grammar) is a compile error on the string. The
+/// parameters must be exactly the template's variables (also checked at compile time); a
 /// `Context` parameter is allowed besides them. Adds a hidden struct of the same name with
 /// `resource() -> ResourceDef`, which holds the `Params` struct of a template. The resource's name
 /// is the function's unless `name = "..."` is given; other options are `title`,
-/// `description` (default: the doc comment) and `mime_type`.
+/// `description` (default: the doc comment), `mime_type` and `crate = "path"` (a renamed
+/// `modelcontext`).
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     resource::expand(attr.into(), item.into()).into()
@@ -151,9 +171,68 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Prompt arguments are strings on the wire, so parameters are `String` (required) or
 /// `Option<String>` (optional), plus an optional `Context`. Adds a hidden struct of the same
-/// name with `prompt() -> PromptDef`, which holds the `Args` struct. Options: `name`, `title`, `description`;
-/// `#[arg(...)]` takes `description`, `rename` and `default`.
+/// name with `prompt() -> PromptDef`, which holds the `Args` struct. Options: `name`, `title`,
+/// `description`, `crate = "path"` (a renamed `modelcontext`); `#[arg(...)]` takes
+/// `description`, `rename` and `default`.
 #[proc_macro_attribute]
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand(attr.into(), item.into()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    /// One item per macro, each with `crate = #krate` when given.
+    fn expansions(krate: Option<&str>) -> Vec<String> {
+        let option = krate.map(|path| quote!(crate = #path));
+        let comma = krate.map(|_| quote!(,));
+        let tool = crate::tool::expand(
+            quote!(#option),
+            quote!(
+                fn add(cx: Context, a: i64) -> i64 {
+                    a
+                }
+            ),
+        );
+        let tools = crate::tools::expand(
+            quote!(#option),
+            quote!(impl Clock { #[tool(annotations(read_only = true))] fn hour(&self) -> u32 { 12 } }),
+        );
+        let resource = crate::resource::expand(
+            quote!("chapters://{number}" #comma #option),
+            quote!(
+                fn chapter(number: u32) -> String {
+                    number.to_string()
+                }
+            ),
+        );
+        let prompt = crate::prompt::expand(
+            quote!(#option),
+            quote!(
+                fn summary(title: String) -> String {
+                    title
+                }
+            ),
+        );
+        [tool, tools, resource, prompt].iter().map(TokenStream::to_string).collect()
+    }
+
+    #[test]
+    fn expansions_name_the_crate_path_they_are_given_and_no_other() {
+        for expansion in expansions(Some("mc")) {
+            assert!(!expansion.contains("compile_error"), "{expansion}");
+            assert!(!expansion.contains("modelcontext"), "{expansion}");
+            assert!(expansion.contains("mc :: "), "{expansion}");
+        }
+    }
+
+    #[test]
+    fn expansions_name_modelcontext_by_default() {
+        for expansion in expansions(None) {
+            assert!(!expansion.contains("compile_error"), "{expansion}");
+            assert!(expansion.contains(":: modelcontext :: "), "{expansion}");
+        }
+    }
 }

@@ -1,10 +1,11 @@
-//! The options inside `#[tool(...)]`, `#[prompt(...)]` and `#[resource("uri", ...)]`.
+//! The options inside `#[tool(...)]`, `#[prompt(...)]` and `#[resource("uri", ...)]`, and the
+//! `crate = "path"` option all four macros take.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
-use syn::{Ident, LitBool, LitStr};
+use syn::{Ident, LitBool, LitStr, Path, parse_quote};
 
 use crate::signature::Kind;
 
@@ -21,6 +22,8 @@ pub struct Options {
     pub mime_type: Option<LitStr>,
     /// `annotations(...)` (tools).
     pub annotations: Option<Annotations>,
+    /// `crate = "path"`: see [`crate_path`].
+    pub krate: Option<Path>,
 }
 
 /// `annotations(title = "...", read_only = true, ...)`: the fields of `ToolAnnotations` to set.
@@ -32,9 +35,9 @@ pub struct Annotations {
 /// The option keys `kind` accepts.
 fn keys(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Tool => &["name", "title", "description", "annotations"],
-        Kind::Resource => &["name", "title", "description", "mime_type"],
-        Kind::Prompt => &["name", "title", "description"],
+        Kind::Tool => &["name", "title", "description", "annotations", "crate"],
+        Kind::Resource => &["name", "title", "description", "mime_type", "crate"],
+        Kind::Prompt => &["name", "title", "description", "crate"],
     }
 }
 
@@ -60,9 +63,31 @@ impl Options {
             "description" => set(&mut self.description, meta, meta.value()?.parse()?),
             "mime_type" => set(&mut self.mime_type, meta, meta.value()?.parse()?),
             "annotations" => set(&mut self.annotations, meta, Annotations::parse(meta)?),
+            "crate" => set(&mut self.krate, meta, crate_path(meta)?),
             _ => unreachable!("`{key}` is in keys() but has no parser"),
         }
     }
+
+    /// The path the expansion names `modelcontext` by: `crate = "..."`, else `::modelcontext`.
+    pub fn crate_path(&self) -> Path {
+        self.krate.clone().unwrap_or_else(|| parse_quote!(::modelcontext))
+    }
+}
+
+/// The value of `crate = "some::path"`: where the expansion finds `modelcontext` when the
+/// dependency is renamed or re-exported (as serde's `#[serde(crate = "...")]`). The path keeps
+/// the string's span, so a path that does not resolve is reported on the string.
+pub fn crate_path(meta: &ParseNestedMeta) -> syn::Result<Path> {
+    let text: LitStr = meta.value()?.parse()?;
+    text.parse_with(Path::parse_mod_style)
+}
+
+/// `path` as the string a `#[serde(crate = "...")]`-style attribute takes, suffixed: for
+/// `::modelcontext` and `"schemars"`, `"::modelcontext::schemars"`.
+pub fn crate_path_string(path: &Path, suffix: &str) -> LitStr {
+    // Token streams print with spaces between tokens (`:: modelcontext`); a path has none.
+    let path = path.to_token_stream().to_string().replace(' ', "");
+    LitStr::new(&format!("{path}::{suffix}"), proc_macro2::Span::call_site())
 }
 
 impl Annotations {
@@ -91,10 +116,10 @@ impl Annotations {
     }
 
     /// A `ToolAnnotations` literal with the given fields set and the rest defaulted.
-    pub fn to_expr(&self) -> TokenStream {
+    pub fn to_expr(&self, krate: &Path) -> TokenStream {
         let fields = self.fields.iter().map(|(field, value)| quote!(#field: #value));
         quote! {
-            ::modelcontext::types::ToolAnnotations {
+            #krate::types::ToolAnnotations {
                 #(#fields,)*
                 ..::std::default::Default::default()
             }

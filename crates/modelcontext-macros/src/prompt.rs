@@ -52,20 +52,21 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `Option<String>`.
 fn constructor(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream {
     let fn_name = &sig.ident;
-    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_prompt_result"));
-    let (args_ty, args_struct) = struct_for(sig, "Args").unzip();
+    let krate = options.crate_path();
+    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_prompt_result", &krate));
+    let (args_ty, args_struct) = struct_for(sig, "Args", &krate).unzip();
     let callee = Callee { path: quote!(#fn_name), shares_self: false };
-    let handler = closure(sig, &callee, args_ty.as_ref(), &format_ident!("args"));
+    let handler = closure(sig, &callee, args_ty.as_ref(), &format_ident!("args"), &krate);
     let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let title = setter("title", options.title.as_ref());
     let doc = format!(" The `{name}` prompt, to pass to `McpServer::prompt`.");
     quote! {
         #[doc = #doc]
-        pub fn prompt() -> ::modelcontext::PromptDef {
+        pub fn prompt() -> #krate::PromptDef {
             #result_check
             #args_struct
-            ::modelcontext::PromptDef::new(#name, #handler) #description #title
+            #krate::PromptDef::new(#name, #handler) #description #title
         }
     }
 }

@@ -23,6 +23,7 @@
 
 use std::collections::BTreeSet;
 
+use modelcontext_types::uri_template::UriTemplate;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -72,8 +73,7 @@ fn parse_attr(attr: TokenStream) -> syn::Result<(LitStr, Options)> {
 
 /// The parameters (other than a `Context`) must be exactly the template's variables.
 fn check_params(uri: &LitStr, sig: &Signature) -> syn::Result<()> {
-    let variables =
-        template_variables(&uri.value()).map_err(|message| syn::Error::new(uri.span(), message))?;
+    let variables = template_variables(uri)?;
     let params: BTreeSet<String> = sig.args().map(Param::wire_name).collect();
     if variables == params {
         return Ok(());
@@ -94,39 +94,30 @@ fn list(names: &BTreeSet<String>) -> String {
     }
 }
 
-/// The variable names of an RFC 6570 template: `{title}`, `{+path}`, `{?q,page}`, `{id:3}`,
-/// `{list*}` name `title`, `path`, `q`, `page`, `id` and `list`.
-fn template_variables(template: &str) -> Result<BTreeSet<String>, String> {
-    let mut names = BTreeSet::new();
-    let mut rest = template;
-    while let Some(start) = rest.find('{') {
-        let Some(length) = rest[start..].find('}') else {
-            return Err("this URI template has a `{` without its `}`".to_owned());
-        };
-        let expression = &rest[start + 1..start + length];
-        let expression = expression.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
-        for spec in expression.split(',') {
-            let name = spec.split(':').next().unwrap_or_default().trim_end_matches('*');
-            if name.is_empty() {
-                return Err(format!(
-                    "this URI template has an empty variable in `{{{expression}}}`"
-                ));
-            }
-            names.insert(name.to_owned());
-        }
-        rest = &rest[start + length + 1..];
+/// The variable names the server will bind for `uri`: none for a fixed URI, else those of the
+/// template as the runtime's parser reads it, so a template the server would refuse at
+/// registration is refused here, with its message.
+fn template_variables(uri: &LitStr) -> syn::Result<BTreeSet<String>> {
+    let text = uri.value();
+    // `ResourceDef::new`'s rule: a URI holding `{` is a template, anything else a fixed URI.
+    if !text.contains('{') {
+        return Ok(BTreeSet::new());
     }
-    Ok(names)
+    let template = UriTemplate::parse(&text)
+        .map_err(|error| syn::Error::new(uri.span(), format!("invalid URI template: {error}")))?;
+    Ok(template.variables().map(str::to_owned).collect())
 }
 
 fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) -> TokenStream {
     let fn_name = &sig.ident;
+    let krate = options.crate_path();
     let params: Vec<&Param> = sig.args().collect();
-    let param_checks = assertions(&params, "assert_resource_param");
-    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_resource_result"));
-    let (params_ty, params_struct) = struct_for(sig, "Params").unzip();
+    let param_checks = assertions(&params, "assert_resource_param", &krate);
+    let result_check =
+        sig.output.as_ref().map(|ty| assertion(ty, "assert_resource_result", &krate));
+    let (params_ty, params_struct) = struct_for(sig, "Params", &krate).unzip();
     let callee = Callee { path: quote!(#fn_name), shares_self: false };
-    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"));
+    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"), &krate);
     let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let mime_type = setter("mime_type", options.mime_type.as_ref());
@@ -134,11 +125,11 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
     let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
     quote! {
         #[doc = #doc]
-        pub fn resource() -> ::modelcontext::ResourceDef {
+        pub fn resource() -> #krate::ResourceDef {
             #param_checks
             #result_check
             #params_struct
-            ::modelcontext::ResourceDef::new(#uri, #handler)
+            #krate::ResourceDef::new(#uri, #handler)
                 .name(#name) #description #mime_type #title
         }
     }

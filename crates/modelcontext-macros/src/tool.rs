@@ -30,7 +30,7 @@ use syn::{Attribute, ItemFn, LitStr};
 use crate::args_struct::{assertion, assertions, struct_for};
 use crate::errors::{both, parse_item_fn, with_error};
 use crate::handler::{Callee, closure, companion, description, setter};
-use crate::options::{Annotations, Options};
+use crate::options::Options;
 use crate::signature::{Kind, Param, Signature};
 
 /// Expands `#[tool(attr)] item`.
@@ -55,9 +55,10 @@ fn constructor(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream
     let callee = Callee { path: quote!(#fn_name), shares_self: false };
     let def = tool_def(sig, options, &func.attrs, &callee);
     let doc = format!(" The `{}` tool, to pass to `McpServer::tool`.", tool_name(sig, options));
+    let krate = options.crate_path();
     quote! {
         #[doc = #doc]
-        pub fn tool() -> ::modelcontext::ToolDef {
+        pub fn tool() -> #krate::ToolDef {
             #def
         }
     }
@@ -71,15 +72,16 @@ pub fn tool_def(
     attrs: &[Attribute],
     callee: &Callee,
 ) -> TokenStream {
+    let krate = options.crate_path();
     let params: Vec<&Param> = sig.args().collect();
-    let (args_ty, args_struct) = struct_for(sig, "Args").unzip();
-    let arg_checks = assertions(&params, "assert_tool_argument");
-    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_tool_result"));
+    let (args_ty, args_struct) = struct_for(sig, "Args", &krate).unzip();
+    let arg_checks = assertions(&params, "assert_tool_argument", &krate);
+    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_tool_result", &krate));
     let name = tool_name(sig, options);
-    let handler = closure(sig, callee, args_ty.as_ref(), &format_ident!("args"));
+    let handler = closure(sig, callee, args_ty.as_ref(), &format_ident!("args"), &krate);
     let description = description(options.description.as_ref(), attrs);
     let title = setter("title", options.title.as_ref());
-    let annotations = options.annotations.as_ref().map(Annotations::to_expr);
+    let annotations = options.annotations.as_ref().map(|a| a.to_expr(&krate));
     let annotations = setter("annotations", annotations.as_ref());
     // The assertions go first: rustc reports errors in source order, and theirs say what the
     // type must implement, while the derives' errors that follow only name a missing bound.
@@ -87,7 +89,7 @@ pub fn tool_def(
         #arg_checks
         #result_check
         #args_struct
-        ::modelcontext::ToolDef::new(#name, #handler) #description #title #annotations
+        #krate::ToolDef::new(#name, #handler) #description #title #annotations
     }
 }
 

@@ -29,11 +29,12 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
-use syn::{Attribute, ImplItem, ItemImpl, Meta};
+use syn::parse::Parser;
+use syn::{Attribute, ImplItem, ItemImpl, Meta, Path};
 
 use crate::errors::{both, combine, with_error};
 use crate::handler::Callee;
-use crate::options::Options;
+use crate::options::{Options, crate_path};
 use crate::signature::{Kind, Signature};
 use crate::tool::tool_def;
 
@@ -61,27 +62,45 @@ struct Method {
 }
 
 fn expand_impl(attr: TokenStream, imp: &mut ItemImpl) -> syn::Result<TokenStream> {
-    if !attr.is_empty() {
-        let message = "`#[tools]` takes no options; give them to each `#[tool(...)]`";
-        return Err(syn::Error::new_spanned(attr, message));
-    }
+    let block = Options { krate: parse_block_options(attr)?, ..Options::default() };
     check_impl(imp)?;
-    let methods = take_methods(imp)?;
+    let methods = take_methods(imp, &block)?;
     if methods.is_empty() {
         let message = "this `#[tools]` block has no `#[tool]` methods";
         return Err(syn::Error::new_spanned(&imp.self_ty, message));
     }
     let defs = methods.iter().map(method_def);
     let self_ty = &imp.self_ty;
+    let krate = block.crate_path();
     Ok(quote! {
         impl #self_ty {
             /// The `#[tool]` methods of this type as tool definitions sharing `self`; pass
             /// them to `McpServer::tools`.
-            pub fn tool_defs(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<::modelcontext::ToolDef> {
+            pub fn tool_defs(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#krate::ToolDef> {
                 ::std::vec![#(#defs),*]
             }
         }
     })
+}
+
+/// `#[tools]` takes only `crate = "path"`, which holds for every method of the block; the other
+/// options describe one tool and go on its `#[tool(...)]`.
+fn parse_block_options(attr: TokenStream) -> syn::Result<Option<Path>> {
+    let mut krate = None;
+    let parser = syn::meta::parser(|meta| {
+        if !meta.path.is_ident("crate") {
+            return Err(meta.error(
+                "`#[tools]` takes only `crate = \"...\"`; give other options to each `#[tool(...)]`",
+            ));
+        }
+        if krate.is_some() {
+            return Err(meta.error("this option is given twice"));
+        }
+        krate = Some(crate_path(&meta)?);
+        Ok(())
+    });
+    parser.parse2(attr)?;
+    Ok(krate)
 }
 
 /// The block must be inherent and not generic.
@@ -103,13 +122,13 @@ fn check_impl(imp: &ItemImpl) -> syn::Result<()> {
 
 /// Reads every `#[tool]` method, taking off the attributes the expansion consumes. All methods
 /// are read before any error is returned, so the block compiles as written either way.
-fn take_methods(imp: &mut ItemImpl) -> syn::Result<Vec<Method>> {
+fn take_methods(imp: &mut ItemImpl, block: &Options) -> syn::Result<Vec<Method>> {
     let mut methods = Vec::new();
     let mut errors = Vec::new();
     for item in &mut imp.items {
         let ImplItem::Fn(func) = item else { continue };
         let Some(attr) = take_tool_attr(&mut func.attrs) else { continue };
-        let options = tool_options(&attr);
+        let options = tool_options(&attr).and_then(|options| inherit(options, block));
         let sig = Signature::parse(&mut func.sig, Kind::Tool, true);
         match both(options, sig) {
             Ok((options, sig)) => methods.push(Method { sig, options, attrs: func.attrs.clone() }),
@@ -135,6 +154,17 @@ fn tool_options(attr: &Attribute) -> syn::Result<Options> {
             Err(syn::Error::new_spanned(meta, "expected `#[tool]` or `#[tool(...)]`"))
         }
     }
+}
+
+/// A method's options with the block's `crate` path: one path for the whole block, since
+/// `tool_defs` names it too.
+fn inherit(options: Options, block: &Options) -> syn::Result<Options> {
+    if let Some(path) = &options.krate {
+        let message =
+            "inside `#[tools]`, give `crate = \"...\"` to `#[tools(...)]`, once for the block";
+        return Err(syn::Error::new_spanned(path, message));
+    }
+    Ok(Options { krate: block.krate.clone(), ..options })
 }
 
 /// `{ struct Args { .. } let this = Arc::clone(&self); ToolDef::new(..) }` for one method.

@@ -390,3 +390,64 @@ fn functions_stay_callable_as_written() {
     let shop = Bookshop::default();
     assert_eq!(shop.visit(), "1");
 }
+
+/// Every macro with `crate = "mc"`, for a dependency known by another name. (`::modelcontext`
+/// still resolves in this crate; the unit tests of the expansions check that it is not named.)
+mod renamed {
+    use std::sync::Arc;
+
+    use ::modelcontext as mc;
+
+    /// Add two integers.
+    #[mc::tool(crate = "mc", annotations(read_only = true))]
+    pub fn add(a: i64, #[arg(default = 1)] b: i64) -> i64 {
+        a + b
+    }
+
+    /// A chapter of a book.
+    #[mc::resource("chapters://{number}", crate = "mc", mime_type = "text/plain")]
+    pub fn chapter(_cx: mc::Context, number: u32) -> String {
+        format!("Chapter {number}")
+    }
+
+    /// Ask for a summary.
+    #[mc::prompt(crate = "mc")]
+    pub fn summary(title: String) -> String {
+        format!("Summarize {title}.")
+    }
+
+    pub struct Clock;
+
+    #[mc::tools(crate = "mc")]
+    impl Clock {
+        /// The hour, always noon.
+        #[tool]
+        fn hour(&self, _cx: mc::Context) -> u32 {
+            12
+        }
+    }
+
+    pub fn server() -> Result<mc::McpServer, mc::Error> {
+        mc::McpServer::new("Renamed")
+            .tool(add::tool())?
+            .resource(chapter::resource())?
+            .prompt(summary::prompt())?
+            .tools(Arc::new(Clock).tool_defs())
+    }
+}
+
+#[test]
+fn crate_option_names_a_renamed_dependency() {
+    let server = renamed::server().expect("the server registers every item");
+    let (sum, hour, chapter, prompt) = with_server(server, async |client| {
+        let sum = client.call_tool("add", json!({ "a": 2 })).await.expect("tools/call");
+        let hour = client.call_tool("hour", json!({})).await.expect("tools/call");
+        let chapter = client.read_resource("chapters://7").await.expect("resources/read");
+        let prompt = client.get_prompt("summary", [("title", "Dune")]).await.expect("prompts/get");
+        (call_result(&sum), call_result(&hour), to_json(&chapter), to_json(&prompt))
+    });
+    assert_eq!(sum["structuredContent"], json!({ "result": 3 }));
+    assert_eq!(hour["structuredContent"], json!({ "result": 12 }));
+    assert_eq!(chapter["contents"][0]["text"], "Chapter 7");
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Summarize Dune.");
+}

@@ -1,6 +1,7 @@
 //! Sans-IO types for the Model Context Protocol: the JSON-RPC envelope ([`jsonrpc`]) and every
 //! MCP message of both protocol eras, the handshake era (2024-11-05 .. 2025-11-25) and the
-//! stateless modern era (2026-07-28).
+//! stateless modern era (2026-07-28), and the RFC 6570 URI templates of resource templates
+//! ([`uri_template`]).
 //!
 //! Only serde: no tokio, no IO. Field names follow the official schema (`camelCase` on the
 //! wire, `snake_case` in Rust); type names are the schema's `$defs` names. One Rust type covers
@@ -28,6 +29,7 @@ pub mod sampling;
 pub mod schema;
 pub mod subscriptions;
 pub mod tools;
+pub mod uri_template;
 pub mod version;
 pub mod x_mcp_header;
 

@@ -45,7 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = McpServer::new("auth-example")
         .tool(whoami::tool())?
         .tool(delete_file::tool().required_scopes(["files:write"]))?;
-    let options = HttpOptions { auth: Some(auth), ..HttpOptions::default() };
+    let options = HttpOptions::default().auth(auth);
     let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:8000").await?;
     eprintln!("serving protected MCP at http://{addr}/mcp (tokens from {issuer})");
     serve.await?;

@@ -89,7 +89,7 @@ async fn main() -> Result<(), modelcontext::Error> {
         [flag, addr] if flag == "--http" => server.serve_http(addr).await,
         // Also serve the 2024-11-05 HTTP+SSE transport (`/sse`, `/messages`) for old clients.
         [flag, addr, legacy] if flag == "--http" && legacy == "--legacy-sse" => {
-            let options = HttpOptions { legacy_sse: true, ..HttpOptions::default() };
+            let options = HttpOptions::default().legacy_sse(true);
             let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
             server.http_endpoint_with(options).serve(listener).await
         }

@@ -537,7 +537,7 @@ impl Report {
 
     fn fail(&mut self, check: &str, why: impl std::fmt::Display) {
         self.failed += 1;
-        println!("FAIL {} {check}: {why}", self.label);
+        println!("FAIL {} {check}: {why:#}", self.label);
     }
 
     fn check(&mut self, check: &str, passed: bool, got: String) {

@@ -155,7 +155,7 @@ impl Report<'_> {
 
     fn fail(&mut self, check: &str, why: impl std::fmt::Display) {
         self.failed += 1;
-        println!("FAIL {} {check}: {why}", self.era);
+        println!("FAIL {} {check}: {why:#}", self.era);
     }
 
     fn check(&mut self, check: &str, passed: bool, got: String) {

@@ -28,10 +28,8 @@ async fn count(ctx: Context, #[arg(maximum = 100)] n: u32) -> String {
 async fn main() -> Result<(), modelcontext::Error> {
     let server = McpServer::new("http-example").tool(add::tool())?.tool(count::tool())?;
     // The defaults are right for a local server; this shows where a deployment adds its names.
-    let options = HttpOptions {
-        allow: AllowList::default().allow_host("mcp.internal.example"),
-        ..HttpOptions::default()
-    };
+    let options =
+        HttpOptions::default().allow(AllowList::default().allow_host("mcp.internal.example"));
     let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:8000").await?;
     eprintln!("serving MCP at http://{addr}/mcp");
     serve.await

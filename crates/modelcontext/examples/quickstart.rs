@@ -31,7 +31,7 @@ async fn main() -> Result<(), modelcontext::Error> {
         );
         match client.read_resource("books://Dune").await {
             Ok(read) => println!("resource:            {}", json!(read.contents)),
-            Err(err) => println!("resource:            error {err}"),
+            Err(err) => println!("resource:            error {err:#}"),
         }
         match client.read_resource("books://Nothing").await {
             Ok(read) => println!("resource not found:  unexpected {}", json!(read.contents)),
@@ -51,7 +51,7 @@ fn show(case: &str, outcome: Result<CallToolResult, modelcontext::Error>) {
         }
         Err(err) => match err.as_mcp_error() {
             Some(error) => println!("{label:<21}JSON-RPC error {}", json!(error)),
-            None => println!("{label:<21}failed: {err}"),
+            None => println!("{label:<21}failed: {err:#}"),
         },
     }
 }

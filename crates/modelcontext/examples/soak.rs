@@ -449,7 +449,7 @@ async fn streams(options: Options) -> Result<(), Error> {
                 Ok(stream) => hold(stream, &tally, stop).await,
                 Err(err) => {
                     if tally.failed.fetch_add(1, Ordering::Relaxed) < 5 {
-                        eprintln!("open failed: {err}");
+                        eprintln!("open failed: {err:#}");
                     }
                 }
             }
@@ -530,7 +530,7 @@ async fn connect_client(url: &str, era: &str, n: usize) -> Result<Client, Error>
 /// `add(i, 1)` must come back as `i + 1`, structured.
 async fn checked_add(client: &Client, i: i64) -> Result<(), String> {
     let result =
-        client.call_tool("add", json!({"a": i, "b": 1})).await.map_err(|e| e.to_string())?;
+        client.call_tool("add", json!({"a": i, "b": 1})).await.map_err(|e| format!("{e:#}"))?;
     let got =
         result.structured_content.as_ref().and_then(|s| s.get("result")).and_then(|v| v.as_i64());
     match (result.is_error, got) {
@@ -678,12 +678,12 @@ async fn operation(client: &Client, k: usize) -> Result<(), String> {
     match k % 5 {
         0 => checked_add(client, k as i64).await,
         1 => {
-            let tools = client.list_all_tools().await.map_err(|e| wrong(&e.to_string()))?;
+            let tools = client.list_all_tools().await.map_err(|e| wrong(&format!("{e:#}")))?;
             tools.iter().any(|t| t.name == "add").then_some(()).ok_or_else(|| wrong("no add tool"))
         }
         2 => {
             let uri = format!("soak://item/{k}");
-            let read = client.read_resource(&uri).await.map_err(|e| wrong(&e.to_string()))?;
+            let read = client.read_resource(&uri).await.map_err(|e| wrong(&format!("{e:#}")))?;
             let text = serde_json::to_string(&read.contents).unwrap_or_default();
             text.contains(&format!("item {k}")).then_some(()).ok_or_else(|| wrong(&text))
         }
@@ -691,16 +691,16 @@ async fn operation(client: &Client, k: usize) -> Result<(), String> {
             let prompt = client
                 .get_prompt("greet", [("name", "Ada")])
                 .await
-                .map_err(|e| wrong(&e.to_string()))?;
+                .map_err(|e| wrong(&format!("{e:#}")))?;
             let text = serde_json::to_string(&prompt.messages).unwrap_or_default();
             text.contains("Hello, Ada.").then_some(()).ok_or_else(|| wrong(&text))
         }
         // `ping` is handshake-era only (2026-07-28 removed it): modern clients list prompts.
         _ if client.era() == Era::Handshake => {
-            client.ping().await.map_err(|e| wrong(&e.to_string()))
+            client.ping().await.map_err(|e| wrong(&format!("{e:#}")))
         }
         _ => {
-            let prompts = client.list_prompts(None).await.map_err(|e| wrong(&e.to_string()))?;
+            let prompts = client.list_prompts(None).await.map_err(|e| wrong(&format!("{e:#}")))?;
             let found = prompts.prompts.iter().any(|p| p.name == "greet");
             found.then_some(()).ok_or_else(|| wrong("no greet prompt"))
         }
@@ -731,7 +731,7 @@ async fn clients(options: Options) -> Result<(), Error> {
                 let client = match client {
                     Ok(client) => client,
                     Err(e) => {
-                        errors.record(format!("connect: {e}"));
+                        errors.record(format!("connect: {e:#}"));
                         worked.wait().await;
                         return None;
                     }

@@ -75,29 +75,50 @@ impl Error {
     }
 }
 
-/// Shows the kind and the message: this is what `main` prints when it returns `Err`.
+/// Shows the kind and the whole chain: this is what `main` prints when it returns `Err`.
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Error({:?}: {self})", self.kind())
+        write!(f, "Error({:?}: {self:#})", self.kind())
     }
 }
 
+/// This layer's message only: the I/O or JSON error underneath is [`source`], which error
+/// reporters (anyhow, eyre, `std::error::Report`) print on their own line after it. A protocol
+/// error has no source: its [`McpError`] is the error itself ([`Error::as_mcp_error`]).
+///
+/// The alternate form, `{:#}`, appends every source, each after `": "`, for showing the whole
+/// story to a person on one line: `I/O error: connection refused`.
+///
+/// [`source`]: std::error::Error::source
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.inner {
-            Inner::Protocol(e) => write!(f, "{} (code {})", e.message, e.code),
-            Inner::Io(e) => write!(f, "I/O error: {e}"),
-            Inner::Json(e) => write!(f, "invalid JSON from peer: {e}"),
-            Inner::Registration(m) => write!(f, "registration failed: {m}"),
-            Inner::Negotiation(m) => write!(f, "negotiation failed: {m}"),
+            Inner::Protocol(e) => write!(f, "{} (code {})", e.message, e.code)?,
+            Inner::Io(_) => f.write_str("I/O error")?,
+            Inner::Json(_) => f.write_str("invalid JSON from peer")?,
+            Inner::Registration(m) => write!(f, "registration failed: {m}")?,
+            Inner::Negotiation(m) => write!(f, "negotiation failed: {m}")?,
         }
+        if f.alternate() {
+            write_sources(f, self)?;
+        }
+        Ok(())
     }
+}
+
+/// `": {source}"` for each error in the chain below `err`.
+fn write_sources(f: &mut fmt::Formatter<'_>, err: &dyn std::error::Error) -> fmt::Result {
+    let mut source = err.source();
+    while let Some(cause) = source {
+        write!(f, ": {cause}")?;
+        source = cause.source();
+    }
+    Ok(())
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &*self.inner {
-            Inner::Protocol(e) => Some(e),
             Inner::Io(e) => Some(e),
             Inner::Json(e) => Some(e),
             _ => None,
@@ -120,5 +141,48 @@ impl From<std::io::Error> for Error {
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Error {
         Error { inner: Box::new(Inner::Json(e)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    /// One error of each kind, with a source wherever the kind has one.
+    fn one_of_each() -> Vec<Error> {
+        let json = serde_json::from_str::<serde_json::Value>("{").expect_err("truncated JSON");
+        vec![
+            McpError::new(modelcontext_types::INVALID_PARAMS, "Unknown tool: x").into(),
+            McpError::new(CONNECTION_CLOSED, "Connection closed").into(),
+            McpError::new(REQUEST_TIMEOUT, "Request timed out").into(),
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused").into(),
+            json.into(),
+            Error::registration("tool 'x' is registered twice"),
+            Error::negotiation("no common protocol version"),
+        ]
+    }
+
+    /// Reporters print `Display` and then each source: a `Display` that repeated its source
+    /// would show the same text twice.
+    #[test]
+    fn display_never_repeats_the_source() {
+        for err in one_of_each() {
+            if let Some(source) = err.source() {
+                let (ours, theirs) = (err.to_string(), source.to_string());
+                assert!(!ours.contains(&theirs), "{ours:?} repeats its source {theirs:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_alternate_form_and_debug_show_the_whole_chain() {
+        let err = Error::from(std::io::Error::other("connection refused"));
+        assert_eq!(err.to_string(), "I/O error");
+        assert_eq!(format!("{err:#}"), "I/O error: connection refused");
+        assert_eq!(format!("{err:?}"), "Error(Io: I/O error: connection refused)");
+        let err = Error::from(McpError::new(modelcontext_types::INVALID_PARAMS, "Unknown tool: x"));
+        assert_eq!(format!("{err:#}"), "Unknown tool: x (code -32602)");
     }
 }

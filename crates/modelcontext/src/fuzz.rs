@@ -24,11 +24,11 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
+use modelcontext_types::uri_template::{UriTemplate, Value as TemplateValue};
 use modelcontext_types::{DecodeError, Message, RequestId};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, ReadBuf};
 
-use crate::server::uri_template::UriTemplate;
 use crate::transport::{Stdio, Transport};
 
 #[path = "fuzz/bearer_token.rs"]
@@ -258,10 +258,9 @@ pub fn check_uri_template_parse(data: &[u8]) {
     assert_eq!(template.as_str(), text);
     assert_eq!(UriTemplate::parse(template.as_str()).as_ref(), Ok(&template));
     let _ = template.variables().count();
-    use crate::server::uri_template::Value as V;
-    let _ = template.expand(&|name| Some(V::String(name.repeat(2))));
-    let _ = template.try_expand(&|name| Some(V::List(vec![name.into(), "/..".into()])));
-    let _ = template.expand(&|name| Some(V::Map(vec![(name.into(), "a b%".into())])));
+    let _ = template.expand(&|name| Some(TemplateValue::String(name.repeat(2))));
+    let _ = template.try_expand(&|name| Some(TemplateValue::List(vec![name.into(), "/..".into()])));
+    let _ = template.expand(&|name| Some(TemplateValue::Map(vec![(name.into(), "a b%".into())])));
 }
 
 /// Matching never panics; with path safety on, no value holds a NUL, a `..` component or an

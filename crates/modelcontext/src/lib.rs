@@ -47,6 +47,29 @@ pub mod types {
     pub use modelcontext_types::*;
 }
 
+/// The [schemars](https://docs.rs/schemars) this crate is built with. Argument types of tools,
+/// resources, prompts and elicitations implement its [`JsonSchema`](schemars::JsonSchema), and
+/// the structs `#[tool]` and friends generate derive it through this path, so the macros need no
+/// `schemars` dependency of your own.
+///
+/// Deriving `JsonSchema` on a type of your own (a struct argument, an elicitation form) names
+/// `schemars` where the derive is written: depend on `schemars` 1.x yourself, or point the
+/// derive here with `#[schemars(crate = "modelcontext::schemars")]`:
+///
+/// ```
+/// # use modelcontext::__private::serde;
+/// use modelcontext::schemars::JsonSchema;
+///
+/// #[derive(serde::Deserialize, JsonSchema)]
+/// # #[serde(crate = "modelcontext::__private::serde")]
+/// #[schemars(crate = "modelcontext::schemars")]
+/// struct Point {
+///     x: i64,
+///     y: i64,
+/// }
+/// ```
+pub use schemars;
+
 pub use client::{CallOptions, Client, ClientBuilder, EraMode, Subscription};
 pub use error::{Error, ErrorKind};
 pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};

@@ -3,9 +3,9 @@
 //!
 //! Two things live here:
 //!
-//! - Re-exports of `serde`, `schemars` and `serde_json`, so the generated arguments structs
-//!   derive through `modelcontext` (`#[serde(crate = "::modelcontext::__private::serde")]`)
-//!   and users need not depend on those crates themselves.
+//! - Re-exports of `serde` and `serde_json`, so the generated arguments structs derive through
+//!   `modelcontext` (`#[serde(crate = "::modelcontext::__private::serde")]`) and users need not
+//!   depend on those crates themselves. (`schemars` is public: [`crate::schemars`].)
 //! - Assertions. The macros call `assert_tool_argument::<T>()` and friends with the span of
 //!   each parameter and return type, so a type that does not fit is reported where the user
 //!   wrote it, with a message saying what it must implement, instead of as an unsatisfied
@@ -16,7 +16,6 @@ use serde::de::DeserializeOwned;
 
 use crate::server::{IntoPromptResult, IntoResourceResult, IntoToolResult};
 
-pub use schemars;
 pub use serde;
 pub use serde_json;
 

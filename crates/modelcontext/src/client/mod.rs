@@ -134,7 +134,7 @@ impl Client {
                 // the spec forbids keying the fallback to one code.
                 Err(err) if self.peer.is_closed() => Err(err),
                 Err(err) => {
-                    tracing::debug!(%err, "server/discover failed; falling back to initialize");
+                    tracing::debug!(err = %format_args!("{err:#}"), "server/discover failed; falling back to initialize");
                     self.initialize().await
                 }
             },

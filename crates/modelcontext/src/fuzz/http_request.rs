@@ -127,7 +127,7 @@ pub fn check_http_request(data: &[u8]) {
 
 /// Runs the exchange; whether it ended before the deadline.
 async fn exchange(data: &[u8], log: Log) -> bool {
-    let options = HttpOptions { max_body_bytes: 2048, ..HttpOptions::default() };
+    let options = HttpOptions::default().max_body_bytes(2048);
     let endpoint = super::engine_server().http_endpoint_with(options);
     let inner = endpoint.into_service();
     let service = tower::service_fn(move |request: Request<hyper::body::Incoming>| {

@@ -35,14 +35,15 @@ use crate::engine::Peer;
 /// A missing client capability is -32021 (`data.requiredCapabilities`) in both eras.
 ///
 /// ```
-/// # use modelcontext::__private::{schemars, serde};
+/// # use modelcontext::__private::serde;
+/// # use modelcontext::schemars;
 /// use modelcontext::server::{Elicitation, NoArgs};
 /// use modelcontext::types::{ElicitResult, LoggingLevel};
 /// use modelcontext::{Client, Context, EraMode, McpServer, ToolDef};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # #[serde(crate = "modelcontext::__private::serde")]
-/// # #[schemars(crate = "modelcontext::__private::schemars")]
+/// # #[schemars(crate = "modelcontext::schemars")]
 /// struct Confirm { ok: bool }
 ///
 /// struct Stock(u32);

@@ -48,7 +48,13 @@ mod seal;
 mod session;
 mod stamp;
 mod tool;
-pub mod uri_template;
+
+/// RFC 6570 URI templates. Moved to [`modelcontext::types::uri_template`](crate::types::uri_template),
+/// since clients expand templates too; this path stays as a re-export.
+#[deprecated(since = "0.1.0", note = "moved to `modelcontext::types::uri_template`")]
+pub mod uri_template {
+    pub use modelcontext_types::uri_template::*;
+}
 
 pub use completion::CompletionHandler;
 pub use context::Context;

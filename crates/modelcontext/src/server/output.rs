@@ -89,6 +89,10 @@ impl ToolFailure {
                 return ToolFailure::Model(e.message.clone());
             }
         }
+        if let Some(e) = any.downcast_ref::<crate::Error>() {
+            // Its `Display` is one layer ("I/O error"); the model needs the causes too.
+            return ToolFailure::Ordinary(format!("{e:#}"));
+        }
         ToolFailure::Ordinary(err.to_string())
     }
 }

@@ -11,6 +11,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
+use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
     BlobResourceContents, INTERNAL_ERROR, INVALID_PARAMS, McpError, Resource, ResourceContents,
     ResourceTemplate, TextResourceContents,
@@ -22,7 +23,6 @@ use serde_json::{Map, Value, json};
 use super::context::Context;
 use super::output::ToolFailure;
 use super::schema::schema_for;
-use super::uri_template::UriTemplate;
 use crate::engine::BoxFuture;
 
 /// A resource failure, mapped onto the JSON-RPC error the spec assigns.

@@ -7,10 +7,11 @@
 //!
 //! ```
 //! use modelcontext::{McpServer, ToolDef};
-//! # use modelcontext::__private::{schemars, serde};
+//! # use modelcontext::__private::serde;
+//! # use modelcontext::schemars;
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! # #[serde(crate = "modelcontext::__private::serde")]
-//! # #[schemars(crate = "modelcontext::__private::schemars")]
+//! # #[schemars(crate = "modelcontext::schemars")]
 //! struct Args { a: i64, b: i64 }
 //!
 //! let add = ToolDef::new("add", |Args { a, b }: Args| async move { a + b })

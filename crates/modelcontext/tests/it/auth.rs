@@ -695,7 +695,7 @@ async fn protected_server(issuer: &Issuer) -> SocketAddr {
     let server =
         McpServer::new("protected").tool(whoami).expect("whoami").tool(delete).expect("delete");
     let auth = options(issuer.verifier()).required_scopes(["files:read"]);
-    let options = HttpOptions { auth: Some(auth), ..HttpOptions::default() };
+    let options = HttpOptions::default().auth(auth);
     let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
     tokio::spawn(serve);
     addr

@@ -185,7 +185,7 @@ async fn protected_server(issuer: &str) -> String {
         .expect("options")
         .scopes_supported(["files:read", "files:write"])
         .required_scopes(["files:read"]);
-    let options = HttpOptions { auth: Some(auth), ..HttpOptions::default() };
+    let options = HttpOptions::default().auth(auth);
     let endpoint = server.http_endpoint_with(options);
     tokio::spawn(async move { endpoint.serve(listener).await });
     resource

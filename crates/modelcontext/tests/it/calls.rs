@@ -193,3 +193,18 @@ async fn an_initialize_that_times_out_is_not_cancelled() {
     // The spec forbids cancelling initialize: the client closes without another word.
     assert_eq!(lines.next_line().await.expect("read"), None);
 }
+
+/// An SDK error a tool returns (a failed nested call, say) reaches the model with its causes,
+/// although its `Display` alone is one layer ("I/O error").
+#[tokio::test]
+async fn an_sdk_error_from_a_tool_reaches_the_model_with_its_causes() {
+    let read_disk = ToolDef::new("read_disk", |_: NoArgs| async {
+        Err::<String, _>(modelcontext::Error::from(std::io::Error::other("disk on fire")))
+    });
+    let server = McpServer::new("disk").tool(read_disk).expect("registers");
+    let client = Client::connect(server.in_memory()).await.expect("up");
+    let result = client.call_tool("read_disk", json!({})).await.expect("a tool error");
+    assert_eq!(result.is_error, Some(true));
+    let text = serde_json::to_value(&result.content).expect("json")[0]["text"].clone();
+    assert_eq!(text, "Error executing tool read_disk: I/O error: disk on fire");
+}

@@ -170,8 +170,8 @@ async fn a_handler_reads_resources_through_the_registry() {
     assert_eq!(count.load(Ordering::SeqCst), 1);
 }
 
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 struct Shelf {
     name: String,
 }

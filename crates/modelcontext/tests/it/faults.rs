@@ -418,8 +418,7 @@ async fn an_unread_get_stream_does_not_hold_up_its_own_sessions_answers() {
 async fn a_handshake_client_that_vanishes_has_its_handler_cancelled_within_the_idle_timeout() {
     let (tx, mut guards) = mpsc::unbounded_channel();
     let server = bookshop().tool(hanging_tool(tx)).expect("registers");
-    let options =
-        HttpOptions { session_idle_timeout: Duration::from_millis(300), ..Default::default() };
+    let options = HttpOptions::default().session_idle_timeout(Duration::from_millis(300));
     let addr = start(server, options).await;
     let http = http();
     let session = open_session(&http, addr).await;
@@ -567,8 +566,7 @@ async fn a_dropped_stream_resumes_without_loss_inside_the_window_and_visibly_out
         let gate = Arc::new(tokio::sync::Notify::new());
         let server = bookshop().tool(gated_tool(3, 20, gate.clone())).expect("registers");
         let (store, mut tap) = Tap::new(MemoryEventStore::new(per_stream, 100));
-        let addr =
-            start(server, HttpOptions { event_store: Arc::new(store), ..Default::default() }).await;
+        let addr = start(server, HttpOptions::default().event_store(Arc::new(store))).await;
         let http = http();
         let session = open_session(&http, addr).await;
         let last = call_then_drop(&http, addr, &session, 2).await;
@@ -690,7 +688,7 @@ async fn after_a_restart_sessions_are_gone_but_clients_of_both_eras_carry_on() {
     let (store, _tap) = Tap::new(MemoryEventStore::default());
     let gate = Arc::new(tokio::sync::Notify::new());
     let server = || bookshop().tool(gated_tool(3, 1, gate.clone())).expect("registers");
-    let options = || HttpOptions { event_store: Arc::new(store.clone()), ..Default::default() };
+    let options = || HttpOptions::default().event_store(Arc::new(store.clone()));
     let (addr, first) = Instance::start(server(), options(), "127.0.0.1:0");
     let url = format!("http://{addr}/mcp");
     let mut clients = Vec::new();

@@ -270,7 +270,7 @@ async fn protection_and_framing_statuses() {
 
 #[tokio::test]
 async fn the_body_limit_is_enforced_at_the_limit() {
-    let options = HttpOptions { max_body_bytes: 1024, ..Default::default() };
+    let options = HttpOptions::default().max_body_bytes(1024);
     let http = start_with(bookshop(), options).await;
     let body_of = |len: usize| {
         let head = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":""#;
@@ -330,7 +330,7 @@ async fn handshake_sessions_live_from_initialize_to_delete() {
 
 #[tokio::test]
 async fn the_session_limit_answers_503() {
-    let options = HttpOptions { max_sessions: 1, ..Default::default() };
+    let options = HttpOptions::default().max_sessions(1);
     let http = start_with(bookshop(), options).await;
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     assert_eq!(http.post(&[], init).await.status, StatusCode::OK);
@@ -460,8 +460,7 @@ async fn a_dropped_stream_resumes_with_last_event_id_and_loses_nothing() {
 
 #[tokio::test]
 async fn an_idle_session_expires() {
-    let options =
-        HttpOptions { session_idle_timeout: std::time::Duration::ZERO, ..Default::default() };
+    let options = HttpOptions::default().session_idle_timeout(std::time::Duration::ZERO);
     let http = start_with(bookshop(), options).await;
     let init = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
     let session = init.header("mcp-session-id").expect("session").to_owned();
@@ -505,7 +504,7 @@ async fn two_hundred_concurrent_clients_of_both_eras() {
 
 #[tokio::test]
 async fn the_2024_11_05_http_sse_transport_when_switched_on() {
-    let options = HttpOptions { legacy_sse: true, ..Default::default() };
+    let options = HttpOptions::default().legacy_sse(true);
     let (addr, serve) =
         bookshop().http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
     tokio::spawn(serve);

@@ -16,16 +16,16 @@ use modelcontext::{
 use serde::Deserialize;
 use serde_json::{Map, json};
 
-use modelcontext::__private::schemars::JsonSchema;
+use modelcontext::schemars::JsonSchema;
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Confirm {
     ok: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Rating {
     /// From 1 to 5.
     stars: i64,
@@ -35,20 +35,20 @@ pub struct Rating {
 /// Not flat: only its schema matters, the values are never read.
 #[allow(dead_code)]
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Shipping {
     address: Address,
 }
 
 #[allow(dead_code)]
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Address {
     street: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Title {
     title: String,
 }
@@ -114,7 +114,7 @@ fn try_asking_server() -> Result<McpServer, modelcontext::Error> {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Name {
     pub name: String,
 }

@@ -110,8 +110,7 @@ fn assert_tools_listed((status, body): &(String, String)) {
 #[tokio::test]
 async fn the_request_head_is_limited_in_bytes() {
     let limit = 1024;
-    let addr =
-        serve(bookshop(), HttpOptions { max_header_bytes: limit, ..Default::default() }).await;
+    let addr = serve(bookshop(), HttpOptions::default().max_header_bytes(limit)).await;
     assert_tools_listed(&exchange(addr, &tools_list_with_head_of(addr, limit - 1)).await);
     assert_tools_listed(&exchange(addr, &tools_list_with_head_of(addr, limit)).await);
     let refused = exchange(addr, &tools_list_with_head_of(addr, limit + 1)).await;
@@ -122,7 +121,7 @@ async fn the_request_head_is_limited_in_bytes() {
 #[tokio::test]
 async fn the_request_head_is_limited_in_fields() {
     let limit = 10;
-    let addr = serve(bookshop(), HttpOptions { max_headers: limit, ..Default::default() }).await;
+    let addr = serve(bookshop(), HttpOptions::default().max_headers(limit)).await;
     // `tools_list` sends 6 fields of its own.
     let with_fields = |n: usize| {
         let extra: Vec<String> = (6..n).map(|i| format!("x-field-{i}: {i}")).collect();
@@ -138,7 +137,7 @@ async fn the_request_head_is_limited_in_fields() {
 #[tokio::test(start_paused = true)]
 async fn the_head_must_arrive_within_the_header_read_timeout() {
     let timeout = Duration::from_secs(10);
-    let options = HttpOptions { header_read_timeout: timeout, ..Default::default() };
+    let options = HttpOptions::default().header_read_timeout(timeout);
     let addr = serve(bookshop(), options).await;
     let request = tools_list(addr, &[]);
     let (start, rest) = request.split_at(30);
@@ -161,7 +160,7 @@ async fn the_head_must_arrive_within_the_header_read_timeout() {
 #[tokio::test(start_paused = true)]
 async fn the_body_must_arrive_within_the_body_read_timeout() {
     let timeout = Duration::from_secs(10);
-    let options = HttpOptions { body_read_timeout: timeout, ..Default::default() };
+    let options = HttpOptions::default().body_read_timeout(timeout);
     let addr = serve(bookshop(), options).await;
     let request = tools_list(addr, &[]);
     let (start, rest) = request.split_at(request.len() - 10);
@@ -185,7 +184,7 @@ async fn the_body_must_arrive_within_the_body_read_timeout() {
 #[tokio::test]
 async fn a_chunked_body_is_counted_on_the_bytes_read() {
     let limit = 1024;
-    let addr = serve(bookshop(), HttpOptions { max_body_bytes: limit, ..Default::default() }).await;
+    let addr = serve(bookshop(), HttpOptions::default().max_body_bytes(limit)).await;
     let chunked = |len: usize| {
         let head = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META},"pad":""#
@@ -243,7 +242,7 @@ async fn a_client_that_stops_reading_loses_its_stream_after_the_write_timeout() 
         }
     });
     let server = McpServer::new("flood").tool(flood).expect("registers");
-    let addr = serve(server, HttpOptions { write_timeout: timeout, ..Default::default() }).await;
+    let addr = serve(server, HttpOptions::default().write_timeout(timeout)).await;
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"flood",{}}}}}"#,
         modern_meta("{}", r#""progressToken":1"#)
@@ -353,7 +352,7 @@ async fn sse_streams_are_limited_per_session() {
         std::future::pending::<&'static str>().await
     });
     let server = McpServer::new("hang").tool(hang).expect("registers");
-    let options = HttpOptions { max_sse_streams_per_session: 2, ..Default::default() };
+    let options = HttpOptions::default().max_sse_streams_per_session(2);
     let addr = serve(server, options).await;
     let session = open_session(addr).await;
     let (first, _, _standalone) = get_stream(addr, &session, None).await; // limit - 1
@@ -379,7 +378,7 @@ async fn sse_streams_are_limited_per_session() {
 async fn sse_streams_are_limited_per_endpoint() {
     // Frequent keep-alives, so the server soon writes to (and notices) a closed stream.
     let keep_alive = Duration::from_millis(50);
-    let options = HttpOptions { max_sse_streams: 2, keep_alive, ..Default::default() };
+    let options = HttpOptions::default().max_sse_streams(2).keep_alive(keep_alive);
     let addr = serve(bookshop(), options).await;
     let sessions = [open_session(addr).await, open_session(addr).await, open_session(addr).await];
     let (first, _, _one) = get_stream(addr, &sessions[0], None).await; // limit - 1
@@ -448,8 +447,8 @@ fn the_event_store_is_bounded_per_stream_in_streams_and_in_events() {
     assert_eq!((kept(&store, 1), kept(&store, 2)), (None, Some(3)));
 }
 
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 struct Title {
     title: String,
 }
@@ -488,8 +487,8 @@ async fn resource_uris_are_limited_in_length() {
     wire.assert_alive().await;
 }
 
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 struct Times {
     n: u32,
 }

@@ -163,8 +163,8 @@ async fn cancelling_a_call_cancels_the_question_it_awaits() {
 }
 
 /// A form with every field shape `elicit::<T>` accepts.
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 #[allow(dead_code)]
 struct Preferences {
     /// Your e-mail address.
@@ -176,8 +176,8 @@ struct Preferences {
     format: Format,
 }
 
-#[derive(serde::Deserialize, modelcontext::__private::schemars::JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
 #[allow(dead_code)]
 enum Format {
     #[serde(rename = "paperback")]

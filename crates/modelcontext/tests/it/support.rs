@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use modelcontext::__private::schemars::JsonSchema;
+use modelcontext::schemars::JsonSchema;
 
 const CATALOG: &[(&str, &str)] = &[("Dune", "Frank Herbert"), ("Neuromancer", "William Gibson")];
 
@@ -22,7 +22,7 @@ fn lookup(title: &str) -> Option<&'static str> {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct TitleArgs {
     title: String,
 }
@@ -32,7 +32,7 @@ fn default_limit() -> i64 {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct SearchArgs {
     /// Title or author to search for.
     query: String,
@@ -114,7 +114,7 @@ fn try_bookshop() -> Result<McpServer, modelcontext::Error> {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "modelcontext::__private::schemars")]
+#[schemars(crate = "modelcontext::schemars")]
 pub struct Pair {
     a: i64,
     b: i64,

@@ -98,7 +98,25 @@ pub(crate) struct Shared {
 }
 
 /// Settings of an [`HttpEndpoint`]. Secure by default: loopback-only `Host`/`Origin`.
+///
+/// Start from the defaults and change what you need with the setters, which are named after
+/// the fields:
+///
+/// ```
+/// use std::time::Duration;
+/// use modelcontext::HttpOptions;
+/// use modelcontext::transport::http::AllowList;
+///
+/// let options = HttpOptions::default()
+///     .allow(AllowList::default().allow_host("mcp.example.com"))
+///     .max_body_bytes(1024 * 1024)
+///     .session_idle_timeout(Duration::from_secs(600));
+/// ```
+///
+/// Non-exhaustive, so that settings can be added without breaking you: it cannot be built
+/// with a struct literal, but its fields can be read and assigned.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct HttpOptions {
     /// Accepted `Host` and `Origin` headers (DNS-rebinding protection).
     pub allow: AllowList,
@@ -191,6 +209,66 @@ impl Default for HttpOptions {
             #[cfg(feature = "auth")]
             auth: None,
         }
+    }
+}
+
+/// `pub fn field(self, value) -> Self` for each field given, documented by the doc comment
+/// given, so the setters cannot drift from the fields they set.
+macro_rules! setters {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty;)*) => {
+        impl HttpOptions {
+            $(
+                $(#[doc = $doc])*
+                pub fn $field(mut self, $field: $ty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    /// Sets the accepted `Host` and `Origin` headers (default: loopback only).
+    allow: AllowList;
+    /// Sets the largest request body accepted (default [`DEFAULT_MAX_BODY_BYTES`]).
+    max_body_bytes: usize;
+    /// Sets the largest request head accepted (default [`DEFAULT_MAX_HEADER_BYTES`]).
+    max_header_bytes: usize;
+    /// Sets the most header fields per request (default [`DEFAULT_MAX_HEADERS`]).
+    max_headers: usize;
+    /// Sets the time a client has to send a request's head (default
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`]).
+    header_read_timeout: Duration;
+    /// Sets the time a client has to send a POST body (default [`DEFAULT_BODY_READ_TIMEOUT`]).
+    body_read_timeout: Duration;
+    /// Sets the time one write to a client may stay blocked (default [`DEFAULT_WRITE_TIMEOUT`]).
+    write_timeout: Duration;
+    /// Sets the GET streams one session may hold open (default
+    /// [`DEFAULT_MAX_SSE_STREAMS_PER_SESSION`]).
+    max_sse_streams_per_session: usize;
+    /// Sets the GET streams open on the endpoint (default [`DEFAULT_MAX_SSE_STREAMS`]).
+    max_sse_streams: usize;
+    /// Sets how long an idle handshake-era session is kept (default 30 minutes).
+    session_idle_timeout: Duration;
+    /// Sets the most handshake-era sessions at once (default 10 000).
+    max_sessions: usize;
+    /// Sets the interval of keep-alive comments on SSE streams (default 15 s).
+    keep_alive: Duration;
+    /// Sets where handshake-era SSE events are kept for resumption (default: a
+    /// [`MemoryEventStore`]).
+    event_store: Arc<dyn EventStore>;
+    /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (default off).
+    legacy_sse: bool;
+}
+
+#[cfg(feature = "auth")]
+impl HttpOptions {
+    /// Protects the endpoint with OAuth 2.1 (feature `auth`): every request needs a valid
+    /// bearer token for this resource.
+    pub fn auth(mut self, auth: crate::auth::AuthOptions) -> Self {
+        self.auth = Some(auth);
+        self
     }
 }
 

@@ -402,7 +402,7 @@ fn http_headers_and_statuses() {
 /// `tools/list`, or a `ping` on the case's session). Returns `STATUS BODY`.
 pub(crate) fn run_exchange(case: &Exchange) -> String {
     block_on(async {
-        let options = HttpOptions { max_body_bytes: BODY_LIMIT, ..Default::default() };
+        let options = HttpOptions::default().max_body_bytes(BODY_LIMIT);
         let (addr, serve) =
             bookshop().http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
         tokio::spawn(serve);

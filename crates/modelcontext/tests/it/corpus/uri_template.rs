@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use expect_test::expect;
 use modelcontext::ResourceDef;
-use modelcontext::server::uri_template::{UriTemplate, Value};
+use modelcontext::types::uri_template::{UriTemplate, Value};
 use serde_json::Value as Json;
 
 use super::{Case, Lines, Start, answer_to, block_on, case, line, run_group, run_wire};

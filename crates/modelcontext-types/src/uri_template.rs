@@ -3,7 +3,9 @@
 //! A server registers a resource template such as `books://{title}` once
 //! ([`UriTemplate::parse`]) and, for every `resources/read`, asks whether the requested URI
 //! [matches](UriTemplate::matches) it and with which values. A client fills a template in with
-//! [`UriTemplate::expand`].
+//! [`UriTemplate::expand`]. Both sides use this one implementation, and so does the
+//! `#[resource]` macro at compile time, so a template it accepts is one the server accepts.
+//! `modelcontext` re-exports it as `modelcontext::types::uri_template`.
 //!
 //! Parsing and expansion follow RFC 6570 level 4. Matching is the inverse, which the RFC leaves
 //! open (§1.4 only notes that some templates can be read in reverse), so its rules are ours; they
