@@ -7,7 +7,7 @@
 //! reads that document, and gets a token from the authorization server it names.
 
 use modelcontext::auth::{AuthOptions, JwtVerifier};
-use modelcontext::transport::http::HttpOptions;
+use modelcontext::server::http::HttpOptions;
 use modelcontext::{Context, McpServer, tool};
 
 /// The canonical URI of this server: tokens must carry it as their audience (RFC 8707).

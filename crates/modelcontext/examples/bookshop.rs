@@ -4,7 +4,7 @@
 //! `cargo run --example bookshop` serves it over stdio; `cargo run --example bookshop -- --http
 //! 127.0.0.1:8000` serves Streamable HTTP at `http://127.0.0.1:8000/mcp`.
 
-use modelcontext::transport::http::HttpOptions;
+use modelcontext::server::http::HttpOptions;
 use modelcontext::types::INVALID_PARAMS;
 use modelcontext::{McpError, McpServer, ResourceError, prompt, resource, tool};
 

@@ -5,7 +5,7 @@
 //! `initialize`. Only loopback `Host`/`Origin` headers are accepted by default, which stops
 //! DNS-rebinding attacks from web pages.
 
-use modelcontext::transport::http::{AllowList, HttpOptions};
+use modelcontext::server::http::{AllowList, HttpOptions};
 use modelcontext::{Context, McpServer, tool};
 
 /// Add two integers.

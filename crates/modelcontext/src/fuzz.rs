@@ -329,7 +329,7 @@ fn model_origin_ok(enabled: bool, origins: &[String], origin: Option<&str>) -> b
 /// The allow-list's Host and Origin verdicts equal the reference model's.
 #[cfg(feature = "http")]
 pub fn check_http_headers(data: &[u8]) {
-    use crate::transport::http::AllowList;
+    use crate::server::http::AllowList;
     let text = String::from_utf8_lossy(data);
     let (mut hosts, mut origins, mut host, mut origin, mut enabled) =
         (Vec::new(), Vec::new(), None, None, true);

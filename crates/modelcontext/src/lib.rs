@@ -73,6 +73,9 @@ pub use schemars;
 pub use client::{CallOptions, Client, ClientBuilder, EraMode, Subscription};
 pub use error::{Error, ErrorKind};
 pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use server::http::{HttpEndpoint, HttpOptions};
 pub use server::{
     ChangeEvent, Context, Elicitation, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult,
     Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError, SubscriptionBus,
@@ -80,7 +83,7 @@ pub use server::{
 };
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use transport::http::{HttpEndpoint, HttpOptions, HttpTransport};
+pub use transport::http::HttpTransport;
 pub use transport::{ChildProcess, Connection, Stdio, Transport};
 
 #[cfg(feature = "macros")]

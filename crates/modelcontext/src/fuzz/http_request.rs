@@ -15,10 +15,10 @@ use modelcontext_types::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
 
-use crate::transport::http::HttpOptions;
+use crate::server::http::HttpOptions;
 use crate::transport::sse::SseDecoder;
 
-/// The statuses the endpoint answers with (`transport/http/`): 200 and 202, the client
+/// The statuses the endpoint answers with (`server/http/`): 200 and 202, the client
 /// errors of the spec's HTTP rules, 421 for a foreign Host. 5xx is never expected here: the
 /// server has two tools that cannot fail and room for every session the input can open.
 const ALLOWED: [u16; 11] = [200, 202, 400, 403, 404, 405, 406, 409, 413, 415, 421];

@@ -41,7 +41,7 @@ impl Block {
             Block::Event { id, event, data } => {
                 sse::write_event(buf, id.as_deref(), event.as_deref(), data);
             }
-            // As `transport/http/exchange.rs` writes a delivery.
+            // As `server/http/exchange.rs` writes a delivery.
             Block::Message { id, message } => {
                 sse::write_event(buf, id.as_deref(), Some("message"), &message.encode());
             }

@@ -301,7 +301,7 @@ impl Context {
     }
 
     /// Whom the request's OAuth access token speaks for (feature `auth`, HTTP with
-    /// [`HttpOptions::auth`](crate::transport::http::HttpOptions::auth) set).
+    /// [`HttpOptions::auth`](crate::server::http::HttpOptions::auth) set).
     #[cfg(feature = "auth")]
     #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn principal(&self) -> Option<&crate::auth::Principal> {

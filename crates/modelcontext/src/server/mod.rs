@@ -36,6 +36,9 @@ mod completion;
 mod context;
 mod elicit;
 mod extensions;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod input;
 mod mrtr;
 mod notify;

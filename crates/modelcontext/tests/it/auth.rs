@@ -679,7 +679,7 @@ async fn post_mcp(
 
 /// A protected server: `whoami` (any valid token) and `delete_file` (needs `files:write`).
 async fn protected_server(issuer: &Issuer) -> SocketAddr {
-    use modelcontext::transport::http::HttpOptions;
+    use modelcontext::server::http::HttpOptions;
     use modelcontext::{Context, McpServer, ToolDef};
     let whoami =
         ToolDef::new("whoami", |cx: Context, _: modelcontext::server::NoArgs| async move {

@@ -18,7 +18,8 @@ use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use modelcontext::auth::client::{ClientAuth, OAuthClient};
 use modelcontext::auth::{AuthOptions, JwtVerifier};
-use modelcontext::transport::http::{HttpOptions, HttpTransport};
+use modelcontext::server::http::HttpOptions;
+use modelcontext::transport::http::HttpTransport;
 use modelcontext::{Client, McpServer, ToolDef};
 use serde_json::{Value, json};
 

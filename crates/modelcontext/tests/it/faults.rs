@@ -14,7 +14,7 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use modelcontext::server::NoArgs;
-use modelcontext::transport::http::{EventStore, HttpOptions, MemoryEventStore};
+use modelcontext::server::http::{EventStore, HttpOptions, MemoryEventStore};
 use modelcontext::types::Message;
 use modelcontext::{Client, Context, EraMode, HttpTransport, McpServer, ToolDef};
 use serde_json::json;

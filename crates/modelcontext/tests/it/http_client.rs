@@ -690,7 +690,7 @@ async fn an_expired_session_is_renewed_once_without_the_caller_noticing() {
 /// `/sse`): `initialize` POSTed there is refused, and the client falls back to GET + `endpoint`.
 #[tokio::test]
 async fn falls_back_to_the_2024_11_05_sse_transport() {
-    let options = modelcontext::transport::http::HttpOptions::default().legacy_sse(true);
+    let options = modelcontext::server::http::HttpOptions::default().legacy_sse(true);
     let endpoint = crate::support::bookshop().http_endpoint_with(options);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");

@@ -8,7 +8,7 @@ use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
-use modelcontext::transport::http::HttpOptions;
+use modelcontext::server::http::HttpOptions;
 use modelcontext::{Context, McpServer, ToolDef};
 use serde_json::Value;
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use modelcontext::server::NoArgs;
-use modelcontext::transport::http::{EventStore, HttpOptions, MemoryEventStore};
+use modelcontext::server::http::{EventStore, HttpOptions, MemoryEventStore};
 use modelcontext::types::{Message, Notification};
 use modelcontext::{Context, McpError, McpServer, ResourceDef, ResourceError, ToolDef};
 use serde_json::Value;

@@ -1,210 +1,188 @@
-//! The request-metadata headers of 2026-07-28 Streamable HTTP, checked against the body.
-//!
-//! Spec (2026-07-28 `basic/transports`, standard headers): every POST carries
-//! `MCP-Protocol-Version` equal to the body's `_meta` version and `Mcp-Method` equal to the
-//! method; `tools/call`, `resources/read` and `prompts/get` also carry `Mcp-Name`; tool
-//! arguments annotated `x-mcp-header` are mirrored in `Mcp-Param-<Name>`. Names are
-//! case-insensitive, values are compared after trimming optional whitespace, and values that
-//! are not header-safe arrive as `=?base64?<base64 of UTF-8>?=`. Any disagreement, or a
-//! required header that is missing, is -32020 (HTTP 400), so an intermediary that routes on
-//! headers can never see something other than what the server executes.
+//! The headers of each POST: the handshake era's session headers, and the 2026-07-28 routing
+//! headers mirrored from the body (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` for arguments whose
+//! schema says `x-mcp-header`, with the `=?base64?...?=` encoding).
 
-use http::HeaderMap;
-use modelcontext_types::{HEADER_MISMATCH, McpError, Tool, mirrored_arguments};
-use serde_json::{Map, Value};
+use bytes::Bytes;
+use http::Method;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use modelcontext_types::{
+    HEADER_MISMATCH, Message, PROTOCOL_VERSION_META_KEY, Request, RequestId, Response,
+    mirrored_arguments, to_raw,
+};
+use serde_json::{Map, Value, json};
 
-/// What the headers must agree with: facts read from the body.
-pub(crate) struct BodyFacts<'a> {
-    pub version: &'a str,
-    pub method: &'a str,
-    /// `params.name` or `params.uri`, for the methods that need `Mcp-Name`.
-    pub name: Option<&'a str>,
-    /// The tool being called and its arguments, for `Mcp-Param-*`.
-    pub tool_call: Option<(&'a Tool, &'a Map<String, Value>)>,
-}
+use super::{MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, Shared};
 
-fn mismatch(message: String) -> McpError {
-    McpError::new(HEADER_MISMATCH, message)
-}
+/// Pages of `tools/list` read when relearning headers; a server with more is not followed.
+const MAX_TOOL_PAGES: usize = 20;
 
-/// Checks the standard and custom headers, in the order the conformance suite expects.
-pub(crate) fn check(headers: &HeaderMap, body: &BodyFacts<'_>) -> Result<(), McpError> {
-    expect_header(headers, "mcp-protocol-version", body.version)?;
-    expect_header(headers, "mcp-method", body.method)?;
-    if let Some(name) = body.name {
-        expect_header(headers, "mcp-name", name)?;
+impl Shared {
+    /// The headers of every POST.
+    pub(super) fn base_headers(&self) -> HeaderMap {
+        let mut headers = self.config.headers.clone();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        headers
     }
-    if let Some((tool, arguments)) = body.tool_call {
-        check_params(headers, tool, arguments)?;
-    }
-    Ok(())
-}
 
-fn expect_header(headers: &HeaderMap, name: &str, expected: &str) -> Result<(), McpError> {
-    match header_value(headers, name)? {
-        Some(value) if value == expected => Ok(()),
-        Some(value) => {
-            Err(mismatch(format!("Header {name} is '{value}' but the body says '{expected}'")))
+    /// Handshake era: the session id and negotiated version (not on `initialize` itself).
+    pub(super) fn session_headers(&self, initialize: bool) -> HeaderMap {
+        let mut headers = self.base_headers();
+        if initialize {
+            return headers;
         }
-        None => Err(mismatch(format!("Missing required header {name}"))),
-    }
-}
-
-/// A header's value, trimmed and base64-decoded when sent in the `=?base64?..?=` form.
-fn header_value(headers: &HeaderMap, name: &str) -> Result<Option<String>, McpError> {
-    let mut values = headers.get_all(name).iter();
-    let Some(raw) = values.next() else { return Ok(None) };
-    if values.next().is_some() {
-        return Err(mismatch(format!("Header {name} appears more than once")));
-    }
-    let text = raw
-        .to_str()
-        .map_err(|_| mismatch(format!("Header {name} has characters outside visible ASCII")))?;
-    decode_value(text.trim_matches([' ', '\t']))
-        .map(Some)
-        .ok_or_else(|| mismatch(format!("Header {name} has an invalid base64 encoding")))
-}
-
-/// Decodes `=?base64?...?=` (markers exact and lowercase); other values pass through.
-pub(crate) fn decode_value(text: &str) -> Option<String> {
-    match text.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
-        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
-        None => Some(text.to_owned()),
-    }
-}
-
-/// Every `x-mcp-header` argument must be mirrored exactly, and nothing else claimed.
-fn check_params(
-    headers: &HeaderMap,
-    tool: &Tool,
-    arguments: &Map<String, Value>,
-) -> Result<(), McpError> {
-    let schema = Value::Object(tool.input_schema.clone());
-    // Registration refuses invalid annotations, so this only fails for a hand-set schema.
-    let mirrored = mirrored_arguments(&schema).unwrap_or_default();
-    for argument in &mirrored {
-        let header = &argument.header;
-        let property = argument.path.join(".");
-        let name = format!("mcp-param-{}", header.to_ascii_lowercase());
-        let sent = header_value(headers, &name)?;
-        match (argument.value_in(arguments).filter(|v| !v.is_null()), sent) {
-            (None, None) => {}
-            (Some(value), Some(sent)) if same_value(value, &sent) => {}
-            (Some(_), None) => {
-                return Err(mismatch(format!(
-                    "Missing header Mcp-Param-{header} for argument '{property}'"
-                )));
-            }
-            (None, Some(_)) => {
-                return Err(mismatch(format!(
-                    "Header Mcp-Param-{header} sent without argument '{property}'"
-                )));
-            }
-            (Some(value), Some(sent)) => {
-                return Err(mismatch(format!(
-                    "Header Mcp-Param-{header} is '{sent}' but argument '{property}' is {value}"
-                )));
+        let state = self.state();
+        if let Some(id) = &state.session_id {
+            headers.insert(SESSION_ID, id.clone());
+        }
+        if let Some(version) = state.handshake_version.as_deref() {
+            if let Ok(value) = HeaderValue::from_str(version) {
+                headers.insert(PROTOCOL_VERSION, value);
             }
         }
+        headers
     }
-    Ok(())
+
+    /// 2026-07-28: the request's routing headers, mirrored from its body.
+    pub(super) fn modern_headers(
+        &self,
+        method: &str,
+        version: &str,
+        params: Option<&Value>,
+    ) -> HeaderMap {
+        let mut headers = self.base_headers();
+        insert_encoded(&mut headers, PROTOCOL_VERSION, version);
+        insert_encoded(&mut headers, MCP_METHOD, method);
+        let name_key = match method {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" => "uri",
+            _ => return headers,
+        };
+        let Some(name) = params.and_then(|p| p.get(name_key)?.as_str()) else { return headers };
+        insert_encoded(&mut headers, MCP_NAME, name);
+        if method != "tools/call" {
+            return headers;
+        }
+        let Some(arguments) = params.and_then(|p| p.get("arguments")) else { return headers };
+        let state = self.state();
+        let arguments = arguments.as_object();
+        for mirrored in state.tool_headers.get(name).into_iter().flatten() {
+            let value = arguments.and_then(|args| mirrored.value_in(args));
+            let token = &mirrored.header;
+            let rendered = match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => continue,
+            };
+            if let Ok(name) = HeaderName::from_bytes(format!("mcp-param-{token}").as_bytes()) {
+                insert_encoded(&mut headers, name, &rendered);
+            }
+        }
+        headers
+    }
+
+    /// Lists every tool again (with the refused call's own `_meta`) to learn their
+    /// `x-mcp-header` arguments, and returns the call's headers computed afresh. `None` when
+    /// listing fails.
+    pub(super) async fn relearn_tool_headers(&self, call: &Bytes) -> Option<HeaderMap> {
+        let Ok(Message::Request(request)) = Message::decode(call) else { return None };
+        let params: Value = serde_json::from_str(request.params.as_ref()?.get()).ok()?;
+        let meta = params.get("_meta")?;
+        let version = meta.get(PROTOCOL_VERSION_META_KEY)?.as_str()?;
+        let mut cursor: Option<String> = None;
+        for page in 1..=MAX_TOOL_PAGES {
+            let mut list = json!({ "_meta": meta });
+            if let Some(cursor) = cursor.take() {
+                list["cursor"] = Value::String(cursor);
+            }
+            let id = RequestId::String(format!("modelcontext-relist-{page}"));
+            let list =
+                Request { id: id.clone(), method: "tools/list".into(), params: to_raw(&list).ok() };
+            let headers = self.modern_headers("tools/list", version, None);
+            let body = Bytes::from(Message::Request(list).encode());
+            let answer = self.send(Method::POST, headers, body).await.ok()?;
+            let result = self.read_own_response(&id, answer).await?.ok()?;
+            let mut result: Map<String, Value> = serde_json::from_str(result.get()).ok()?;
+            self.learn_tools(&mut result);
+            cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Some(self.modern_headers("tools/call", version, Some(&params)))
+    }
+
+    /// Records each tool's header arguments; returns true when an invalid tool was dropped.
+    pub(super) fn learn_tools(&self, result: &mut Map<String, Value>) -> bool {
+        let Some(Value::Array(tools)) = result.get_mut("tools") else { return false };
+        let before = tools.len();
+        let mut state = self.state();
+        tools.retain(|tool| {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else { return true };
+            match mirrored_arguments(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+                Ok(headers) => {
+                    state.tool_headers.insert(name.to_owned(), headers);
+                    true
+                }
+                Err(reason) => {
+                    tracing::warn!(tool = name, %reason, "dropping a tool: invalid x-mcp-header");
+                    state.tool_headers.remove(name);
+                    false
+                }
+            }
+        });
+        tools.len() != before
+    }
 }
 
-/// Integers compare numerically (`007` is 7), booleans as `true`/`false`, strings exactly.
-fn same_value(value: &Value, sent: &str) -> bool {
-    match value {
-        Value::String(s) => s == sent,
-        Value::Bool(b) => sent == if *b { "true" } else { "false" },
-        Value::Number(n) => match (n.as_i64(), sent.parse::<i64>()) {
-            (Some(a), Ok(b)) => a == b,
-            _ => n.to_string() == sent,
-        },
-        _ => false,
+/// Whether an answer body is the 2026-07-28 HeaderMismatch error (-32020).
+pub(super) fn is_header_mismatch(bytes: &[u8]) -> bool {
+    matches!(
+        Message::decode(bytes),
+        Ok(Message::Response(Response { result: Err(error), .. })) if error.code == HEADER_MISMATCH
+    )
+}
+
+/// Inserts a header, wrapping a value that would not survive HTTP as `=?base64?...?=`.
+fn insert_encoded(headers: &mut HeaderMap, name: HeaderName, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(&encode_header_value(value)) {
+        headers.insert(name, value);
     }
+}
+
+/// Spec 2026-07-28 (transports, custom headers): printable ASCII without surrounding spaces
+/// goes verbatim; anything else (non-ASCII, control characters, edge whitespace, or a value
+/// that looks like the sentinel itself) is sent as `=?base64?<UTF-8 in base64>?=`.
+pub(crate) fn encode_header_value(value: &str) -> String {
+    let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=") && value.len() >= 11;
+    if printable && value.trim() == value && !sentinel {
+        return value.to_owned();
+    }
+    format!("=?base64?{}?=", crate::base64::encode(value.as_bytes()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.append(
-                http::HeaderName::from_bytes(k.as_bytes()).expect("name"),
-                http::HeaderValue::from_str(v).expect("value"),
-            );
-        }
-        map
-    }
-
-    fn facts<'a>(method: &'a str, name: Option<&'a str>) -> BodyFacts<'a> {
-        BodyFacts { version: "2026-07-28", method, name, tool_call: None }
-    }
-
     #[test]
-    fn standard_headers_must_match_the_body() {
-        let ok = headers(&[
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", " tools/call "),
-            ("mcp-name", "add"),
-        ]);
-        assert!(check(&ok, &facts("tools/call", Some("add"))).is_ok());
-        let wrong_case =
-            headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/LIST")]);
-        assert_eq!(
-            check(&wrong_case, &facts("tools/list", None)).map_err(|e| e.code),
-            Err(HEADER_MISMATCH)
-        );
-        let missing_name =
-            headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
-        assert!(check(&missing_name, &facts("tools/call", Some("add"))).is_err());
-        let wrong_version =
-            headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/list")]);
-        assert!(check(&wrong_version, &facts("tools/list", None)).is_err());
-    }
-
-    #[test]
-    fn base64_values_are_decoded_before_comparing() {
-        assert_eq!(decode_value("=?base64?w6lsw6g=?=").as_deref(), Some("élè"));
-        assert_eq!(decode_value("plain").as_deref(), Some("plain"));
-        assert_eq!(decode_value("=?base64?***?="), None);
-        assert_eq!(decode_value("=?BASE64?eA==?=").as_deref(), Some("=?BASE64?eA==?="));
-    }
-
-    #[test]
-    fn mirrored_arguments_must_match() {
-        let mut tool = Tool { name: "t".into(), ..Default::default() };
-        let schema = serde_json::json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "level": {"type": "integer", "x-mcp-header": "Level"},
-        }});
-        tool.input_schema = schema.as_object().cloned().expect("object");
-        let args = serde_json::json!({"region": "eu west", "level": 7});
-        let args = args.as_object().expect("object");
-        let base = [
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "t"),
+    pub(super) fn header_values_are_base64_wrapped_only_when_unsafe() {
+        let cases = [
+            ("us-west1", "us-west1"),
+            ("", ""),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("Zürich", "=?base64?WsO8cmljaA==?="),
+            (
+                "a
+b",
+                "=?base64?YQpi?=",
+            ),
+            ("=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="),
         ];
-        let with = |extra: &[(&str, &str)]| {
-            let mut all = base.to_vec();
-            all.extend_from_slice(extra);
-            let facts = BodyFacts {
-                version: "2026-07-28",
-                method: "tools/call",
-                name: Some("t"),
-                tool_call: Some((&tool, args)),
-            };
-            check(&headers(&all), &facts).is_ok()
-        };
-        assert!(with(&[("mcp-param-region", "eu west"), ("mcp-param-level", "007")]));
-        assert!(!with(&[
-            ("mcp-param-region", "eu west"),
-            ("mcp-param-level", "7"),
-            ("mcp-param-region", "x")
-        ]));
-        assert!(!with(&[("mcp-param-region", "eu west")]));
-        assert!(!with(&[("mcp-param-region", "us"), ("mcp-param-level", "7")]));
+        for (plain, sent) in cases {
+            assert_eq!(encode_header_value(plain), sent, "{plain:?}");
+        }
     }
 }

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use modelcontext::transport::http::HttpOptions;
+use modelcontext::server::http::HttpOptions;
 
 use super::{Case, block_on, case, run_group};
 use crate::support::{MODERN_META, bookshop};

@@ -1,4 +1,5 @@
-//! Streamable HTTP (feature `http`): both protocol eras on one endpoint.
+//! The Streamable HTTP server (feature `http`): both protocol eras on one endpoint. The
+//! client side is [`crate::transport::http`].
 //!
 //! Per POST the era is chosen from the request itself (spec 2026-07-28, backward
 //! compatibility): a request carrying the modern `_meta` envelope, or a modern
@@ -32,7 +33,6 @@ use tokio::net::TcpListener;
 use crate::{Error, McpServer};
 
 mod caller;
-mod client;
 mod events;
 mod exchange;
 mod headers;
@@ -41,7 +41,6 @@ mod security;
 mod serve;
 mod sessions;
 
-pub use client::*;
 pub use events::{
     DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventStore,
     MemoryEventStore,
@@ -105,7 +104,7 @@ pub(crate) struct Shared {
 /// ```
 /// use std::time::Duration;
 /// use modelcontext::HttpOptions;
-/// use modelcontext::transport::http::AllowList;
+/// use modelcontext::server::http::AllowList;
 ///
 /// let options = HttpOptions::default()
 ///     .allow(AllowList::default().allow_host("mcp.example.com"))
