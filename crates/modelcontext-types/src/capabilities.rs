@@ -40,6 +40,15 @@ pub struct ClientCapabilities {
     pub extra: Meta,
 }
 
+setters!(ClientCapabilities {
+    with_experimental => experimental: JsonObject,
+    with_extensions => extensions: JsonObject,
+    with_roots => roots: RootsCapability,
+    with_sampling => sampling: SamplingCapability,
+    with_elicitation => elicitation: ElicitationCapability,
+    with_tasks => tasks: Value,
+});
+
 /// `roots` client capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,6 +60,8 @@ pub struct RootsCapability {
     #[serde(flatten)]
     pub extra: Meta,
 }
+
+setters!(RootsCapability { with_list_changed => list_changed: bool });
 
 /// `sampling` client capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,6 +77,11 @@ pub struct SamplingCapability {
     #[serde(flatten)]
     pub extra: Meta,
 }
+
+setters!(SamplingCapability {
+    with_context => context: JsonObject,
+    with_tools => tools: JsonObject,
+});
 
 /// `elicitation` client capability. An empty object means form mode only.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -94,6 +110,11 @@ impl ElicitationCapability {
         self.url.is_some()
     }
 }
+
+setters!(ElicitationCapability {
+    with_form => form: JsonObject,
+    with_url => url: JsonObject,
+});
 
 /// What a server supports, from `initialize` (handshake era) or `server/discover` (modern).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -128,6 +149,17 @@ pub struct ServerCapabilities {
     pub extra: Meta,
 }
 
+setters!(ServerCapabilities {
+    with_experimental => experimental: JsonObject,
+    with_extensions => extensions: JsonObject,
+    with_logging => logging: JsonObject,
+    with_completions => completions: JsonObject,
+    with_prompts => prompts: PromptsCapability,
+    with_resources => resources: ResourcesCapability,
+    with_tools => tools: ToolsCapability,
+    with_tasks => tasks: Value,
+});
+
 /// `prompts` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -139,6 +171,8 @@ pub struct PromptsCapability {
     #[serde(flatten)]
     pub extra: Meta,
 }
+
+setters!(PromptsCapability { with_list_changed => list_changed: bool });
 
 /// `resources` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -155,6 +189,11 @@ pub struct ResourcesCapability {
     pub extra: Meta,
 }
 
+setters!(ResourcesCapability {
+    with_subscribe => subscribe: bool,
+    with_list_changed => list_changed: bool,
+});
+
 /// `tools` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -166,3 +205,5 @@ pub struct ToolsCapability {
     #[serde(flatten)]
     pub extra: Meta,
 }
+
+setters!(ToolsCapability { with_list_changed => list_changed: bool });

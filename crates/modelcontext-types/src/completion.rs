@@ -18,6 +18,18 @@ pub enum Reference {
     Resource(ResourceTemplateReference),
 }
 
+impl From<PromptReference> for Reference {
+    fn from(r: PromptReference) -> Self {
+        Reference::Prompt(r)
+    }
+}
+
+impl From<ResourceTemplateReference> for Reference {
+    fn from(r: ResourceTemplateReference) -> Self {
+        Reference::Resource(r)
+    }
+}
+
 /// A prompt, by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,12 +41,28 @@ pub struct PromptReference {
     pub title: Option<String>,
 }
 
+impl PromptReference {
+    /// A reference to the prompt `name`.
+    pub fn new(name: impl Into<String>) -> PromptReference {
+        PromptReference { name: name.into(), title: None }
+    }
+}
+
+setters!(PromptReference { with_title => title: String });
+
 /// A resource template, by URI template (or a resource, by URI).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplateReference {
     /// The URI template or URI.
     pub uri: String,
+}
+
+impl ResourceTemplateReference {
+    /// A reference to the URI template (or URI) `uri`.
+    pub fn new(uri: impl Into<String>) -> ResourceTemplateReference {
+        ResourceTemplateReference { uri: uri.into() }
+    }
 }
 
 /// The argument being completed.
@@ -47,6 +75,13 @@ pub struct CompletionArgument {
     pub value: String,
 }
 
+impl CompletionArgument {
+    /// The argument `name`, typed so far as `value`.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> CompletionArgument {
+        CompletionArgument { name: name.into(), value: value.into() }
+    }
+}
+
 /// Already-resolved arguments, to narrow suggestions (2025-06-18+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -55,6 +90,8 @@ pub struct CompletionContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
 }
+
+setters!(CompletionContext { with_arguments => arguments: BTreeMap<String, String> });
 
 /// Params of `completion/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +110,18 @@ pub struct CompleteRequestParams {
     pub context: Option<CompletionContext>,
 }
 
+impl CompleteRequestParams {
+    /// Completes `argument` of the prompt or template `reference`.
+    pub fn new(reference: impl Into<Reference>, argument: CompletionArgument) -> Self {
+        CompleteRequestParams { meta: None, reference: reference.into(), argument, context: None }
+    }
+}
+
+setters!(CompleteRequestParams {
+    with_meta => meta: RequestMeta,
+    with_context => context: CompletionContext,
+});
+
 /// The suggestions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,6 +136,18 @@ pub struct Completion {
     pub has_more: Option<bool>,
 }
 
+impl Completion {
+    /// These suggestions, and no count.
+    pub fn new(values: Vec<String>) -> Completion {
+        Completion { values, total: None, has_more: None }
+    }
+}
+
+setters!(Completion {
+    with_total => total: u64,
+    with_has_more => has_more: bool,
+});
+
 /// The answer to `completion/complete`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -100,3 +161,12 @@ pub struct CompleteResult {
     /// The suggestions.
     pub completion: Completion,
 }
+
+impl CompleteResult {
+    /// An answer with these suggestions.
+    pub fn new(completion: Completion) -> CompleteResult {
+        CompleteResult { meta: None, result_type: None, completion }
+    }
+}
+
+setters!(CompleteResult { with_meta => meta: Meta });

@@ -38,6 +38,12 @@ pub struct Annotations {
     pub last_modified: Option<String>,
 }
 
+setters!(Annotations {
+    with_audience => audience: Vec<Role>,
+    with_priority => priority: f64,
+    with_last_modified => last_modified: String,
+});
+
 /// Text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "text", rename_all = "camelCase")]
@@ -146,6 +152,13 @@ pub struct ResourceLink {
     pub meta: Option<Meta>,
 }
 
+impl ResourceLink {
+    /// A link to the resource `uri`, called `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> ResourceLink {
+        ResourceLink { uri: uri.into(), name: name.into(), ..ResourceLink::default() }
+    }
+}
+
 impl From<Resource> for ResourceLink {
     fn from(r: Resource) -> Self {
         ResourceLink {
@@ -182,6 +195,12 @@ impl EmbeddedResource {
         EmbeddedResource { resource: resource.into(), annotations: None, meta: None }
     }
 }
+
+// Every content block takes usage hints and metadata.
+setters!(TextContent, ImageContent, AudioContent, EmbeddedResource {
+    with_annotations => annotations: Annotations,
+    with_meta => meta: Meta,
+});
 
 /// Any content block of a tool result or a prompt message, told apart by `"type"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

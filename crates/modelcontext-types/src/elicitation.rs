@@ -100,6 +100,23 @@ pub struct ElicitRequestFormParams {
     pub task: Option<Value>,
 }
 
+impl ElicitRequestFormParams {
+    /// Asks the user `message` through the form `requested_schema` (`mode` left absent).
+    pub fn new(message: impl Into<String>, requested_schema: ElicitationSchema) -> Self {
+        ElicitRequestFormParams {
+            message: message.into(),
+            requested_schema,
+            ..ElicitRequestFormParams::default()
+        }
+    }
+}
+
+setters!(ElicitRequestFormParams {
+    with_meta => meta: RequestMeta,
+    with_mode => mode: ElicitMode,
+    with_task => task: Value,
+});
+
 /// The form of a form-mode elicitation: a flat object schema of primitive fields.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "object", rename_all = "camelCase")]
@@ -113,6 +130,18 @@ pub struct ElicitationSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<Vec<String>>,
 }
+
+impl ElicitationSchema {
+    /// A form with these fields, none of them required.
+    pub fn new(properties: BTreeMap<String, PrimitiveSchemaDefinition>) -> ElicitationSchema {
+        ElicitationSchema { schema: None, properties, required: None }
+    }
+}
+
+setters!(ElicitationSchema {
+    with_schema => schema: String,
+    with_required => required: Vec<String>,
+});
 
 /// Params of a URL-mode elicitation (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -132,6 +161,23 @@ pub struct ElicitRequestURLParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<Value>,
 }
+
+impl ElicitRequestURLParams {
+    /// Asks the user to open `url`, saying why in `message`.
+    pub fn new(message: impl Into<String>, url: impl Into<String>) -> ElicitRequestURLParams {
+        ElicitRequestURLParams {
+            message: message.into(),
+            url: url.into(),
+            ..ElicitRequestURLParams::default()
+        }
+    }
+}
+
+setters!(ElicitRequestURLParams {
+    with_meta => meta: RequestMeta,
+    with_elicitation_id => elicitation_id: String,
+    with_task => task: Value,
+});
 
 /// What the user did with an elicitation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -175,6 +221,11 @@ impl ElicitResult {
     }
 }
 
+setters!(ElicitResult {
+    with_meta => meta: Meta,
+    with_content => content: JsonObject,
+});
+
 /// Params of `notifications/elicitation/complete` (2025-11-25 only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -185,3 +236,12 @@ pub struct ElicitationCompleteNotificationParams {
     /// The `elicitationId` of the finished URL elicitation.
     pub elicitation_id: String,
 }
+
+impl ElicitationCompleteNotificationParams {
+    /// The URL elicitation `elicitation_id` finished.
+    pub fn new(elicitation_id: impl Into<String>) -> Self {
+        ElicitationCompleteNotificationParams { meta: None, elicitation_id: elicitation_id.into() }
+    }
+}
+
+setters!(ElicitationCompleteNotificationParams { with_meta => meta: Meta });

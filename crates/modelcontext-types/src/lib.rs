@@ -6,6 +6,16 @@
 //! wire, `snake_case` in Rust); type names are the schema's `$defs` names. One Rust type covers
 //! a definition in every revision: fields a revision lacks are `Option`s that stay absent.
 //! Unknown members of `_meta` and of extension objects are kept and survive a round trip.
+//!
+//! # Building messages
+//!
+//! Build a struct with `new(required members...)`, or `default()` when every member is
+//! optional, and chain `with_<member>(value)` setters for the optional ones (`result_type`
+//! aside: servers stamp it). Fields stay public for reading, and for assigning an `Option` as
+//! is.
+
+#[macro_use]
+mod setters;
 
 pub mod capabilities;
 pub mod completion;

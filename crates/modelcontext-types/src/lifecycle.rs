@@ -34,6 +34,13 @@ impl Implementation {
     }
 }
 
+setters!(Implementation {
+    with_title => title: String,
+    with_description => description: String,
+    with_website_url => website_url: String,
+    with_icons => icons: Vec<Icon>,
+});
+
 /// An icon for an implementation, tool, prompt or resource (2025-11-25+).
 ///
 /// Renderers treat icons as untrusted: only `https:` and `data:` sources (spec `basic/index.mdx`).
@@ -60,6 +67,12 @@ impl Icon {
     }
 }
 
+setters!(Icon {
+    with_mime_type => mime_type: String,
+    with_sizes => sizes: Vec<String>,
+    with_theme => theme: IconTheme,
+});
+
 /// The theme an [`Icon`] is drawn for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -85,6 +98,24 @@ pub struct InitializeRequestParams {
     pub client_info: Implementation,
 }
 
+impl InitializeRequestParams {
+    /// The client `client_info` offers `protocol_version` with `capabilities`.
+    pub fn new(
+        protocol_version: impl Into<String>,
+        capabilities: ClientCapabilities,
+        client_info: Implementation,
+    ) -> InitializeRequestParams {
+        InitializeRequestParams {
+            meta: None,
+            protocol_version: protocol_version.into(),
+            capabilities,
+            client_info,
+        }
+    }
+}
+
+setters!(InitializeRequestParams { with_meta => meta: RequestMeta });
+
 /// The answer to `initialize`: the negotiated revision and what the server supports.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,6 +137,27 @@ pub struct InitializeResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
 }
+
+impl InitializeResult {
+    /// The server `server_info` agrees on `protocol_version` and offers `capabilities`.
+    pub fn new(
+        protocol_version: impl Into<String>,
+        capabilities: ServerCapabilities,
+        server_info: Implementation,
+    ) -> InitializeResult {
+        InitializeResult {
+            protocol_version: protocol_version.into(),
+            capabilities,
+            server_info,
+            ..InitializeResult::default()
+        }
+    }
+}
+
+setters!(InitializeResult {
+    with_meta => meta: Meta,
+    with_instructions => instructions: String,
+});
 
 /// The answer to `server/discover` (2026-07-28; servers MUST implement it). Cacheable.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -131,3 +183,17 @@ pub struct DiscoverResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_scope: Option<CacheScope>,
 }
+
+impl DiscoverResult {
+    /// The server speaks `supported_versions` and offers `capabilities`.
+    pub fn new(supported_versions: Vec<String>, capabilities: ServerCapabilities) -> Self {
+        DiscoverResult { supported_versions, capabilities, ..DiscoverResult::default() }
+    }
+}
+
+setters!(DiscoverResult {
+    with_meta => meta: Meta,
+    with_instructions => instructions: String,
+    with_ttl_ms => ttl_ms: u64,
+    with_cache_scope => cache_scope: CacheScope,
+});

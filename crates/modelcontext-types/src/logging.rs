@@ -58,6 +58,15 @@ pub struct SetLevelRequestParams {
     pub level: LoggingLevel,
 }
 
+impl SetLevelRequestParams {
+    /// Asks for messages at `level` and above.
+    pub fn new(level: LoggingLevel) -> SetLevelRequestParams {
+        SetLevelRequestParams { meta: None, level }
+    }
+}
+
+setters!(SetLevelRequestParams { with_meta => meta: RequestMeta });
+
 /// Params of `notifications/message`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -73,3 +82,15 @@ pub struct LoggingMessageNotificationParams {
     /// The message: any JSON value.
     pub data: Value,
 }
+
+impl LoggingMessageNotificationParams {
+    /// A message of severity `level`.
+    pub fn new(level: LoggingLevel, data: impl Into<Value>) -> Self {
+        LoggingMessageNotificationParams { meta: None, level, logger: None, data: data.into() }
+    }
+}
+
+setters!(LoggingMessageNotificationParams {
+    with_meta => meta: Meta,
+    with_logger => logger: String,
+});

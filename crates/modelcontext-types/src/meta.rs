@@ -110,6 +110,14 @@ impl RequestMeta {
     }
 }
 
+setters!(RequestMeta {
+    with_progress_token => progress_token: ProgressToken,
+    with_protocol_version => protocol_version: String,
+    with_client_capabilities => client_capabilities: Box<ClientCapabilities>,
+    with_client_info => client_info: Box<Implementation>,
+    with_log_level => log_level: LoggingLevel,
+});
+
 /// Params of a request that carries only `_meta` (`ping`, `server/discover`, `roots/list`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestParams {
@@ -118,6 +126,8 @@ pub struct RequestParams {
     pub meta: Option<RequestMeta>,
 }
 
+setters!(RequestParams { with_meta => meta: RequestMeta });
+
 /// Params of a notification that carries only `_meta` (the `list_changed` family).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NotificationParams {
@@ -125,6 +135,8 @@ pub struct NotificationParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
+
+setters!(NotificationParams { with_meta => meta: Meta });
 
 /// Params of the paginated list requests (`tools/list`, `prompts/list`, `resources/list`,
 /// `resources/templates/list`).
@@ -138,3 +150,8 @@ pub struct PaginatedRequestParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
+
+setters!(PaginatedRequestParams {
+    with_meta => meta: RequestMeta,
+    with_cursor => cursor: String,
+});

@@ -105,6 +105,24 @@ pub enum InputResponse {
     Elicit(ElicitResult),
 }
 
+impl From<CreateMessageResult> for InputResponse {
+    fn from(r: CreateMessageResult) -> Self {
+        InputResponse::CreateMessage(r)
+    }
+}
+
+impl From<ListRootsResult> for InputResponse {
+    fn from(r: ListRootsResult) -> Self {
+        InputResponse::ListRoots(r)
+    }
+}
+
+impl From<ElicitResult> for InputResponse {
+    fn from(r: ElicitResult) -> Self {
+        InputResponse::Elicit(r)
+    }
+}
+
 /// "I need input first": the answer of `tools/call`, `prompts/get` or `resources/read` when
 /// the server needs client input (`resultType: "input_required"`). Never cached.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -136,6 +154,12 @@ impl InputRequiredResult {
         }
     }
 }
+
+setters!(InputRequiredResult {
+    with_meta => meta: Meta,
+    with_input_requests => input_requests: InputRequests,
+    with_request_state => request_state: String,
+});
 
 /// The answer to a request that may need input first: the complete result `T`, or an
 /// [`InputRequiredResult`]. Decided by `resultType`, never by trial parsing.

@@ -41,6 +41,12 @@ impl ProgressNotificationParams {
     }
 }
 
+setters!(ProgressNotificationParams {
+    with_meta => meta: Meta,
+    with_total => total: f64,
+    with_message => message: String,
+});
+
 /// Params of `notifications/cancelled`.
 ///
 /// 2026-07-28 sends it only on stdio (on HTTP, closing the stream cancels) and, from the
@@ -65,3 +71,9 @@ impl CancelledNotificationParams {
         CancelledNotificationParams { meta: None, request_id: Some(request_id), reason }
     }
 }
+
+setters!(CancelledNotificationParams {
+    with_meta => meta: Meta,
+    with_request_id => request_id: RequestId,
+    with_reason => reason: String,
+});

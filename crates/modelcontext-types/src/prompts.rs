@@ -36,6 +36,14 @@ impl Prompt {
     }
 }
 
+setters!(Prompt {
+    with_title => title: String,
+    with_description => description: String,
+    with_arguments => arguments: Vec<PromptArgument>,
+    with_icons => icons: Vec<Icon>,
+    with_meta => meta: Meta,
+});
+
 /// An argument a prompt takes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -52,6 +60,19 @@ pub struct PromptArgument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
 }
+
+impl PromptArgument {
+    /// An optional argument called `name`.
+    pub fn new(name: impl Into<String>) -> PromptArgument {
+        PromptArgument { name: name.into(), ..PromptArgument::default() }
+    }
+}
+
+setters!(PromptArgument {
+    with_title => title: String,
+    with_description => description: String,
+    with_required => required: bool,
+});
 
 /// One message of a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -103,6 +124,14 @@ pub struct ListPromptsResult {
     pub cache_scope: Option<CacheScope>,
 }
 
+impl ListPromptsResult {
+    /// A page of prompts.
+    #[inline]
+    pub fn new(prompts: Vec<Prompt>) -> ListPromptsResult {
+        ListPromptsResult { prompts, ..ListPromptsResult::default() }
+    }
+}
+
 /// Params of `prompts/get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -123,6 +152,20 @@ pub struct GetPromptRequestParams {
     pub request_state: Option<String>,
 }
 
+impl GetPromptRequestParams {
+    /// Renders the prompt `name`, with no arguments.
+    pub fn new(name: impl Into<String>) -> GetPromptRequestParams {
+        GetPromptRequestParams { name: name.into(), ..GetPromptRequestParams::default() }
+    }
+}
+
+setters!(GetPromptRequestParams {
+    with_meta => meta: RequestMeta,
+    with_arguments => arguments: BTreeMap<String, String>,
+    with_input_responses => input_responses: InputResponses,
+    with_request_state => request_state: String,
+});
+
 /// The answer to `prompts/get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -139,3 +182,16 @@ pub struct GetPromptResult {
     /// The rendered messages.
     pub messages: Vec<PromptMessage>,
 }
+
+impl GetPromptResult {
+    /// The rendered messages.
+    #[inline]
+    pub fn new(messages: Vec<PromptMessage>) -> GetPromptResult {
+        GetPromptResult { messages, ..GetPromptResult::default() }
+    }
+}
+
+setters!(GetPromptResult {
+    with_meta => meta: Meta,
+    with_description => description: String,
+});

@@ -4,7 +4,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Meta;
+use crate::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta,
+};
 
 /// The kind of a result (2026-07-28: every result MUST carry one).
 ///
@@ -82,3 +84,13 @@ pub struct EmptyResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
 }
+
+setters!(EmptyResult { with_meta => meta: Meta });
+
+// The paginated, cacheable list results share these members.
+setters!(ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult {
+    with_meta => meta: Meta,
+    with_next_cursor => next_cursor: String,
+    with_ttl_ms => ttl_ms: u64,
+    with_cache_scope => cache_scope: CacheScope,
+});

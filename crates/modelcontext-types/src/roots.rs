@@ -25,6 +25,11 @@ impl Root {
     }
 }
 
+setters!(Root {
+    with_name => name: String,
+    with_meta => meta: Meta,
+});
+
 /// The answer to `roots/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,3 +43,12 @@ pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
 }
+
+impl ListRootsResult {
+    /// The client's roots.
+    pub fn new(roots: Vec<Root>) -> ListRootsResult {
+        ListRootsResult { meta: None, result_type: None, roots }
+    }
+}
+
+setters!(ListRootsResult { with_meta => meta: Meta });
