@@ -16,6 +16,7 @@ pub type JsonObject = serde_json::Map<String, Value>;
 /// request in `_meta["io.modelcontextprotocol/clientCapabilities"]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// Non-standard capabilities, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,6 +53,7 @@ setters!(ClientCapabilities {
 /// `roots` client capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RootsCapability {
     /// Handshake era: the client sends `notifications/roots/list_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +68,7 @@ setters!(RootsCapability { with_list_changed => list_changed: bool });
 /// `sampling` client capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SamplingCapability {
     /// Present: the client honours `includeContext` `thisServer` / `allServers` (deprecated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +89,7 @@ setters!(SamplingCapability {
 /// `elicitation` client capability. An empty object means form mode only.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationCapability {
     /// Present: the client supports form-mode elicitation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,6 +123,7 @@ setters!(ElicitationCapability {
 /// What a server supports, from `initialize` (handshake era) or `server/discover` (modern).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ServerCapabilities {
     /// Non-standard capabilities, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +168,7 @@ setters!(ServerCapabilities {
 /// `prompts` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptsCapability {
     /// The server notifies when the prompt list changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,6 +183,7 @@ setters!(PromptsCapability { with_list_changed => list_changed: bool });
 /// `resources` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourcesCapability {
     /// The server supports subscribing to updates of single resources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +204,7 @@ setters!(ResourcesCapability {
 /// `tools` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolsCapability {
     /// The server notifies when the tool list changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

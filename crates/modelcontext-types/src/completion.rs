@@ -9,6 +9,7 @@ use crate::{Meta, RequestMeta, ResultType};
 /// What is being completed: a prompt's argument or a resource template's variable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum Reference {
     /// `"ref/prompt"`: an argument of a prompt.
     #[serde(rename = "ref/prompt")]
@@ -33,6 +34,7 @@ impl From<ResourceTemplateReference> for Reference {
 /// A prompt, by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptReference {
     /// The prompt's name.
     pub name: String,
@@ -53,6 +55,7 @@ setters!(PromptReference { with_title => title: String });
 /// A resource template, by URI template (or a resource, by URI).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceTemplateReference {
     /// The URI template or URI.
     pub uri: String,
@@ -68,6 +71,7 @@ impl ResourceTemplateReference {
 /// The argument being completed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CompletionArgument {
     /// Its name.
     pub name: String,
@@ -85,6 +89,7 @@ impl CompletionArgument {
 /// Already-resolved arguments, to narrow suggestions (2025-06-18+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CompletionContext {
     /// Values of other arguments, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,6 +101,7 @@ setters!(CompletionContext { with_arguments => arguments: BTreeMap<String, Strin
 /// Params of `completion/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CompleteRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -125,6 +131,7 @@ setters!(CompleteRequestParams {
 /// The suggestions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Completion {
     /// At most 100 values.
     pub values: Vec<String>,
@@ -151,6 +158,7 @@ setters!(Completion {
 /// The answer to `completion/complete`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CompleteResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -22,6 +22,7 @@ pub enum Role {
 /// Hints on how a client should use a piece of content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Annotations {
     /// Who the content is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +48,7 @@ setters!(Annotations {
 /// Text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "text", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TextContent {
     /// The text.
     pub text: String,
@@ -68,6 +70,7 @@ impl TextContent {
 /// An image, base64-encoded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "image", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ImageContent {
     /// The base64-encoded image.
     pub data: String,
@@ -96,6 +99,7 @@ impl ImageContent {
 /// Audio, base64-encoded (2025-03-26+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "audio", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AudioContent {
     /// The base64-encoded audio.
     pub data: String,
@@ -124,6 +128,7 @@ impl AudioContent {
 /// A link to a resource the client may read (2025-06-18+): a [`Resource`] with a `type`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "resource_link", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceLink {
     /// The resource's URI.
     pub uri: String,
@@ -178,6 +183,7 @@ impl From<Resource> for ResourceLink {
 /// A resource's contents, embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "resource", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct EmbeddedResource {
     /// The contents.
     pub resource: ResourceContents,

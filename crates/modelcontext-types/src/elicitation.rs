@@ -13,6 +13,7 @@ use crate::{JsonObject, Meta, PrimitiveSchemaDefinition, RequestMeta, ResultType
 
 /// Params of `elicitation/create`: a form, or a URL to open (told apart by `mode`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitRequestParams {
     /// Form mode (`mode` `"form"` or absent).
     Form(ElicitRequestFormParams),
@@ -84,6 +85,7 @@ pub enum ElicitMode {
 /// Params of a form-mode elicitation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitRequestFormParams {
     /// Request metadata (handshake era; absent inside an `InputRequiredResult`).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -120,6 +122,7 @@ setters!(ElicitRequestFormParams {
 /// The form of a form-mode elicitation: a flat object schema of primitive fields.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "object", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationSchema {
     /// The JSON Schema dialect, if not the default 2020-12.
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
@@ -146,6 +149,7 @@ setters!(ElicitationSchema {
 /// Params of a URL-mode elicitation (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename = "url", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitRequestURLParams {
     /// Request metadata (handshake era; absent inside an `InputRequiredResult`).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -182,6 +186,7 @@ setters!(ElicitRequestURLParams {
 /// What the user did with an elicitation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ElicitAction {
     /// Submitted (form mode: with `content`; URL mode: consented to open the URL).
     Accept,
@@ -194,6 +199,7 @@ pub enum ElicitAction {
 /// The answer to `elicitation/create`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -229,6 +235,7 @@ setters!(ElicitResult {
 /// Params of `notifications/elicitation/complete` (2025-11-25 only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationCompleteNotificationParams {
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

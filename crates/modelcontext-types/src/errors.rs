@@ -8,6 +8,7 @@ use crate::{ClientCapabilities, McpError};
 /// `data` of -32022 `UnsupportedProtocolVersion`: what the server speaks, and what it got.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UnsupportedProtocolVersionData {
     /// Every revision the server supports; the client SHOULD retry with one of them.
     pub supported: Vec<String>,
@@ -25,6 +26,7 @@ impl UnsupportedProtocolVersionData {
 /// `data` of -32021 `MissingRequiredClientCapability`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MissingRequiredClientCapabilityData {
     /// The capabilities the request needs, as a capabilities object (e.g. `{"sampling": {}}`).
     pub required_capabilities: ClientCapabilities,

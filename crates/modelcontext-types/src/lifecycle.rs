@@ -8,6 +8,7 @@ use crate::{CacheScope, ClientCapabilities, Meta, RequestMeta, ResultType, Serve
 /// The name and version of an MCP implementation (`clientInfo`, `serverInfo`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
@@ -46,6 +47,7 @@ setters!(Implementation {
 /// Renderers treat icons as untrusted: only `https:` and `data:` sources (spec `basic/index.mdx`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Icon {
     /// An `https:` URL or a `data:` URI.
     pub src: String,
@@ -76,6 +78,7 @@ setters!(Icon {
 /// The theme an [`Icon`] is drawn for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum IconTheme {
     /// For light backgrounds.
     Light,
@@ -86,6 +89,7 @@ pub enum IconTheme {
 /// Params of `initialize` (handshake era only; removed in 2026-07-28).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -119,6 +123,7 @@ setters!(InitializeRequestParams { with_meta => meta: RequestMeta });
 /// The answer to `initialize`: the negotiated revision and what the server supports.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -162,6 +167,7 @@ setters!(InitializeResult {
 /// The answer to `server/discover` (2026-07-28; servers MUST implement it). Cacheable.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DiscoverResult {
     /// Result metadata; SHOULD carry [`crate::SERVER_INFO_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -50,6 +50,7 @@ impl LoggingLevel {
 /// [`crate::LOG_LEVEL_META_KEY`] per request instead).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SetLevelRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -70,6 +71,7 @@ setters!(SetLevelRequestParams { with_meta => meta: RequestMeta });
 /// Params of `notifications/message`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LoggingMessageNotificationParams {
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

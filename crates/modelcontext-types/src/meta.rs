@@ -56,6 +56,7 @@ impl From<&str> for ProgressToken {
 
 /// The `_meta` of a request's params: the typed per-request fields plus every other key.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RequestMeta {
     /// Asks for `notifications/progress` tagged with this token.
     #[serde(rename = "progressToken", default, skip_serializing_if = "Option::is_none")]
@@ -120,6 +121,7 @@ setters!(RequestMeta {
 
 /// Params of a request that carries only `_meta` (`ping`, `server/discover`, `roots/list`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -130,6 +132,7 @@ setters!(RequestParams { with_meta => meta: RequestMeta });
 
 /// Params of a notification that carries only `_meta` (the `list_changed` family).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NotificationParams {
     /// Notification metadata; on a listen stream it carries [`SUBSCRIPTION_ID_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -142,6 +145,7 @@ setters!(NotificationParams { with_meta => meta: Meta });
 /// `resources/templates/list`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PaginatedRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -96,6 +96,7 @@ impl<'de> Deserialize<'de> for InputRequest {
 /// `model` means sampling, `roots` means roots, `action` means elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum InputResponse {
     /// Answers `sampling/createMessage`.
     CreateMessage(CreateMessageResult),
@@ -127,6 +128,7 @@ impl From<ElicitResult> for InputResponse {
 /// the server needs client input (`resultType: "input_required"`). Never cached.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InputRequiredResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -164,6 +166,7 @@ setters!(InputRequiredResult {
 /// The answer to a request that may need input first: the complete result `T`, or an
 /// [`InputRequiredResult`]. Decided by `resultType`, never by trial parsing.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum MrtrResult<T> {
     /// The request is answered.
     Complete(T),

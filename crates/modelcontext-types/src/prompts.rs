@@ -9,6 +9,7 @@ use crate::{CacheScope, ContentBlock, Icon, InputResponses, Meta, RequestMeta, R
 /// A prompt the server offers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Prompt {
     /// Unique name.
     pub name: String,
@@ -47,6 +48,7 @@ setters!(Prompt {
 /// An argument a prompt takes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptArgument {
     /// Name.
     pub name: String,
@@ -77,6 +79,7 @@ setters!(PromptArgument {
 /// One message of a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptMessage {
     /// Who says it.
     pub role: Role,
@@ -104,6 +107,7 @@ impl PromptMessage {
 /// The answer to `prompts/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListPromptsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +139,7 @@ impl ListPromptsResult {
 /// Params of `prompts/get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetPromptRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -169,6 +174,7 @@ setters!(GetPromptRequestParams {
 /// The answer to `prompts/get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetPromptResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -9,6 +9,7 @@ use crate::{
 /// A resource the server can read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Resource {
     /// The resource's URI.
     pub uri: String,
@@ -58,6 +59,7 @@ setters!(Resource, ResourceLink {
 /// A family of resources named by an RFC 6570 URI template.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceTemplate {
     /// The RFC 6570 URI template.
     pub uri_template: String,
@@ -106,6 +108,7 @@ setters!(ResourceTemplate {
 /// Text contents of a resource.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TextResourceContents {
     /// The resource's URI.
     pub uri: String,
@@ -129,6 +132,7 @@ impl TextResourceContents {
 /// Binary contents of a resource, base64-encoded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct BlobResourceContents {
     /// The resource's URI.
     pub uri: String,
@@ -157,6 +161,7 @@ setters!(TextResourceContents, BlobResourceContents {
 /// The contents of a resource: text or a blob. The wire has no tag; `text` or `blob` decides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum ResourceContents {
     /// Text contents.
     Text(TextResourceContents),
@@ -209,6 +214,7 @@ impl From<BlobResourceContents> for ResourceContents {
 /// The answer to `resources/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListResourcesResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -240,6 +246,7 @@ impl ListResourcesResult {
 /// The answer to `resources/templates/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListResourceTemplatesResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -271,6 +278,7 @@ impl ListResourceTemplatesResult {
 /// Params of `resources/read`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ReadResourceRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -301,6 +309,7 @@ setters!(ReadResourceRequestParams {
 /// The answer to `resources/read`. Cacheable.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ReadResourceResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -335,6 +344,7 @@ setters!(ReadResourceResult {
 /// Params of `resources/subscribe` (handshake era only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscribeRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -353,6 +363,7 @@ impl SubscribeRequestParams {
 /// Params of `resources/unsubscribe` (handshake era only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UnsubscribeRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -373,6 +384,7 @@ setters!(SubscribeRequestParams, UnsubscribeRequestParams { with_meta => meta: R
 /// Params of `notifications/resources/updated`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceUpdatedNotificationParams {
     /// Notification metadata; on a listen stream it carries the subscription id.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

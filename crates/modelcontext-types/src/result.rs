@@ -14,6 +14,7 @@ use crate::{
 /// value is kept verbatim. A client treats an absent `resultType` (a legacy server) as
 /// [`ResultType::Complete`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ResultType {
     /// `"complete"`: the request is answered.
     Complete,
@@ -66,6 +67,7 @@ impl<'de> Deserialize<'de> for ResultType {
 /// Who may cache a cacheable result (2026-07-28, SEP-2549).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CacheScope {
     /// Any client or intermediary may reuse it.
     Public,
@@ -76,6 +78,7 @@ pub enum CacheScope {
 /// A result with nothing in it (`ping`'s answer, and the answer to `resources/subscribe`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct EmptyResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -7,6 +7,7 @@ use crate::{Meta, ResultType};
 /// A root directory or file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Root {
     /// The root's URI; MUST be a `file://` URI.
     pub uri: String,
@@ -33,6 +34,7 @@ setters!(Root {
 /// The answer to `roots/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListRootsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

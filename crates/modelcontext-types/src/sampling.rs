@@ -14,6 +14,7 @@ use crate::{
 /// The model asks to call a tool (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "tool_use", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolUseContent {
     /// Id the matching `tool_result` refers to.
     pub id: String,
@@ -38,6 +39,7 @@ setters!(ToolUseContent { with_meta => meta: Meta });
 /// The result of a `tool_use`, sent back to the model (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "tool_result", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolResultContent {
     /// The `id` of the `tool_use` this answers.
     pub tool_use_id: String,
@@ -142,6 +144,7 @@ impl From<SamplingMessageContentBlock> for SamplingContent {
 /// One message of a sampling conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SamplingMessage {
     /// Who says it.
     pub role: Role,
@@ -169,6 +172,7 @@ setters!(SamplingMessage { with_meta => meta: Meta });
 /// A hint naming a model (a substring match, e.g. `"claude-3-sonnet"`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelHint {
     /// A model name or part of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +184,7 @@ setters!(ModelHint { with_name => name: String });
 /// What the server cares about when the client picks a model; priorities are 0 to 1.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelPreferences {
     /// Model hints, in order of preference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,6 +223,7 @@ setters!(ModelPreferences {
 /// the `sampling.context` capability).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum IncludeContext {
     /// No context.
     None,
@@ -230,6 +236,7 @@ pub enum IncludeContext {
 /// How the model may use the offered tools (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolChoice {
     /// The mode; absent means `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,6 +248,7 @@ setters!(ToolChoice { with_mode => mode: ToolChoiceMode });
 /// [`ToolChoice`] modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolChoiceMode {
     /// The model decides.
     Auto,
@@ -253,6 +261,7 @@ pub enum ToolChoiceMode {
 /// Params of `sampling/createMessage`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageRequestParams {
     /// Request metadata (handshake era; absent inside an `InputRequiredResult`).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -317,6 +326,7 @@ setters!(CreateMessageRequestParams {
 /// The answer to `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

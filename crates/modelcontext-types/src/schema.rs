@@ -9,6 +9,7 @@ use serde_json::Value;
 
 /// One field of an elicitation form.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
     /// Free text.
     String(StringSchema),
@@ -68,6 +69,7 @@ impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
 
 /// The `format` of a [`StringSchema`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum StringFormat {
     /// An email address.
     #[serde(rename = "email")]
@@ -86,6 +88,7 @@ pub enum StringFormat {
 /// A text field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct StringSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,6 +130,7 @@ pub enum NumberType {
 /// A numeric field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct NumberSchema {
     /// `"number"` or `"integer"`.
     #[serde(rename = "type")]
@@ -176,6 +180,7 @@ setters!(NumberSchema {
 /// A checkbox.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "boolean", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct BooleanSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +197,7 @@ setters!(BooleanSchema { with_default => default: bool });
 
 /// A titled option: the value sent and the label shown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EnumOption {
     /// The value.
     #[serde(rename = "const")]
@@ -210,6 +216,7 @@ impl EnumOption {
 /// A single choice among strings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UntitledSingleSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,6 +242,7 @@ impl UntitledSingleSelectEnumSchema {
 /// A single choice among titled options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledSingleSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,6 +267,7 @@ impl TitledSingleSelectEnumSchema {
 /// A single choice among strings, labelled by the parallel `enumNames` (legacy form).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LegacyTitledEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,6 +302,7 @@ setters!(StringSchema, UntitledSingleSelectEnumSchema, TitledSingleSelectEnumSch
 /// The `items` of an [`UntitledMultiSelectEnumSchema`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string")]
+#[non_exhaustive]
 pub struct UntitledEnumItems {
     /// The choices.
     #[serde(rename = "enum")]
@@ -309,6 +319,7 @@ impl UntitledEnumItems {
 /// The `items` of a [`TitledMultiSelectEnumSchema`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledEnumItems {
     /// The choices.
     pub any_of: Vec<EnumOption>,
@@ -324,6 +335,7 @@ impl TitledEnumItems {
 /// Several choices among strings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "array", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UntitledMultiSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -354,6 +366,7 @@ impl UntitledMultiSelectEnumSchema {
 /// Several choices among titled options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "array", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledMultiSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,6 +7,7 @@ use crate::{Meta, RequestMeta, ResultType};
 /// Which notifications a listen stream wants (request) or gets (acknowledgement).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,6 +33,7 @@ setters!(SubscriptionFilter {
 /// Params of `subscriptions/listen`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionsListenRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +55,7 @@ setters!(SubscriptionsListenRequestParams { with_meta => meta: RequestMeta });
 /// listen stream, with the subset it agreed to (unsupported kinds omitted).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionsAcknowledgedNotificationParams {
     /// Notification metadata; carries [`crate::SUBSCRIPTION_ID_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -71,6 +74,7 @@ impl SubscriptionsAcknowledgedNotificationParams {
 /// The final answer to `subscriptions/listen`, when the server ends the stream.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionsListenResult {
     /// Result metadata; carries [`crate::SUBSCRIPTION_ID_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

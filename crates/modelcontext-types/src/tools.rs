@@ -10,6 +10,7 @@ use crate::{
 /// A tool the server offers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Tool {
     /// Unique name; SHOULD be 1-128 characters of `[A-Za-z0-9_.-]`.
     pub name: String,
@@ -59,6 +60,7 @@ setters!(Tool {
 /// Hints about a tool's behaviour. All default as the spec says when absent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +90,7 @@ setters!(ToolAnnotations {
 /// The answer to `tools/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListToolsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -119,6 +122,7 @@ impl ListToolsResult {
 /// Params of `tools/call`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -160,6 +164,7 @@ setters!(CallToolRequestParams {
 /// `isError: true`, not a JSON-RPC error (spec 2025-11-25 `server/tools.mdx`, "Error Handling").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
