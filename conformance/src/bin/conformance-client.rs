@@ -156,14 +156,9 @@ async fn accept_with_defaults(params: ElicitRequestParams) -> Result<ElicitResul
 async fn sample_text(
     _: modelcontext::types::CreateMessageRequestParams,
 ) -> Result<CreateMessageResult, McpError> {
-    Ok(CreateMessageResult {
-        meta: None,
-        result_type: None,
-        role: Role::Assistant,
-        content: SamplingMessageContentBlock::text("Hello from the conformance client").into(),
-        model: "conformance-model".into(),
-        stop_reason: Some("endTurn".into()),
-    })
+    let content = SamplingMessageContentBlock::text("Hello from the conformance client");
+    Ok(CreateMessageResult::new(Role::Assistant, content, "conformance-model")
+        .with_stop_reason("endTurn"))
 }
 
 async fn roots() -> Result<Vec<Root>, McpError> {

@@ -119,11 +119,7 @@ fn user_message(text: &str) -> SamplingMessage {
 }
 
 fn sampling(text: &str, max_tokens: u64) -> CreateMessageRequestParams {
-    CreateMessageRequestParams {
-        messages: vec![user_message(text)],
-        max_tokens,
-        ..Default::default()
-    }
+    CreateMessageRequestParams::new(vec![user_message(text)], max_tokens)
 }
 
 /// The text of a sampled message (its text blocks, joined).
@@ -143,11 +139,7 @@ fn sampled_text(content: &SamplingContent) -> String {
 fn form(message: &str, schema: Value) -> Result<ElicitRequestParams, McpError> {
     let requested_schema: ElicitationSchema = serde_json::from_value(schema)
         .map_err(|e| McpError::internal(format!("bad elicitation schema: {e}")))?;
-    Ok(ElicitRequestParams::Form(ElicitRequestFormParams {
-        message: message.to_owned(),
-        requested_schema,
-        ..Default::default()
-    }))
+    Ok(ElicitRequestParams::Form(ElicitRequestFormParams::new(message, requested_schema)))
 }
 
 fn describe(result: &ElicitResult) -> String {

@@ -309,8 +309,8 @@ async fn complete(
 ) -> Result<CompleteResult, Failure> {
     let (argument, partial) = args::split_pair(argument).map_err(Failure::Usage)?;
     let reference = match kind {
-        RefKind::Prompt => Reference::Prompt(PromptReference { name: name.into(), title: None }),
-        RefKind::Resource => Reference::Resource(ResourceTemplateReference { uri: name.into() }),
+        RefKind::Prompt => Reference::Prompt(PromptReference::new(name)),
+        RefKind::Resource => Reference::Resource(ResourceTemplateReference::new(name)),
     };
     client.complete(reference, (argument, partial)).await.map_err(Failure::from_sdk)
 }

@@ -128,6 +128,8 @@ pub fn contents(contents: &[ResourceContents]) -> String {
                 let mime = b.mime_type.as_deref().unwrap_or("application/octet-stream");
                 push_line(&mut text, &binary(&format!("blob {}", b.uri), mime, &b.blob));
             }
+            // A kind of contents a later revision adds: shown as its JSON.
+            other => push_line(&mut text, &serde_json::to_string(other).unwrap_or_default()),
         }
     }
     text

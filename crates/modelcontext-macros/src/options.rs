@@ -115,15 +115,17 @@ impl Annotations {
         Ok(annotations)
     }
 
-    /// A `ToolAnnotations` literal with the given fields set and the rest defaulted.
+    /// A `ToolAnnotations` with the given fields set and the rest defaulted. Assigned one by
+    /// one: the type is `#[non_exhaustive]`, so a struct literal would not compile in the
+    /// user's crate.
     pub fn to_expr(&self, krate: &Path) -> TokenStream {
-        let fields = self.fields.iter().map(|(field, value)| quote!(#field: #value));
-        quote! {
-            #krate::types::ToolAnnotations {
-                #(#fields,)*
-                ..::std::default::Default::default()
-            }
-        }
+        let fields = self.fields.iter().map(|(field, value)| quote!(annotations.#field = #value;));
+        quote! {{
+            let mut annotations: #krate::types::ToolAnnotations =
+                ::std::default::Default::default();
+            #(#fields)*
+            annotations
+        }}
     }
 }
 

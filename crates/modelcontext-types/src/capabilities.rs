@@ -16,6 +16,7 @@ pub type JsonObject = serde_json::Map<String, Value>;
 /// request in `_meta["io.modelcontextprotocol/clientCapabilities"]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// Non-standard capabilities, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,9 +41,19 @@ pub struct ClientCapabilities {
     pub extra: Meta,
 }
 
+setters!(ClientCapabilities {
+    with_experimental => experimental: JsonObject,
+    with_extensions => extensions: JsonObject,
+    with_roots => roots: RootsCapability,
+    with_sampling => sampling: SamplingCapability,
+    with_elicitation => elicitation: ElicitationCapability,
+    with_tasks => tasks: Value,
+});
+
 /// `roots` client capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RootsCapability {
     /// Handshake era: the client sends `notifications/roots/list_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,9 +63,12 @@ pub struct RootsCapability {
     pub extra: Meta,
 }
 
+setters!(RootsCapability { with_list_changed => list_changed: bool });
+
 /// `sampling` client capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SamplingCapability {
     /// Present: the client honours `includeContext` `thisServer` / `allServers` (deprecated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,9 +81,15 @@ pub struct SamplingCapability {
     pub extra: Meta,
 }
 
+setters!(SamplingCapability {
+    with_context => context: JsonObject,
+    with_tools => tools: JsonObject,
+});
+
 /// `elicitation` client capability. An empty object means form mode only.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationCapability {
     /// Present: the client supports form-mode elicitation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,9 +115,15 @@ impl ElicitationCapability {
     }
 }
 
+setters!(ElicitationCapability {
+    with_form => form: JsonObject,
+    with_url => url: JsonObject,
+});
+
 /// What a server supports, from `initialize` (handshake era) or `server/discover` (modern).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ServerCapabilities {
     /// Non-standard capabilities, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,9 +154,21 @@ pub struct ServerCapabilities {
     pub extra: Meta,
 }
 
+setters!(ServerCapabilities {
+    with_experimental => experimental: JsonObject,
+    with_extensions => extensions: JsonObject,
+    with_logging => logging: JsonObject,
+    with_completions => completions: JsonObject,
+    with_prompts => prompts: PromptsCapability,
+    with_resources => resources: ResourcesCapability,
+    with_tools => tools: ToolsCapability,
+    with_tasks => tasks: Value,
+});
+
 /// `prompts` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptsCapability {
     /// The server notifies when the prompt list changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,9 +178,12 @@ pub struct PromptsCapability {
     pub extra: Meta,
 }
 
+setters!(PromptsCapability { with_list_changed => list_changed: bool });
+
 /// `resources` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourcesCapability {
     /// The server supports subscribing to updates of single resources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -155,9 +196,15 @@ pub struct ResourcesCapability {
     pub extra: Meta,
 }
 
+setters!(ResourcesCapability {
+    with_subscribe => subscribe: bool,
+    with_list_changed => list_changed: bool,
+});
+
 /// `tools` server capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolsCapability {
     /// The server notifies when the tool list changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,3 +213,5 @@ pub struct ToolsCapability {
     #[serde(flatten)]
     pub extra: Meta,
 }
+
+setters!(ToolsCapability { with_list_changed => list_changed: bool });

@@ -22,6 +22,7 @@ pub enum Role {
 /// Hints on how a client should use a piece of content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Annotations {
     /// Who the content is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,9 +39,16 @@ pub struct Annotations {
     pub last_modified: Option<String>,
 }
 
+setters!(Annotations {
+    with_audience => audience: Vec<Role>,
+    with_priority => priority: f64,
+    with_last_modified => last_modified: String,
+});
+
 /// Text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "text", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TextContent {
     /// The text.
     pub text: String,
@@ -62,6 +70,7 @@ impl TextContent {
 /// An image, base64-encoded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "image", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ImageContent {
     /// The base64-encoded image.
     pub data: String,
@@ -90,6 +99,7 @@ impl ImageContent {
 /// Audio, base64-encoded (2025-03-26+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "audio", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AudioContent {
     /// The base64-encoded audio.
     pub data: String,
@@ -118,6 +128,7 @@ impl AudioContent {
 /// A link to a resource the client may read (2025-06-18+): a [`Resource`] with a `type`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "resource_link", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceLink {
     /// The resource's URI.
     pub uri: String,
@@ -146,6 +157,13 @@ pub struct ResourceLink {
     pub meta: Option<Meta>,
 }
 
+impl ResourceLink {
+    /// A link to the resource `uri`, called `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> ResourceLink {
+        ResourceLink { uri: uri.into(), name: name.into(), ..ResourceLink::default() }
+    }
+}
+
 impl From<Resource> for ResourceLink {
     fn from(r: Resource) -> Self {
         ResourceLink {
@@ -165,6 +183,7 @@ impl From<Resource> for ResourceLink {
 /// A resource's contents, embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "resource", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct EmbeddedResource {
     /// The contents.
     pub resource: ResourceContents,
@@ -182,6 +201,12 @@ impl EmbeddedResource {
         EmbeddedResource { resource: resource.into(), annotations: None, meta: None }
     }
 }
+
+// Every content block takes usage hints and metadata.
+setters!(TextContent, ImageContent, AudioContent, EmbeddedResource {
+    with_annotations => annotations: Annotations,
+    with_meta => meta: Meta,
+});
 
 /// Any content block of a tool result or a prompt message, told apart by `"type"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

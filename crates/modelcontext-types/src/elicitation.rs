@@ -13,6 +13,7 @@ use crate::{JsonObject, Meta, PrimitiveSchemaDefinition, RequestMeta, ResultType
 
 /// Params of `elicitation/create`: a form, or a URL to open (told apart by `mode`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitRequestParams {
     /// Form mode (`mode` `"form"` or absent).
     Form(ElicitRequestFormParams),
@@ -84,6 +85,7 @@ pub enum ElicitMode {
 /// Params of a form-mode elicitation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitRequestFormParams {
     /// Request metadata (handshake era; absent inside an `InputRequiredResult`).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -100,9 +102,27 @@ pub struct ElicitRequestFormParams {
     pub task: Option<Value>,
 }
 
+impl ElicitRequestFormParams {
+    /// Asks the user `message` through the form `requested_schema` (`mode` left absent).
+    pub fn new(message: impl Into<String>, requested_schema: ElicitationSchema) -> Self {
+        ElicitRequestFormParams {
+            message: message.into(),
+            requested_schema,
+            ..ElicitRequestFormParams::default()
+        }
+    }
+}
+
+setters!(ElicitRequestFormParams {
+    with_meta => meta: RequestMeta,
+    with_mode => mode: ElicitMode,
+    with_task => task: Value,
+});
+
 /// The form of a form-mode elicitation: a flat object schema of primitive fields.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "object", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationSchema {
     /// The JSON Schema dialect, if not the default 2020-12.
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
@@ -114,9 +134,22 @@ pub struct ElicitationSchema {
     pub required: Option<Vec<String>>,
 }
 
+impl ElicitationSchema {
+    /// A form with these fields, none of them required.
+    pub fn new(properties: BTreeMap<String, PrimitiveSchemaDefinition>) -> ElicitationSchema {
+        ElicitationSchema { schema: None, properties, required: None }
+    }
+}
+
+setters!(ElicitationSchema {
+    with_schema => schema: String,
+    with_required => required: Vec<String>,
+});
+
 /// Params of a URL-mode elicitation (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename = "url", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitRequestURLParams {
     /// Request metadata (handshake era; absent inside an `InputRequiredResult`).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -133,9 +166,27 @@ pub struct ElicitRequestURLParams {
     pub task: Option<Value>,
 }
 
+impl ElicitRequestURLParams {
+    /// Asks the user to open `url`, saying why in `message`.
+    pub fn new(message: impl Into<String>, url: impl Into<String>) -> ElicitRequestURLParams {
+        ElicitRequestURLParams {
+            message: message.into(),
+            url: url.into(),
+            ..ElicitRequestURLParams::default()
+        }
+    }
+}
+
+setters!(ElicitRequestURLParams {
+    with_meta => meta: RequestMeta,
+    with_elicitation_id => elicitation_id: String,
+    with_task => task: Value,
+});
+
 /// What the user did with an elicitation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ElicitAction {
     /// Submitted (form mode: with `content`; URL mode: consented to open the URL).
     Accept,
@@ -148,6 +199,7 @@ pub enum ElicitAction {
 /// The answer to `elicitation/create`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -175,9 +227,15 @@ impl ElicitResult {
     }
 }
 
+setters!(ElicitResult {
+    with_meta => meta: Meta,
+    with_content => content: JsonObject,
+});
+
 /// Params of `notifications/elicitation/complete` (2025-11-25 only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationCompleteNotificationParams {
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -185,3 +243,12 @@ pub struct ElicitationCompleteNotificationParams {
     /// The `elicitationId` of the finished URL elicitation.
     pub elicitation_id: String,
 }
+
+impl ElicitationCompleteNotificationParams {
+    /// The URL elicitation `elicitation_id` finished.
+    pub fn new(elicitation_id: impl Into<String>) -> Self {
+        ElicitationCompleteNotificationParams { meta: None, elicitation_id: elicitation_id.into() }
+    }
+}
+
+setters!(ElicitationCompleteNotificationParams { with_meta => meta: Meta });

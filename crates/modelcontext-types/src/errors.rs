@@ -8,6 +8,7 @@ use crate::{ClientCapabilities, McpError};
 /// `data` of -32022 `UnsupportedProtocolVersion`: what the server speaks, and what it got.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UnsupportedProtocolVersionData {
     /// Every revision the server supports; the client SHOULD retry with one of them.
     pub supported: Vec<String>,
@@ -15,12 +16,27 @@ pub struct UnsupportedProtocolVersionData {
     pub requested: String,
 }
 
+impl UnsupportedProtocolVersionData {
+    /// The server speaks `supported`; the client asked for `requested`.
+    pub fn new(supported: Vec<String>, requested: impl Into<String>) -> Self {
+        UnsupportedProtocolVersionData { supported, requested: requested.into() }
+    }
+}
+
 /// `data` of -32021 `MissingRequiredClientCapability`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MissingRequiredClientCapabilityData {
     /// The capabilities the request needs, as a capabilities object (e.g. `{"sampling": {}}`).
     pub required_capabilities: ClientCapabilities,
+}
+
+impl MissingRequiredClientCapabilityData {
+    /// The request needs `required_capabilities`.
+    pub fn new(required_capabilities: ClientCapabilities) -> Self {
+        MissingRequiredClientCapabilityData { required_capabilities }
+    }
 }
 
 fn data(value: &impl Serialize) -> Option<Value> {
@@ -33,7 +49,7 @@ impl McpError {
         supported: Vec<String>,
         requested: impl Into<String>,
     ) -> McpError {
-        let payload = UnsupportedProtocolVersionData { supported, requested: requested.into() };
+        let payload = UnsupportedProtocolVersionData::new(supported, requested);
         McpError {
             data: data(&payload),
             ..McpError::new(crate::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
@@ -45,7 +61,7 @@ impl McpError {
         message: impl Into<String>,
         required_capabilities: ClientCapabilities,
     ) -> McpError {
-        let payload = MissingRequiredClientCapabilityData { required_capabilities };
+        let payload = MissingRequiredClientCapabilityData::new(required_capabilities);
         McpError {
             data: data(&payload),
             ..McpError::new(crate::MISSING_REQUIRED_CLIENT_CAPABILITY, message)

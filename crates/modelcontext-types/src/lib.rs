@@ -7,6 +7,27 @@
 //! wire, `snake_case` in Rust); type names are the schema's `$defs` names. One Rust type covers
 //! a definition in every revision: fields a revision lacks are `Option`s that stay absent.
 //! Unknown members of `_meta` and of extension objects are kept and survive a round trip.
+//!
+//! # Building messages
+//!
+//! A later revision can add members to any protocol object, so the wire structs and the enums
+//! a revision can grow are `#[non_exhaustive]`: no struct literals outside this crate, and a
+//! `match` needs a wildcard arm. Build a struct with `new(required members...)`, or `default()`
+//! when every member is optional, and chain `with_<member>(value)` setters for the optional
+//! ones (`result_type` aside: servers stamp it). Fields stay public for reading, and for
+//! assigning an `Option` as is.
+//!
+//! These stay exhaustive, because JSON-RPC 2.0, an RFC or every schema revision fixes them:
+//! the envelope ([`Message`]'s three kinds, [`Request`], [`Notification`], [`Response`], the
+//! error object [`McpError`], and [`DecodeError`], which is -32700 or -32600), the
+//! string-or-integer ids ([`RequestId`], [`ProgressToken`]), the open newtype [`ErrorCode`],
+//! RFC 5424's eight [`LoggingLevel`]s, [`Role`] (`user` or `assistant` in every revision; a
+//! system prompt has its own member), JSON Schema's two numeric types ([`NumberType`]),
+//! [`ElicitMode`] (the one value form params carry; other modes get their own params type) and
+//! [`SamplingContent`] (one block or a list: the only two JSON shapes).
+
+#[macro_use]
+mod setters;
 
 pub mod capabilities;
 pub mod completion;

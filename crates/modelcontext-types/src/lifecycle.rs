@@ -8,6 +8,7 @@ use crate::{CacheScope, ClientCapabilities, Meta, RequestMeta, ResultType, Serve
 /// The name and version of an MCP implementation (`clientInfo`, `serverInfo`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
@@ -34,11 +35,19 @@ impl Implementation {
     }
 }
 
+setters!(Implementation {
+    with_title => title: String,
+    with_description => description: String,
+    with_website_url => website_url: String,
+    with_icons => icons: Vec<Icon>,
+});
+
 /// An icon for an implementation, tool, prompt or resource (2025-11-25+).
 ///
 /// Renderers treat icons as untrusted: only `https:` and `data:` sources (spec `basic/index.mdx`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Icon {
     /// An `https:` URL or a `data:` URI.
     pub src: String,
@@ -60,9 +69,16 @@ impl Icon {
     }
 }
 
+setters!(Icon {
+    with_mime_type => mime_type: String,
+    with_sizes => sizes: Vec<String>,
+    with_theme => theme: IconTheme,
+});
+
 /// The theme an [`Icon`] is drawn for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum IconTheme {
     /// For light backgrounds.
     Light,
@@ -73,6 +89,7 @@ pub enum IconTheme {
 /// Params of `initialize` (handshake era only; removed in 2026-07-28).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -85,9 +102,28 @@ pub struct InitializeRequestParams {
     pub client_info: Implementation,
 }
 
+impl InitializeRequestParams {
+    /// The client `client_info` offers `protocol_version` with `capabilities`.
+    pub fn new(
+        protocol_version: impl Into<String>,
+        capabilities: ClientCapabilities,
+        client_info: Implementation,
+    ) -> InitializeRequestParams {
+        InitializeRequestParams {
+            meta: None,
+            protocol_version: protocol_version.into(),
+            capabilities,
+            client_info,
+        }
+    }
+}
+
+setters!(InitializeRequestParams { with_meta => meta: RequestMeta });
+
 /// The answer to `initialize`: the negotiated revision and what the server supports.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -107,9 +143,31 @@ pub struct InitializeResult {
     pub instructions: Option<String>,
 }
 
+impl InitializeResult {
+    /// The server `server_info` agrees on `protocol_version` and offers `capabilities`.
+    pub fn new(
+        protocol_version: impl Into<String>,
+        capabilities: ServerCapabilities,
+        server_info: Implementation,
+    ) -> InitializeResult {
+        InitializeResult {
+            protocol_version: protocol_version.into(),
+            capabilities,
+            server_info,
+            ..InitializeResult::default()
+        }
+    }
+}
+
+setters!(InitializeResult {
+    with_meta => meta: Meta,
+    with_instructions => instructions: String,
+});
+
 /// The answer to `server/discover` (2026-07-28; servers MUST implement it). Cacheable.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DiscoverResult {
     /// Result metadata; SHOULD carry [`crate::SERVER_INFO_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -131,3 +189,17 @@ pub struct DiscoverResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_scope: Option<CacheScope>,
 }
+
+impl DiscoverResult {
+    /// The server speaks `supported_versions` and offers `capabilities`.
+    pub fn new(supported_versions: Vec<String>, capabilities: ServerCapabilities) -> Self {
+        DiscoverResult { supported_versions, capabilities, ..DiscoverResult::default() }
+    }
+}
+
+setters!(DiscoverResult {
+    with_meta => meta: Meta,
+    with_instructions => instructions: String,
+    with_ttl_ms => ttl_ms: u64,
+    with_cache_scope => cache_scope: CacheScope,
+});

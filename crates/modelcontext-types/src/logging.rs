@@ -50,6 +50,7 @@ impl LoggingLevel {
 /// [`crate::LOG_LEVEL_META_KEY`] per request instead).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SetLevelRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -58,9 +59,19 @@ pub struct SetLevelRequestParams {
     pub level: LoggingLevel,
 }
 
+impl SetLevelRequestParams {
+    /// Asks for messages at `level` and above.
+    pub fn new(level: LoggingLevel) -> SetLevelRequestParams {
+        SetLevelRequestParams { meta: None, level }
+    }
+}
+
+setters!(SetLevelRequestParams { with_meta => meta: RequestMeta });
+
 /// Params of `notifications/message`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LoggingMessageNotificationParams {
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -73,3 +84,15 @@ pub struct LoggingMessageNotificationParams {
     /// The message: any JSON value.
     pub data: Value,
 }
+
+impl LoggingMessageNotificationParams {
+    /// A message of severity `level`.
+    pub fn new(level: LoggingLevel, data: impl Into<Value>) -> Self {
+        LoggingMessageNotificationParams { meta: None, level, logger: None, data: data.into() }
+    }
+}
+
+setters!(LoggingMessageNotificationParams {
+    with_meta => meta: Meta,
+    with_logger => logger: String,
+});

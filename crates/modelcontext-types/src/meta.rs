@@ -56,6 +56,7 @@ impl From<&str> for ProgressToken {
 
 /// The `_meta` of a request's params: the typed per-request fields plus every other key.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RequestMeta {
     /// Asks for `notifications/progress` tagged with this token.
     #[serde(rename = "progressToken", default, skip_serializing_if = "Option::is_none")]
@@ -110,26 +111,41 @@ impl RequestMeta {
     }
 }
 
+setters!(RequestMeta {
+    with_progress_token => progress_token: ProgressToken,
+    with_protocol_version => protocol_version: String,
+    with_client_capabilities => client_capabilities: Box<ClientCapabilities>,
+    with_client_info => client_info: Box<Implementation>,
+    with_log_level => log_level: LoggingLevel,
+});
+
 /// Params of a request that carries only `_meta` (`ping`, `server/discover`, `roots/list`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMeta>,
 }
 
+setters!(RequestParams { with_meta => meta: RequestMeta });
+
 /// Params of a notification that carries only `_meta` (the `list_changed` family).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NotificationParams {
     /// Notification metadata; on a listen stream it carries [`SUBSCRIPTION_ID_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
 
+setters!(NotificationParams { with_meta => meta: Meta });
+
 /// Params of the paginated list requests (`tools/list`, `prompts/list`, `resources/list`,
 /// `resources/templates/list`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PaginatedRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -138,3 +154,8 @@ pub struct PaginatedRequestParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
+
+setters!(PaginatedRequestParams {
+    with_meta => meta: RequestMeta,
+    with_cursor => cursor: String,
+});

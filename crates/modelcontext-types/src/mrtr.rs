@@ -96,6 +96,7 @@ impl<'de> Deserialize<'de> for InputRequest {
 /// `model` means sampling, `roots` means roots, `action` means elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum InputResponse {
     /// Answers `sampling/createMessage`.
     CreateMessage(CreateMessageResult),
@@ -105,10 +106,29 @@ pub enum InputResponse {
     Elicit(ElicitResult),
 }
 
+impl From<CreateMessageResult> for InputResponse {
+    fn from(r: CreateMessageResult) -> Self {
+        InputResponse::CreateMessage(r)
+    }
+}
+
+impl From<ListRootsResult> for InputResponse {
+    fn from(r: ListRootsResult) -> Self {
+        InputResponse::ListRoots(r)
+    }
+}
+
+impl From<ElicitResult> for InputResponse {
+    fn from(r: ElicitResult) -> Self {
+        InputResponse::Elicit(r)
+    }
+}
+
 /// "I need input first": the answer of `tools/call`, `prompts/get` or `resources/read` when
 /// the server needs client input (`resultType: "input_required"`). Never cached.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InputRequiredResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -137,9 +157,16 @@ impl InputRequiredResult {
     }
 }
 
+setters!(InputRequiredResult {
+    with_meta => meta: Meta,
+    with_input_requests => input_requests: InputRequests,
+    with_request_state => request_state: String,
+});
+
 /// The answer to a request that may need input first: the complete result `T`, or an
 /// [`InputRequiredResult`]. Decided by `resultType`, never by trial parsing.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum MrtrResult<T> {
     /// The request is answered.
     Complete(T),

@@ -7,6 +7,7 @@ use crate::{Meta, ProgressToken, RequestId};
 /// Params of `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ProgressNotificationParams {
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -41,12 +42,19 @@ impl ProgressNotificationParams {
     }
 }
 
+setters!(ProgressNotificationParams {
+    with_meta => meta: Meta,
+    with_total => total: f64,
+    with_message => message: String,
+});
+
 /// Params of `notifications/cancelled`.
 ///
 /// 2026-07-28 sends it only on stdio (on HTTP, closing the stream cancels) and, from the
 /// server, only to tear down a `subscriptions/listen`. `initialize` cannot be cancelled.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CancelledNotificationParams {
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -65,3 +73,9 @@ impl CancelledNotificationParams {
         CancelledNotificationParams { meta: None, request_id: Some(request_id), reason }
     }
 }
+
+setters!(CancelledNotificationParams {
+    with_meta => meta: Meta,
+    with_request_id => request_id: RequestId,
+    with_reason => reason: String,
+});

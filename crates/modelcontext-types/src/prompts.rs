@@ -9,6 +9,7 @@ use crate::{CacheScope, ContentBlock, Icon, InputResponses, Meta, RequestMeta, R
 /// A prompt the server offers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Prompt {
     /// Unique name.
     pub name: String,
@@ -36,9 +37,18 @@ impl Prompt {
     }
 }
 
+setters!(Prompt {
+    with_title => title: String,
+    with_description => description: String,
+    with_arguments => arguments: Vec<PromptArgument>,
+    with_icons => icons: Vec<Icon>,
+    with_meta => meta: Meta,
+});
+
 /// An argument a prompt takes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptArgument {
     /// Name.
     pub name: String,
@@ -53,9 +63,23 @@ pub struct PromptArgument {
     pub required: Option<bool>,
 }
 
+impl PromptArgument {
+    /// An optional argument called `name`.
+    pub fn new(name: impl Into<String>) -> PromptArgument {
+        PromptArgument { name: name.into(), ..PromptArgument::default() }
+    }
+}
+
+setters!(PromptArgument {
+    with_title => title: String,
+    with_description => description: String,
+    with_required => required: bool,
+});
+
 /// One message of a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptMessage {
     /// Who says it.
     pub role: Role,
@@ -83,6 +107,7 @@ impl PromptMessage {
 /// The answer to `prompts/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListPromptsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -103,9 +128,18 @@ pub struct ListPromptsResult {
     pub cache_scope: Option<CacheScope>,
 }
 
+impl ListPromptsResult {
+    /// A page of prompts.
+    #[inline]
+    pub fn new(prompts: Vec<Prompt>) -> ListPromptsResult {
+        ListPromptsResult { prompts, ..ListPromptsResult::default() }
+    }
+}
+
 /// Params of `prompts/get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetPromptRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -123,9 +157,24 @@ pub struct GetPromptRequestParams {
     pub request_state: Option<String>,
 }
 
+impl GetPromptRequestParams {
+    /// Renders the prompt `name`, with no arguments.
+    pub fn new(name: impl Into<String>) -> GetPromptRequestParams {
+        GetPromptRequestParams { name: name.into(), ..GetPromptRequestParams::default() }
+    }
+}
+
+setters!(GetPromptRequestParams {
+    with_meta => meta: RequestMeta,
+    with_arguments => arguments: BTreeMap<String, String>,
+    with_input_responses => input_responses: InputResponses,
+    with_request_state => request_state: String,
+});
+
 /// The answer to `prompts/get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetPromptResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -139,3 +188,16 @@ pub struct GetPromptResult {
     /// The rendered messages.
     pub messages: Vec<PromptMessage>,
 }
+
+impl GetPromptResult {
+    /// The rendered messages.
+    #[inline]
+    pub fn new(messages: Vec<PromptMessage>) -> GetPromptResult {
+        GetPromptResult { messages, ..GetPromptResult::default() }
+    }
+}
+
+setters!(GetPromptResult {
+    with_meta => meta: Meta,
+    with_description => description: String,
+});

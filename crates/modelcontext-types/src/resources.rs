@@ -2,11 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Annotations, CacheScope, Icon, InputResponses, Meta, RequestMeta, ResultType};
+use crate::{
+    Annotations, CacheScope, Icon, InputResponses, Meta, RequestMeta, ResourceLink, ResultType,
+};
 
 /// A resource the server can read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Resource {
     /// The resource's URI.
     pub uri: String,
@@ -35,6 +38,7 @@ pub struct Resource {
     pub meta: Option<Meta>,
 }
 
+// A resource link is a resource with a `type`: the same members.
 impl Resource {
     /// A resource with a URI and a name.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Resource {
@@ -42,9 +46,20 @@ impl Resource {
     }
 }
 
+setters!(Resource, ResourceLink {
+    with_title => title: String,
+    with_description => description: String,
+    with_mime_type => mime_type: String,
+    with_size => size: u64,
+    with_icons => icons: Vec<Icon>,
+    with_annotations => annotations: Annotations,
+    with_meta => meta: Meta,
+});
+
 /// A family of resources named by an RFC 6570 URI template.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceTemplate {
     /// The RFC 6570 URI template.
     pub uri_template: String,
@@ -81,9 +96,19 @@ impl ResourceTemplate {
     }
 }
 
+setters!(ResourceTemplate {
+    with_title => title: String,
+    with_description => description: String,
+    with_mime_type => mime_type: String,
+    with_icons => icons: Vec<Icon>,
+    with_annotations => annotations: Annotations,
+    with_meta => meta: Meta,
+});
+
 /// Text contents of a resource.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TextResourceContents {
     /// The resource's URI.
     pub uri: String,
@@ -97,9 +122,17 @@ pub struct TextResourceContents {
     pub meta: Option<Meta>,
 }
 
+impl TextResourceContents {
+    /// The text `text` of `uri`.
+    pub fn new(uri: impl Into<String>, text: impl Into<String>) -> TextResourceContents {
+        TextResourceContents { uri: uri.into(), mime_type: None, text: text.into(), meta: None }
+    }
+}
+
 /// Binary contents of a resource, base64-encoded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct BlobResourceContents {
     /// The resource's URI.
     pub uri: String,
@@ -113,9 +146,22 @@ pub struct BlobResourceContents {
     pub meta: Option<Meta>,
 }
 
+impl BlobResourceContents {
+    /// The bytes of `uri`, already base64-encoded.
+    pub fn new(uri: impl Into<String>, blob_b64: impl Into<String>) -> BlobResourceContents {
+        BlobResourceContents { uri: uri.into(), mime_type: None, blob: blob_b64.into(), meta: None }
+    }
+}
+
+setters!(TextResourceContents, BlobResourceContents {
+    with_mime_type => mime_type: String,
+    with_meta => meta: Meta,
+});
+
 /// The contents of a resource: text or a blob. The wire has no tag; `text` or `blob` decides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum ResourceContents {
     /// Text contents.
     Text(TextResourceContents),
@@ -126,20 +172,12 @@ pub enum ResourceContents {
 impl ResourceContents {
     /// Text contents of `uri`.
     pub fn text(uri: impl Into<String>, text: impl Into<String>) -> ResourceContents {
-        ResourceContents::Text(TextResourceContents {
-            uri: uri.into(),
-            text: text.into(),
-            ..TextResourceContents::default()
-        })
+        ResourceContents::Text(TextResourceContents::new(uri, text))
     }
 
     /// Binary contents of `uri`, already base64-encoded.
     pub fn blob(uri: impl Into<String>, blob_b64: impl Into<String>) -> ResourceContents {
-        ResourceContents::Blob(BlobResourceContents {
-            uri: uri.into(),
-            blob: blob_b64.into(),
-            ..BlobResourceContents::default()
-        })
+        ResourceContents::Blob(BlobResourceContents::new(uri, blob_b64))
     }
 
     /// Sets the MIME type.
@@ -176,6 +214,7 @@ impl From<BlobResourceContents> for ResourceContents {
 /// The answer to `resources/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListResourcesResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -196,9 +235,18 @@ pub struct ListResourcesResult {
     pub cache_scope: Option<CacheScope>,
 }
 
+impl ListResourcesResult {
+    /// A page of resources.
+    #[inline]
+    pub fn new(resources: Vec<Resource>) -> ListResourcesResult {
+        ListResourcesResult { resources, ..ListResourcesResult::default() }
+    }
+}
+
 /// The answer to `resources/templates/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListResourceTemplatesResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -219,9 +267,18 @@ pub struct ListResourceTemplatesResult {
     pub cache_scope: Option<CacheScope>,
 }
 
+impl ListResourceTemplatesResult {
+    /// A page of resource templates.
+    #[inline]
+    pub fn new(resource_templates: Vec<ResourceTemplate>) -> ListResourceTemplatesResult {
+        ListResourceTemplatesResult { resource_templates, ..ListResourceTemplatesResult::default() }
+    }
+}
+
 /// Params of `resources/read`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ReadResourceRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -236,9 +293,23 @@ pub struct ReadResourceRequestParams {
     pub request_state: Option<String>,
 }
 
+impl ReadResourceRequestParams {
+    /// Reads `uri`.
+    pub fn new(uri: impl Into<String>) -> ReadResourceRequestParams {
+        ReadResourceRequestParams { uri: uri.into(), ..ReadResourceRequestParams::default() }
+    }
+}
+
+setters!(ReadResourceRequestParams {
+    with_meta => meta: RequestMeta,
+    with_input_responses => input_responses: InputResponses,
+    with_request_state => request_state: String,
+});
+
 /// The answer to `resources/read`. Cacheable.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ReadResourceResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -256,9 +327,24 @@ pub struct ReadResourceResult {
     pub cache_scope: Option<CacheScope>,
 }
 
+impl ReadResourceResult {
+    /// The contents read.
+    #[inline]
+    pub fn new(contents: Vec<ResourceContents>) -> ReadResourceResult {
+        ReadResourceResult { contents, ..ReadResourceResult::default() }
+    }
+}
+
+setters!(ReadResourceResult {
+    with_meta => meta: Meta,
+    with_ttl_ms => ttl_ms: u64,
+    with_cache_scope => cache_scope: CacheScope,
+});
+
 /// Params of `resources/subscribe` (handshake era only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscribeRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -267,9 +353,17 @@ pub struct SubscribeRequestParams {
     pub uri: String,
 }
 
+impl SubscribeRequestParams {
+    /// Watches `uri`.
+    pub fn new(uri: impl Into<String>) -> SubscribeRequestParams {
+        SubscribeRequestParams { meta: None, uri: uri.into() }
+    }
+}
+
 /// Params of `resources/unsubscribe` (handshake era only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UnsubscribeRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -278,9 +372,19 @@ pub struct UnsubscribeRequestParams {
     pub uri: String,
 }
 
+impl UnsubscribeRequestParams {
+    /// Stops watching `uri`.
+    pub fn new(uri: impl Into<String>) -> UnsubscribeRequestParams {
+        UnsubscribeRequestParams { meta: None, uri: uri.into() }
+    }
+}
+
+setters!(SubscribeRequestParams, UnsubscribeRequestParams { with_meta => meta: RequestMeta });
+
 /// Params of `notifications/resources/updated`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceUpdatedNotificationParams {
     /// Notification metadata; on a listen stream it carries the subscription id.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -288,3 +392,12 @@ pub struct ResourceUpdatedNotificationParams {
     /// The URI that changed (possibly a sub-resource of the one subscribed to).
     pub uri: String,
 }
+
+impl ResourceUpdatedNotificationParams {
+    /// `uri` changed.
+    pub fn new(uri: impl Into<String>) -> ResourceUpdatedNotificationParams {
+        ResourceUpdatedNotificationParams { meta: None, uri: uri.into() }
+    }
+}
+
+setters!(ResourceUpdatedNotificationParams { with_meta => meta: Meta });

@@ -4,7 +4,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Meta;
+use crate::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta,
+};
 
 /// The kind of a result (2026-07-28: every result MUST carry one).
 ///
@@ -12,6 +14,7 @@ use crate::Meta;
 /// value is kept verbatim. A client treats an absent `resultType` (a legacy server) as
 /// [`ResultType::Complete`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ResultType {
     /// `"complete"`: the request is answered.
     Complete,
@@ -64,6 +67,7 @@ impl<'de> Deserialize<'de> for ResultType {
 /// Who may cache a cacheable result (2026-07-28, SEP-2549).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CacheScope {
     /// Any client or intermediary may reuse it.
     Public,
@@ -74,6 +78,7 @@ pub enum CacheScope {
 /// A result with nothing in it (`ping`'s answer, and the answer to `resources/subscribe`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct EmptyResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -82,3 +87,13 @@ pub struct EmptyResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
 }
+
+setters!(EmptyResult { with_meta => meta: Meta });
+
+// The paginated, cacheable list results share these members.
+setters!(ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult {
+    with_meta => meta: Meta,
+    with_next_cursor => next_cursor: String,
+    with_ttl_ms => ttl_ms: u64,
+    with_cache_scope => cache_scope: CacheScope,
+});

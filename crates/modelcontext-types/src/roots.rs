@@ -7,6 +7,7 @@ use crate::{Meta, ResultType};
 /// A root directory or file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Root {
     /// The root's URI; MUST be a `file://` URI.
     pub uri: String,
@@ -25,9 +26,15 @@ impl Root {
     }
 }
 
+setters!(Root {
+    with_name => name: String,
+    with_meta => meta: Meta,
+});
+
 /// The answer to `roots/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListRootsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -38,3 +45,12 @@ pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
 }
+
+impl ListRootsResult {
+    /// The client's roots.
+    pub fn new(roots: Vec<Root>) -> ListRootsResult {
+        ListRootsResult { meta: None, result_type: None, roots }
+    }
+}
+
+setters!(ListRootsResult { with_meta => meta: Meta });

@@ -14,6 +14,7 @@ use crate::{
 /// The model asks to call a tool (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "tool_use", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolUseContent {
     /// Id the matching `tool_result` refers to.
     pub id: String,
@@ -26,9 +27,19 @@ pub struct ToolUseContent {
     pub meta: Option<Meta>,
 }
 
+impl ToolUseContent {
+    /// The model calls the tool `name` with `input`; `id` names the call.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: JsonObject) -> Self {
+        ToolUseContent { id: id.into(), name: name.into(), input, meta: None }
+    }
+}
+
+setters!(ToolUseContent { with_meta => meta: Meta });
+
 /// The result of a `tool_use`, sent back to the model (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "tool_result", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolResultContent {
     /// The `id` of the `tool_use` this answers.
     pub tool_use_id: String,
@@ -44,6 +55,23 @@ pub struct ToolResultContent {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
+
+impl ToolResultContent {
+    /// The result of the call `tool_use_id`.
+    pub fn new(tool_use_id: impl Into<String>, content: Vec<ContentBlock>) -> Self {
+        ToolResultContent {
+            tool_use_id: tool_use_id.into(),
+            content,
+            ..ToolResultContent::default()
+        }
+    }
+}
+
+setters!(ToolResultContent {
+    with_structured_content => structured_content: Value,
+    with_is_error => is_error: bool,
+    with_meta => meta: Meta,
+});
 
 /// A content block of a sampling message, told apart by `"type"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -116,6 +144,7 @@ impl From<SamplingMessageContentBlock> for SamplingContent {
 /// One message of a sampling conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SamplingMessage {
     /// Who says it.
     pub role: Role,
@@ -127,28 +156,35 @@ pub struct SamplingMessage {
 }
 
 impl SamplingMessage {
+    /// A message.
+    pub fn new(role: Role, content: impl Into<SamplingContent>) -> SamplingMessage {
+        SamplingMessage { role, content: content.into(), meta: None }
+    }
+
     /// A user message with one text block.
     pub fn user_text(text: impl Into<String>) -> SamplingMessage {
-        SamplingMessage {
-            role: Role::User,
-            content: SamplingMessageContentBlock::text(text).into(),
-            meta: None,
-        }
+        SamplingMessage::new(Role::User, SamplingMessageContentBlock::text(text))
     }
 }
+
+setters!(SamplingMessage { with_meta => meta: Meta });
 
 /// A hint naming a model (a substring match, e.g. `"claude-3-sonnet"`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelHint {
     /// A model name or part of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
+setters!(ModelHint { with_name => name: String });
+
 /// What the server cares about when the client picks a model; priorities are 0 to 1.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelPreferences {
     /// Model hints, in order of preference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,10 +212,18 @@ pub struct ModelPreferences {
     pub intelligence_priority: Option<f64>,
 }
 
+setters!(ModelPreferences {
+    with_hints => hints: Vec<ModelHint>,
+    with_cost_priority => cost_priority: f64,
+    with_speed_priority => speed_priority: f64,
+    with_intelligence_priority => intelligence_priority: f64,
+});
+
 /// Which servers' context to include (`thisServer` / `allServers` are deprecated and need
 /// the `sampling.context` capability).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum IncludeContext {
     /// No context.
     None,
@@ -192,15 +236,19 @@ pub enum IncludeContext {
 /// How the model may use the offered tools (2025-11-25+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolChoice {
     /// The mode; absent means `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<ToolChoiceMode>,
 }
 
+setters!(ToolChoice { with_mode => mode: ToolChoiceMode });
+
 /// [`ToolChoice`] modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolChoiceMode {
     /// The model decides.
     Auto,
@@ -213,6 +261,7 @@ pub enum ToolChoiceMode {
 /// Params of `sampling/createMessage`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageRequestParams {
     /// Request metadata (handshake era; absent inside an `InputRequiredResult`).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -254,9 +303,30 @@ pub struct CreateMessageRequestParams {
     pub task: Option<Value>,
 }
 
+impl CreateMessageRequestParams {
+    /// Samples at most `max_tokens` tokens to continue `messages`.
+    pub fn new(messages: Vec<SamplingMessage>, max_tokens: u64) -> CreateMessageRequestParams {
+        CreateMessageRequestParams { messages, max_tokens, ..CreateMessageRequestParams::default() }
+    }
+}
+
+setters!(CreateMessageRequestParams {
+    with_meta => meta: RequestMeta,
+    with_model_preferences => model_preferences: ModelPreferences,
+    with_system_prompt => system_prompt: String,
+    with_include_context => include_context: IncludeContext,
+    with_temperature => temperature: f64,
+    with_stop_sequences => stop_sequences: Vec<String>,
+    with_metadata => metadata: Value,
+    with_tools => tools: Vec<Tool>,
+    with_tool_choice => tool_choice: ToolChoice,
+    with_task => task: Value,
+});
+
 /// The answer to `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -274,3 +344,22 @@ pub struct CreateMessageResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
 }
+
+impl CreateMessageResult {
+    /// `role` (the assistant) said `content`, through `model`.
+    pub fn new(role: Role, content: impl Into<SamplingContent>, model: impl Into<String>) -> Self {
+        CreateMessageResult {
+            meta: None,
+            result_type: None,
+            role,
+            content: content.into(),
+            model: model.into(),
+            stop_reason: None,
+        }
+    }
+}
+
+setters!(CreateMessageResult {
+    with_meta => meta: Meta,
+    with_stop_reason => stop_reason: String,
+});

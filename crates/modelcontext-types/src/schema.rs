@@ -9,6 +9,7 @@ use serde_json::Value;
 
 /// One field of an elicitation form.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
     /// Free text.
     String(StringSchema),
@@ -68,6 +69,7 @@ impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
 
 /// The `format` of a [`StringSchema`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum StringFormat {
     /// An email address.
     #[serde(rename = "email")]
@@ -86,6 +88,7 @@ pub enum StringFormat {
 /// A text field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct StringSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +110,12 @@ pub struct StringSchema {
     pub default: Option<String>,
 }
 
+setters!(StringSchema {
+    with_min_length => min_length: u64,
+    with_max_length => max_length: u64,
+    with_format => format: StringFormat,
+});
+
 /// `"number"` or `"integer"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -121,6 +130,7 @@ pub enum NumberType {
 /// A numeric field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct NumberSchema {
     /// `"number"` or `"integer"`.
     #[serde(rename = "type")]
@@ -154,9 +164,23 @@ pub struct NumberSchema {
     pub default: Option<f64>,
 }
 
+impl NumberSchema {
+    /// A field of numbers or of integers.
+    pub fn new(kind: NumberType) -> NumberSchema {
+        NumberSchema { kind, ..NumberSchema::default() }
+    }
+}
+
+setters!(NumberSchema {
+    with_minimum => minimum: f64,
+    with_maximum => maximum: f64,
+    with_default => default: f64,
+});
+
 /// A checkbox.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "boolean", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct BooleanSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,8 +193,11 @@ pub struct BooleanSchema {
     pub default: Option<bool>,
 }
 
+setters!(BooleanSchema { with_default => default: bool });
+
 /// A titled option: the value sent and the label shown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EnumOption {
     /// The value.
     #[serde(rename = "const")]
@@ -179,9 +206,17 @@ pub struct EnumOption {
     pub title: String,
 }
 
+impl EnumOption {
+    /// The option `value`, shown as `title`.
+    pub fn new(value: impl Into<String>, title: impl Into<String>) -> EnumOption {
+        EnumOption { value: value.into(), title: title.into() }
+    }
+}
+
 /// A single choice among strings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UntitledSingleSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,9 +232,17 @@ pub struct UntitledSingleSelectEnumSchema {
     pub default: Option<String>,
 }
 
+impl UntitledSingleSelectEnumSchema {
+    /// One of `values`.
+    pub fn new(values: Vec<String>) -> UntitledSingleSelectEnumSchema {
+        UntitledSingleSelectEnumSchema { values, ..UntitledSingleSelectEnumSchema::default() }
+    }
+}
+
 /// A single choice among titled options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledSingleSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,9 +257,17 @@ pub struct TitledSingleSelectEnumSchema {
     pub default: Option<String>,
 }
 
+impl TitledSingleSelectEnumSchema {
+    /// One of the options `one_of`.
+    pub fn new(one_of: Vec<EnumOption>) -> TitledSingleSelectEnumSchema {
+        TitledSingleSelectEnumSchema { one_of, ..TitledSingleSelectEnumSchema::default() }
+    }
+}
+
 /// A single choice among strings, labelled by the parallel `enumNames` (legacy form).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LegacyTitledEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,26 +286,56 @@ pub struct LegacyTitledEnumSchema {
     pub default: Option<String>,
 }
 
+impl LegacyTitledEnumSchema {
+    /// One of `values`, unlabelled until [`LegacyTitledEnumSchema::with_enum_names`].
+    pub fn new(values: Vec<String>) -> LegacyTitledEnumSchema {
+        LegacyTitledEnumSchema { values, ..LegacyTitledEnumSchema::default() }
+    }
+}
+
+setters!(LegacyTitledEnumSchema { with_enum_names => enum_names: Vec<String> });
+
+// The single-choice and text fields pre-fill a string.
+setters!(StringSchema, UntitledSingleSelectEnumSchema, TitledSingleSelectEnumSchema,
+    LegacyTitledEnumSchema { with_default => default: String });
+
 /// The `items` of an [`UntitledMultiSelectEnumSchema`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "string")]
+#[non_exhaustive]
 pub struct UntitledEnumItems {
     /// The choices.
     #[serde(rename = "enum")]
     pub values: Vec<String>,
 }
 
+impl UntitledEnumItems {
+    /// The choices `values`.
+    pub fn new(values: Vec<String>) -> UntitledEnumItems {
+        UntitledEnumItems { values }
+    }
+}
+
 /// The `items` of a [`TitledMultiSelectEnumSchema`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledEnumItems {
     /// The choices.
     pub any_of: Vec<EnumOption>,
 }
 
+impl TitledEnumItems {
+    /// The options `any_of`.
+    pub fn new(any_of: Vec<EnumOption>) -> TitledEnumItems {
+        TitledEnumItems { any_of }
+    }
+}
+
 /// Several choices among strings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "array", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UntitledMultiSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,9 +356,17 @@ pub struct UntitledMultiSelectEnumSchema {
     pub default: Option<Vec<String>>,
 }
 
+impl UntitledMultiSelectEnumSchema {
+    /// Several of `items`.
+    pub fn new(items: UntitledEnumItems) -> UntitledMultiSelectEnumSchema {
+        UntitledMultiSelectEnumSchema { items, ..UntitledMultiSelectEnumSchema::default() }
+    }
+}
+
 /// Several choices among titled options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "array", rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledMultiSelectEnumSchema {
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -297,3 +386,24 @@ pub struct TitledMultiSelectEnumSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Vec<String>>,
 }
+
+impl TitledMultiSelectEnumSchema {
+    /// Several of `items`.
+    pub fn new(items: TitledEnumItems) -> TitledMultiSelectEnumSchema {
+        TitledMultiSelectEnumSchema { items, ..TitledMultiSelectEnumSchema::default() }
+    }
+}
+
+setters!(UntitledMultiSelectEnumSchema, TitledMultiSelectEnumSchema {
+    with_min_items => min_items: u64,
+    with_max_items => max_items: u64,
+    with_default => default: Vec<String>,
+});
+
+// Every field has a label and help text.
+setters!(StringSchema, NumberSchema, BooleanSchema, UntitledSingleSelectEnumSchema,
+    TitledSingleSelectEnumSchema, LegacyTitledEnumSchema, UntitledMultiSelectEnumSchema,
+    TitledMultiSelectEnumSchema {
+    with_title => title: String,
+    with_description => description: String,
+});

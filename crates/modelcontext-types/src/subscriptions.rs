@@ -7,6 +7,7 @@ use crate::{Meta, RequestMeta, ResultType};
 /// Which notifications a listen stream wants (request) or gets (acknowledgement).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,9 +23,17 @@ pub struct SubscriptionFilter {
     pub resource_subscriptions: Option<Vec<String>>,
 }
 
+setters!(SubscriptionFilter {
+    with_tools_list_changed => tools_list_changed: bool,
+    with_prompts_list_changed => prompts_list_changed: bool,
+    with_resources_list_changed => resources_list_changed: bool,
+    with_resource_subscriptions => resource_subscriptions: Vec<String>,
+});
+
 /// Params of `subscriptions/listen`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionsListenRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -33,10 +42,20 @@ pub struct SubscriptionsListenRequestParams {
     pub notifications: SubscriptionFilter,
 }
 
+impl SubscriptionsListenRequestParams {
+    /// Listens for the notifications `notifications` selects.
+    pub fn new(notifications: SubscriptionFilter) -> SubscriptionsListenRequestParams {
+        SubscriptionsListenRequestParams { meta: None, notifications }
+    }
+}
+
+setters!(SubscriptionsListenRequestParams { with_meta => meta: RequestMeta });
+
 /// Params of `notifications/subscriptions/acknowledged`: the server MUST send it first on a
 /// listen stream, with the subset it agreed to (unsupported kinds omitted).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionsAcknowledgedNotificationParams {
     /// Notification metadata; carries [`crate::SUBSCRIPTION_ID_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -45,9 +64,17 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
     pub notifications: SubscriptionFilter,
 }
 
+impl SubscriptionsAcknowledgedNotificationParams {
+    /// The server will send the notifications `notifications` selects.
+    pub fn new(notifications: SubscriptionFilter) -> Self {
+        SubscriptionsAcknowledgedNotificationParams { meta: None, notifications }
+    }
+}
+
 /// The final answer to `subscriptions/listen`, when the server ends the stream.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionsListenResult {
     /// Result metadata; carries [`crate::SUBSCRIPTION_ID_META_KEY`].
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -56,3 +83,7 @@ pub struct SubscriptionsListenResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
 }
+
+setters!(SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenResult {
+    with_meta => meta: Meta,
+});

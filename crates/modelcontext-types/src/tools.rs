@@ -10,6 +10,7 @@ use crate::{
 /// A tool the server offers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Tool {
     /// Unique name; SHOULD be 1-128 characters of `[A-Za-z0-9_.-]`.
     pub name: String,
@@ -44,17 +45,22 @@ impl Tool {
     pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Tool {
         Tool { name: name.into(), input_schema, ..Tool::default() }
     }
-
-    /// Sets the description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Tool {
-        self.description = Some(description.into());
-        self
-    }
 }
+
+setters!(Tool {
+    with_title => title: String,
+    with_description => description: String,
+    with_output_schema => output_schema: Value,
+    with_annotations => annotations: ToolAnnotations,
+    with_icons => icons: Vec<Icon>,
+    with_execution => execution: Value,
+    with_meta => meta: Meta,
+});
 
 /// Hints about a tool's behaviour. All default as the spec says when absent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,9 +79,18 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+setters!(ToolAnnotations {
+    with_title => title: String,
+    with_read_only_hint => read_only_hint: bool,
+    with_destructive_hint => destructive_hint: bool,
+    with_idempotent_hint => idempotent_hint: bool,
+    with_open_world_hint => open_world_hint: bool,
+});
+
 /// The answer to `tools/list`. Cacheable, paginated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListToolsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -96,9 +111,18 @@ pub struct ListToolsResult {
     pub cache_scope: Option<CacheScope>,
 }
 
+impl ListToolsResult {
+    /// A page of tools.
+    #[inline]
+    pub fn new(tools: Vec<Tool>) -> ListToolsResult {
+        ListToolsResult { tools, ..ListToolsResult::default() }
+    }
+}
+
 /// Params of `tools/call`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolRequestParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -126,12 +150,21 @@ impl CallToolRequestParams {
     }
 }
 
+setters!(CallToolRequestParams {
+    with_meta => meta: RequestMeta,
+    with_arguments => arguments: JsonObject,
+    with_input_responses => input_responses: InputResponses,
+    with_request_state => request_state: String,
+    with_task => task: Value,
+});
+
 /// The answer to `tools/call`.
 ///
 /// A failure the model should see (bad arguments, a failed API call) is a result with
 /// `isError: true`, not a JSON-RPC error (spec 2025-11-25 `server/tools.mdx`, "Error Handling").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -152,14 +185,22 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
-    /// A successful result.
-    pub fn success(content: Vec<ContentBlock>) -> CallToolResult {
+    /// A result with this content (`isError` absent: a success).
+    #[inline]
+    pub fn new(content: Vec<ContentBlock>) -> CallToolResult {
         CallToolResult { content, ..CallToolResult::default() }
     }
 
+    /// A successful result; the same as [`CallToolResult::new`], named for the reader.
+    #[inline]
+    pub fn success(content: Vec<ContentBlock>) -> CallToolResult {
+        CallToolResult::new(content)
+    }
+
     /// A failed result (`isError: true`) the model can read and react to.
+    #[inline]
     pub fn error(content: Vec<ContentBlock>) -> CallToolResult {
-        CallToolResult { content, is_error: Some(true), ..CallToolResult::default() }
+        CallToolResult::new(content).with_is_error(true)
     }
 
     /// A successful result with one text block.
@@ -172,3 +213,9 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 }
+
+setters!(CallToolResult {
+    with_meta => meta: Meta,
+    with_structured_content => structured_content: Value,
+    with_is_error => is_error: bool,
+});

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// One argument mirrored into a header.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MirroredArgument {
     /// The chain of `properties` keys from the schema root to the argument.
     pub path: Vec<String>,

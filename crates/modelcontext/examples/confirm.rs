@@ -5,7 +5,7 @@
 //! the client; on a 2026-07-28 connection the server answers `input_required` and the client
 //! retries with the answer (MRTR). The handler cannot tell the difference.
 
-use modelcontext::types::{ElicitAction, ElicitResult};
+use modelcontext::types::ElicitResult;
 use modelcontext::{Client, Context, Elicitation, EraMode, McpServer, ToolError, tool};
 use serde_json::json;
 
@@ -42,13 +42,9 @@ async fn main() -> Result<(), modelcontext::Error> {
                     "  the user is asked: {}",
                     serde_json::to_string(&question).unwrap_or_default()
                 );
-                let content = json!({"confirm": true});
-                Ok(ElicitResult {
-                    meta: None,
-                    result_type: None,
-                    action: ElicitAction::Accept,
-                    content: content.as_object().cloned(),
-                })
+                let mut content = serde_json::Map::new();
+                content.insert("confirm".into(), true.into());
+                Ok(ElicitResult::accept(content))
             })
             .connect(server.in_memory())
             .await?;

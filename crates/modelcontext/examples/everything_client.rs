@@ -88,15 +88,9 @@ async fn main() -> ExitCode {
         })
         .on_sample(|params: CreateMessageRequestParams| async move {
             let asked = params.messages.len();
-            Ok(CreateMessageResult {
-                meta: None,
-                result_type: None,
-                role: Role::Assistant,
-                content: SamplingMessageContentBlock::text(format!("{SAMPLED_TEXT} ({asked})"))
-                    .into(),
-                model: "interop-model".into(),
-                stop_reason: Some("endTurn".into()),
-            })
+            let content = SamplingMessageContentBlock::text(format!("{SAMPLED_TEXT} ({asked})"));
+            Ok(CreateMessageResult::new(Role::Assistant, content, "interop-model")
+                .with_stop_reason("endTurn"))
         })
         .on_elicit(|params: ElicitRequestParams| async move {
             Ok(match params {
@@ -371,7 +365,7 @@ async fn main() -> ExitCode {
                 b.uri == session_uri
                     && base64_decode(&b.blob).is_some_and(|b| b.starts_with(&[0x1f, 0x8b]))
             }
-            ResourceContents::Text(_) => false,
+            _ => false,
         },
         _ => false,
     });
@@ -409,8 +403,7 @@ async fn main() -> ExitCode {
         }
         Err(err) => report.fail("prompts/get.args", err),
     }
-    let reference =
-        Reference::Prompt(PromptReference { name: "completable-prompt".into(), title: None });
+    let reference = Reference::Prompt(PromptReference::new("completable-prompt"));
     match client.complete(reference, ("department", "En")).await {
         Ok(done) => {
             let values = done.completion.values;
@@ -422,7 +415,7 @@ async fn main() -> ExitCode {
         }
         Err(err) => report.fail("completion/complete.prompt", err),
     }
-    let reference = Reference::Resource(ResourceTemplateReference { uri: text_template.into() });
+    let reference = Reference::Resource(ResourceTemplateReference::new(text_template));
     match client.complete(reference, ("resourceId", "7")).await {
         Ok(done) => {
             let values = done.completion.values;

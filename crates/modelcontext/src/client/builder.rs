@@ -31,11 +31,7 @@ pub struct ClientBuilder {
 impl Default for ClientBuilder {
     fn default() -> Self {
         ClientBuilder {
-            info: Implementation {
-                name: "modelcontext".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                ..Default::default()
-            },
+            info: Implementation::new("modelcontext", env!("CARGO_PKG_VERSION")),
             mode: EraMode::Auto,
             timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             capabilities: ClientCapabilities::default(),

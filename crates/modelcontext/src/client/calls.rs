@@ -56,6 +56,7 @@ impl Client {
             let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
                 MrtrResult::Complete(result) => return Ok(result),
                 MrtrResult::InputRequired(input) => input,
+                _ => return Err(unhandled_result(method)),
             };
             // Give up before asking the user questions whose answers would never be sent.
             if rounds == self.options.max_input_rounds {
@@ -125,6 +126,12 @@ fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
         ))
         .into()),
     }
+}
+
+/// A result kind a later revision added that this client does not handle (yet).
+fn unhandled_result(method: &str) -> Error {
+    McpError::internal(format!("'{method}' answered with a result this client does not handle"))
+        .into()
 }
 
 /// Serializes request params into the object `_meta` can be merged into.

@@ -59,11 +59,7 @@ impl Handlers {
     /// Adds the capabilities the set callbacks declare to `capabilities`.
     pub(crate) fn declare(&self, capabilities: &mut ClientCapabilities) {
         if self.elicit.is_some() {
-            let both = ElicitationCapability {
-                form: Some(Map::new()),
-                url: Some(Map::new()),
-                ..Default::default()
-            };
+            let both = ElicitationCapability::default().with_form(Map::new()).with_url(Map::new());
             capabilities.elicitation.get_or_insert(both);
         }
         if self.sample.is_some() {
@@ -73,7 +69,7 @@ impl Handlers {
             }
         }
         if self.roots.is_some() {
-            let roots = RootsCapability { list_changed: Some(true), ..Default::default() };
+            let roots = RootsCapability::default().with_list_changed(true);
             capabilities.roots.get_or_insert(roots);
         }
     }
@@ -114,7 +110,7 @@ impl Handlers {
         let Some(roots) = &self.roots else {
             return Err(McpError::invalid_request("Roots not supported"));
         };
-        Ok(ListRootsResult { meta: None, result_type: None, roots: roots(()).await? })
+        Ok(ListRootsResult::new(roots(()).await?))
     }
 }
 

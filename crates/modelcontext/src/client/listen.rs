@@ -145,7 +145,8 @@ impl Client {
         let id = self.peer.next_id();
         let key = serde_json::to_value(&id)?.to_string();
         let mut receiver = register(&self.listeners, key.clone());
-        let params = SubscriptionsListenRequestParams { meta: self.meta(), notifications: filter };
+        let mut params = SubscriptionsListenRequestParams::new(filter);
+        params.meta = self.meta();
         let raw = to_raw(&params)?;
         let (peer, listeners) = (self.peer.clone(), Arc::clone(&self.listeners));
         let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
@@ -179,14 +180,14 @@ impl Client {
         let receiver = register(&self.listeners, UNTAGGED.to_owned());
         let uris = filter.resource_subscriptions.clone().unwrap_or_default();
         for uri in &uris {
-            let params = SubscribeRequestParams { meta: None, uri: uri.clone() };
+            let params = SubscribeRequestParams::new(uri.clone());
             let _: Map<String, Value> = self.request(method::RESOURCES_SUBSCRIBE, params).await?;
         }
         let peer = self.peer.clone();
         let unsubscribe = move || {
             tokio::spawn(async move {
                 for uri in uris {
-                    let Ok(raw) = to_raw(&UnsubscribeRequestParams { meta: None, uri }) else {
+                    let Ok(raw) = to_raw(&UnsubscribeRequestParams::new(uri)) else {
                         continue;
                     };
                     let options = RequestOptions {

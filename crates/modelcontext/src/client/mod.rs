@@ -12,6 +12,7 @@
 //! # Ok(()) }
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -144,8 +145,9 @@ impl Client {
     async fn discover(&mut self) -> Result<(), Error> {
         self.era = Era::Modern;
         self.protocol_version = LATEST_MODERN_VERSION.to_owned();
-        let result: DiscoverResult =
-            self.request("server/discover", RequestParams { meta: self.meta() }).await?;
+        let mut params = RequestParams::default();
+        params.meta = self.meta();
+        let result: DiscoverResult = self.request("server/discover", params).await?;
         if !result.supported_versions.iter().any(|v| v == LATEST_MODERN_VERSION) {
             return Err(Error::negotiation(format!(
                 "server supports {:?}, not {LATEST_MODERN_VERSION}",
@@ -160,12 +162,11 @@ impl Client {
 
     async fn initialize(&mut self) -> Result<(), Error> {
         self.era = Era::Handshake;
-        let params = InitializeRequestParams {
-            meta: None,
-            protocol_version: LATEST_HANDSHAKE_VERSION.to_owned(),
-            capabilities: self.options.capabilities.clone(),
-            client_info: self.options.info.clone(),
-        };
+        let params = InitializeRequestParams::new(
+            LATEST_HANDSHAKE_VERSION,
+            self.options.capabilities.clone(),
+            self.options.info.clone(),
+        );
         let result: InitializeResult = self.request("initialize", params).await?;
         if era_of(&result.protocol_version) != Some(Era::Handshake) {
             return Err(Error::negotiation(format!(
@@ -181,7 +182,7 @@ impl Client {
         self.peer.notify(initialized).await?;
         match self.options.log_level {
             Some(level) if self.server_capabilities.logging.is_some() => {
-                let params = SetLevelRequestParams { meta: None, level };
+                let params = SetLevelRequestParams::new(level);
                 let _: Map<String, Value> = self.request(method::LOGGING_SET_LEVEL, params).await?;
             }
             _ => {}
@@ -191,18 +192,27 @@ impl Client {
 
     /// The `_meta` of every request: the modern envelope, or nothing in the handshake era.
     fn meta(&self) -> Option<RequestMeta> {
-        (self.era == Era::Modern).then(|| RequestMeta {
-            protocol_version: Some(self.protocol_version.clone()),
-            client_capabilities: Some(Box::new(self.options.capabilities.clone())),
-            client_info: Some(Box::new(self.options.info.clone())),
-            log_level: self.options.log_level,
-            ..Default::default()
+        (self.era == Era::Modern).then(|| {
+            let mut meta = RequestMeta::modern(
+                self.protocol_version.clone(),
+                self.options.capabilities.clone(),
+                Some(self.options.info.clone()),
+            );
+            meta.log_level = self.options.log_level;
+            meta
         })
+    }
+
+    /// The params of a list request: one page, from `cursor`.
+    fn page(&self, cursor: Option<String>) -> PaginatedRequestParams {
+        let mut params = PaginatedRequestParams::default();
+        (params.meta, params.cursor) = (self.meta(), cursor);
+        params
     }
 
     /// One page of the server's tools.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.request("tools/list", PaginatedRequestParams { meta: self.meta(), cursor }).await
+        self.request("tools/list", self.page(cursor)).await
     }
 
     /// Every tool, following `nextCursor` to the last page.
@@ -246,12 +256,8 @@ impl Client {
                 .into());
             }
         };
-        let params = CallToolRequestParams {
-            meta: self.meta(),
-            name: name.to_owned(),
-            arguments,
-            ..Default::default()
-        };
+        let mut params = CallToolRequestParams::new(name, arguments);
+        params.meta = self.meta();
         self.request_mrtr(method::TOOLS_CALL, params, options).await
     }
 
@@ -260,7 +266,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.request("resources/list", PaginatedRequestParams { meta: self.meta(), cursor }).await
+        self.request("resources/list", self.page(cursor)).await
     }
 
     /// One page of the server's resource templates.
@@ -268,11 +274,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.request(
-            "resources/templates/list",
-            PaginatedRequestParams { meta: self.meta(), cursor },
-        )
-        .await
+        self.request("resources/templates/list", self.page(cursor)).await
     }
 
     /// Reads a resource.
@@ -286,17 +288,14 @@ impl Client {
         uri: &str,
         options: &CallOptions,
     ) -> Result<ReadResourceResult, Error> {
-        let params = ReadResourceRequestParams {
-            meta: self.meta(),
-            uri: uri.to_owned(),
-            ..Default::default()
-        };
+        let mut params = ReadResourceRequestParams::new(uri);
+        params.meta = self.meta();
         self.request_mrtr(method::RESOURCES_READ, params, options).await
     }
 
     /// One page of the server's prompts.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.request("prompts/list", PaginatedRequestParams { meta: self.meta(), cursor }).await
+        self.request("prompts/list", self.page(cursor)).await
     }
 
     /// Renders a prompt with string arguments.
@@ -315,13 +314,10 @@ impl Client {
         arguments: impl IntoIterator<Item = (K, V)>,
         options: &CallOptions,
     ) -> Result<GetPromptResult, Error> {
-        let arguments = arguments.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
-        let params = GetPromptRequestParams {
-            meta: self.meta(),
-            name: name.to_owned(),
-            arguments: Some(arguments),
-            ..Default::default()
-        };
+        let arguments: BTreeMap<String, String> =
+            arguments.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let mut params = GetPromptRequestParams::new(name).with_arguments(arguments);
+        params.meta = self.meta();
         self.request_mrtr(method::PROMPTS_GET, params, options).await
     }
 
@@ -331,15 +327,9 @@ impl Client {
         reference: Reference,
         argument: (&str, &str),
     ) -> Result<CompleteResult, Error> {
-        let params = CompleteRequestParams {
-            meta: self.meta(),
-            reference,
-            argument: CompletionArgument {
-                name: argument.0.to_owned(),
-                value: argument.1.to_owned(),
-            },
-            context: None,
-        };
+        let argument = CompletionArgument::new(argument.0, argument.1);
+        let mut params = CompleteRequestParams::new(reference, argument);
+        params.meta = self.meta();
         self.request("completion/complete", params).await
     }
 
@@ -350,7 +340,7 @@ impl Client {
         if self.era == Era::Modern {
             return Err(McpError::method_not_found("ping").into());
         }
-        let _: Map<String, Value> = self.request("ping", RequestParams { meta: None }).await?;
+        let _: Map<String, Value> = self.request("ping", RequestParams::default()).await?;
         Ok(())
     }
 

@@ -38,18 +38,17 @@ impl Call<'_> {
         let server = self.server;
         match request {
             ClientRequest::Ping(_) => Reply::Now(self.finish(EmptyResult::default())),
-            ClientRequest::Discover(_) => Reply::Now(self.finish(DiscoverResult {
-                supported_versions: MODERN_VERSIONS.iter().map(|v| v.to_string()).collect(),
-                capabilities: server.capabilities(),
-                instructions: server.instructions.clone(),
-                ..Default::default()
-            })),
+            ClientRequest::Discover(_) => {
+                let versions = MODERN_VERSIONS.iter().map(|v| v.to_string()).collect();
+                let mut result = DiscoverResult::new(versions, server.capabilities());
+                result.instructions = server.instructions.clone();
+                Reply::Now(self.finish(result))
+            }
             ClientRequest::ListTools(params) => {
                 let catalog = server.catalog();
                 let tools = catalog.tools.iter().map(|t| &*t.listed);
-                Reply::Now(self.page("tools", params, tools, |tools, next_cursor| ToolsPage {
+                Reply::Now(self.page("tools", params, tools, |tools| ToolsPage {
                     tools,
-                    next_cursor,
                     ..Default::default()
                 }))
             }
@@ -57,41 +56,25 @@ impl Call<'_> {
             ClientRequest::ListResources(params) => {
                 let catalog = server.catalog();
                 let resources = catalog.resources.iter().map(|r| r.to_resource());
-                Reply::Now(self.page("resources", params, resources, |resources, next_cursor| {
-                    ListResourcesResult { resources, next_cursor, ..Default::default() }
-                }))
+                Reply::Now(self.page("resources", params, resources, ListResourcesResult::new))
             }
             ClientRequest::ListResourceTemplates(params) => {
                 let catalog = server.catalog();
                 let templates = catalog.templates.iter().map(|t| t.def.to_template());
-                Reply::Now(self.page(
-                    "resources/templates",
-                    params,
-                    templates,
-                    |templates, next| ListResourceTemplatesResult {
-                        resource_templates: templates,
-                        next_cursor: next,
-                        ..Default::default()
-                    },
-                ))
+                let page = ListResourceTemplatesResult::new;
+                Reply::Now(self.page("resources/templates", params, templates, page))
             }
             ClientRequest::ReadResource(params) => self.read_resource(params),
             ClientRequest::ListPrompts(params) => {
                 let catalog = server.catalog();
                 let prompts = catalog.prompts.iter().map(|p| p.prompt.clone());
-                Reply::Now(self.page("prompts", params, prompts, |prompts, next_cursor| {
-                    ListPromptsResult { prompts, next_cursor, ..Default::default() }
-                }))
+                Reply::Now(self.page("prompts", params, prompts, ListPromptsResult::new))
             }
             ClientRequest::GetPrompt(params) => self.get_prompt(params),
             ClientRequest::Complete(params) => match &server.completion {
                 Some(handler) => {
                     let future = handler.complete(params);
-                    self.later(async move {
-                        future
-                            .await
-                            .map(|completion| CompleteResult { completion, ..Default::default() })
-                    })
+                    self.later(async move { future.await.map(CompleteResult::new) })
                 }
                 None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
             },
@@ -112,17 +95,19 @@ impl Call<'_> {
     }
 
     /// Answers a list method with one page of `items`.
-    fn page<I: Iterator, R: WireResult>(
+    fn page<I: Iterator, R: WireResult + Paged>(
         &self,
         kind: &str,
         params: PaginatedRequestParams,
         items: I,
-        result: impl FnOnce(Vec<I::Item>, Option<String>) -> R,
+        result: impl FnOnce(Vec<I::Item>) -> R,
     ) -> Outcome {
         let server = self.server;
         let cursor = params.cursor.as_deref();
         let (page, next) = pagination::page(&server.keys, server.page_size, kind, cursor, items)?;
-        self.finish(result(page, next))
+        let mut result = result(page);
+        result.set_next_cursor(next);
+        self.finish(result)
     }
 
     /// Opens what a handler runs in: the MRTR round of a modern request (`binding` digests
@@ -195,9 +180,7 @@ impl Call<'_> {
             Err(error) => return Reply::Now(Err(error)),
         };
         let future = guarded(guard, super::resource::read(&def, cx, &uri, args, withhold));
-        self.later_in(round, async move {
-            future.await.map(|contents| ReadResourceResult { contents, ..Default::default() })
-        })
+        self.later_in(round, async move { future.await.map(ReadResourceResult::new) })
     }
 
     fn get_prompt(self, params: GetPromptRequestParams) -> Reply {
@@ -301,6 +284,23 @@ struct ToolsPage<'a> {
 
 super::stamp::cacheable_result!(ToolsPage<'_>);
 
+/// A list result: [`Call::page`] fills in its `nextCursor`.
+trait Paged {
+    fn set_next_cursor(&mut self, next: Option<String>);
+}
+
+macro_rules! paged {
+    ($($ty:ty),*) => {$(
+        impl Paged for $ty {
+            fn set_next_cursor(&mut self, next: Option<String>) {
+                self.next_cursor = next;
+            }
+        }
+    )*};
+}
+
+paged!(ToolsPage<'_>, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult);
+
 /// The body of a listen stream: acknowledgement, then the wanted events, tagged with `id`.
 async fn listen_stream(
     peer: Peer,
@@ -310,10 +310,8 @@ async fn listen_stream(
 ) -> Outcome {
     let mut meta = Meta::new();
     meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
-    let ack = SubscriptionsAcknowledgedNotificationParams {
-        meta: Some(meta.clone()),
-        notifications: agreed.clone(),
-    };
+    let ack =
+        SubscriptionsAcknowledgedNotificationParams::new(agreed.clone()).with_meta(meta.clone());
     peer.notify(Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?)
         .await?;
     while let Some(event) = events.next().await {
@@ -325,8 +323,8 @@ async fn listen_stream(
         }
     }
     // The bus ended: close the stream with its result (spec: SHOULD).
-    let done =
-        SubscriptionsListenResult { meta: Some(meta), result_type: Some(ResultType::Complete) };
+    let mut done = SubscriptionsListenResult::default().with_meta(meta);
+    done.result_type = Some(ResultType::Complete);
     to_raw(&done).map_err(internal)
 }
 
@@ -349,15 +347,11 @@ mod tests {
     /// with the modern stamp, so a field added to one and not the other fails here.
     #[test]
     fn a_tools_page_is_written_exactly_as_list_tools_result() {
-        let tool = Tool { name: "t".into(), description: Some("d".into()), ..Default::default() };
+        let tool = Tool::new("t", Default::default()).with_description("d");
         let raw = to_raw(&tool).expect("a tool serializes");
         let mut page =
             ToolsPage { tools: vec![&*raw], next_cursor: Some("c".into()), ..Default::default() };
-        let mut typed = ListToolsResult {
-            tools: vec![tool],
-            next_cursor: Some("c".into()),
-            ..Default::default()
-        };
+        let mut typed = ListToolsResult::new(vec![tool]).with_next_cursor("c");
         assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
         page.stamp(json!({"name": "s", "version": "1"}));
         typed.stamp(json!({"name": "s", "version": "1"}));

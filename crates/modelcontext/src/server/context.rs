@@ -365,13 +365,8 @@ impl Context {
             tracing::debug!(progress, "progress did not increase; not sent");
             return;
         }
-        let params = ProgressNotificationParams {
-            progress_token: token.clone(),
-            progress,
-            total,
-            message: message.map(str::to_owned),
-            meta: None,
-        };
+        let mut params = ProgressNotificationParams::new(token.clone(), progress, total);
+        params.message = message.map(str::to_owned);
         self.notify(method::PROGRESS, &params).await;
     }
 
@@ -399,12 +394,8 @@ impl Context {
             return;
         }
         let Ok(data) = serde_json::to_value(data) else { return };
-        let params = LoggingMessageNotificationParams {
-            meta: None,
-            level,
-            logger: logger.map(str::to_owned),
-            data,
-        };
+        let mut params = LoggingMessageNotificationParams::new(level, data);
+        params.logger = logger.map(str::to_owned);
         self.notify(method::LOGGING_MESSAGE, &params).await;
     }
 

@@ -51,7 +51,9 @@ pub(crate) fn form_for<T: JsonSchema>() -> Result<ElicitationSchema, McpError> {
         .get("required")
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned).collect::<Vec<_>>());
-    Ok(ElicitationSchema { schema: None, properties: fields, required })
+    let mut form = ElicitationSchema::new(fields);
+    form.required = required;
+    Ok(form)
 }
 
 /// One field as a primitive schema: `$ref` inlined, `null` taken out of `Option` types.

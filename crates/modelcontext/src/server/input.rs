@@ -92,11 +92,7 @@ impl Question<'_> {
         message: impl Into<String>,
     ) -> Result<Elicitation<T>, McpError> {
         let requested_schema = form_for::<T>()?;
-        let params = ElicitRequestFormParams {
-            message: message.into(),
-            requested_schema,
-            ..Default::default()
-        };
+        let params = ElicitRequestFormParams::new(message, requested_schema);
         let result = self.elicit_raw(ElicitRequestParams::Form(params)).await?;
         match result.action {
             ElicitAction::Accept => {
@@ -109,7 +105,8 @@ impl Question<'_> {
                 Ok(Elicitation::Accepted(value))
             }
             ElicitAction::Decline => Ok(Elicitation::Declined),
-            ElicitAction::Cancel => Ok(Elicitation::Cancelled),
+            // An action a later revision adds is, to this SDK, not an answer: dismissed.
+            ElicitAction::Cancel | _ => Ok(Elicitation::Cancelled),
         }
     }
 
@@ -122,12 +119,8 @@ impl Question<'_> {
         // 2025-11-25 requires an id (echoed by `notifications/elicitation/complete`);
         // 2026-07-28 has none.
         let elicitation_id = (self.cx.era() == Era::Handshake).then(random_id);
-        let params = ElicitRequestURLParams {
-            message: message.into(),
-            url: url.into(),
-            elicitation_id,
-            ..Default::default()
-        };
+        let mut params = ElicitRequestURLParams::new(message, url);
+        params.elicitation_id = elicitation_id;
         Ok(self.elicit_raw(ElicitRequestParams::Url(params)).await?.action)
     }
 
@@ -218,7 +211,7 @@ fn check_capability(caps: &ClientCapabilities, request: &InputRequest) -> Result
         _ => (
             caps.roots.is_some(),
             "roots",
-            ClientCapabilities { roots: Some(RootsCapability::default()), ..Default::default() },
+            ClientCapabilities::default().with_roots(RootsCapability::default()),
         ),
     };
     if declared {
@@ -231,13 +224,10 @@ fn check_capability(caps: &ClientCapabilities, request: &InputRequest) -> Result
 }
 
 fn elicitation(form: bool) -> ClientCapabilities {
-    let mode = Some(Map::new());
-    let capability = if form {
-        ElicitationCapability { form: mode, ..Default::default() }
-    } else {
-        ElicitationCapability { url: mode, ..Default::default() }
-    };
-    ClientCapabilities { elicitation: Some(capability), ..Default::default() }
+    let capability = ElicitationCapability::default();
+    let capability =
+        if form { capability.with_form(Map::new()) } else { capability.with_url(Map::new()) };
+    ClientCapabilities::default().with_elicitation(capability)
 }
 
 /// Sampling needs `sampling`; tools or a tool choice need `sampling.tools`; context from
@@ -263,7 +253,7 @@ fn sampling_needs(
         (needed.tools.is_none() || have.tools.is_some())
             && (needed.context.is_none() || have.context.is_some())
     });
-    (declared, what, ClientCapabilities { sampling: Some(needed), ..Default::default() })
+    (declared, what, ClientCapabilities::default().with_sampling(needed))
 }
 
 /// A random id for URL elicitations (2025-11-25).

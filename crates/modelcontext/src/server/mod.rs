@@ -247,8 +247,7 @@ impl<T> Registry<T> {
 impl McpServer {
     /// A server named `name` with nothing registered yet.
     pub fn new(name: impl Into<String>) -> McpServer {
-        let info =
-            Implementation { name: name.into(), version: "0.1.0".into(), ..Default::default() };
+        let info = Implementation::new(name, "0.1.0");
         let inner = ServerInner {
             info,
             instructions: None,
@@ -657,22 +656,17 @@ impl ServerInner {
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let catalog = self.catalog();
         let has_resources = !catalog.resources.is_empty() || !catalog.templates.is_empty();
-        ServerCapabilities {
-            // Changes reach clients through the subscription bus, in both eras.
-            tools: (!catalog.tools.is_empty())
-                .then(|| ToolsCapability { list_changed: Some(true), ..Default::default() }),
-            resources: has_resources.then(|| ResourcesCapability {
-                subscribe: Some(true),
-                list_changed: Some(true),
-                ..Default::default()
-            }),
-            prompts: (!catalog.prompts.is_empty())
-                .then(|| PromptsCapability { list_changed: Some(true), ..Default::default() }),
-            completions: self.completion.as_ref().map(|_| Default::default()),
-            // `logging/setLevel` is always accepted (handshake era), so logging is declared.
-            logging: Some(Default::default()),
-            ..Default::default()
-        }
+        // `logging/setLevel` is always accepted (handshake era), so logging is declared.
+        let mut capabilities = ServerCapabilities::default().with_logging(Map::new());
+        // Changes reach clients through the subscription bus, in both eras.
+        capabilities.tools =
+            (!catalog.tools.is_empty()).then(|| ToolsCapability::default().with_list_changed(true));
+        capabilities.resources = has_resources
+            .then(|| ResourcesCapability::default().with_subscribe(true).with_list_changed(true));
+        capabilities.prompts = (!catalog.prompts.is_empty())
+            .then(|| PromptsCapability::default().with_list_changed(true));
+        capabilities.completions = self.completion.as_ref().map(|_| Map::new());
+        capabilities
     }
 }
 

@@ -111,12 +111,13 @@ pub(crate) async fn forward_to_session(
 /// matched exactly (no sub-resources).
 pub(crate) fn agreed(requested: &SubscriptionFilter) -> SubscriptionFilter {
     let yes = |flag: Option<bool>| flag.filter(|wanted| *wanted);
-    SubscriptionFilter {
-        tools_list_changed: yes(requested.tools_list_changed),
-        prompts_list_changed: yes(requested.prompts_list_changed),
-        resources_list_changed: yes(requested.resources_list_changed),
-        resource_subscriptions: requested.resource_subscriptions.clone().filter(|u| !u.is_empty()),
-    }
+    let mut agreed = SubscriptionFilter::default();
+    agreed.tools_list_changed = yes(requested.tools_list_changed);
+    agreed.prompts_list_changed = yes(requested.prompts_list_changed);
+    agreed.resources_list_changed = yes(requested.resources_list_changed);
+    agreed.resource_subscriptions =
+        requested.resource_subscriptions.clone().filter(|u| !u.is_empty());
+    agreed
 }
 
 /// Whether a listen stream with `filter` wants `event`.
@@ -141,15 +142,20 @@ pub(crate) fn to_notification(
         meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
         meta
     });
-    let list = |method: &str| Notification::new(method, &NotificationParams { meta: meta.clone() });
+    let list = |method: &str| {
+        let mut params = NotificationParams::default();
+        params.meta = meta.clone();
+        Notification::new(method, &params)
+    };
     let notification = match event {
         ChangeEvent::ToolsListChanged => list(method::TOOLS_LIST_CHANGED),
         ChangeEvent::PromptsListChanged => list(method::PROMPTS_LIST_CHANGED),
         ChangeEvent::ResourcesListChanged => list(method::RESOURCES_LIST_CHANGED),
-        ChangeEvent::ResourceUpdated(uri) => Notification::new(
-            method::RESOURCES_UPDATED,
-            &ResourceUpdatedNotificationParams { meta: meta.clone(), uri: uri.clone() },
-        ),
+        ChangeEvent::ResourceUpdated(uri) => {
+            let mut params = ResourceUpdatedNotificationParams::new(uri.clone());
+            params.meta = meta.clone();
+            Notification::new(method::RESOURCES_UPDATED, &params)
+        }
     };
     notification.ok()
 }

@@ -146,19 +146,15 @@ impl<T: IntoToolOutput, E: fmt::Display + Send + 'static> IntoToolResult for Res
     }
 }
 
-fn text_result(text: String) -> CallToolResult {
-    CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() }
-}
-
 impl IntoToolOutput for String {
     fn into_call_result(self) -> Result<CallToolResult, ToolFailure> {
-        Ok(text_result(self))
+        Ok(CallToolResult::text(self))
     }
 }
 
 impl IntoToolOutput for &'static str {
     fn into_call_result(self) -> Result<CallToolResult, ToolFailure> {
-        Ok(text_result(self.to_owned()))
+        Ok(CallToolResult::text(self))
     }
 }
 
@@ -170,13 +166,13 @@ impl IntoToolOutput for () {
 
 impl IntoToolOutput for ContentBlock {
     fn into_call_result(self) -> Result<CallToolResult, ToolFailure> {
-        Ok(CallToolResult { content: vec![self], ..Default::default() })
+        Ok(CallToolResult::new(vec![self]))
     }
 }
 
 impl IntoToolOutput for Vec<ContentBlock> {
     fn into_call_result(self) -> Result<CallToolResult, ToolFailure> {
-        Ok(CallToolResult { content: self, ..Default::default() })
+        Ok(CallToolResult::new(self))
     }
 }
 
@@ -196,11 +192,8 @@ macro_rules! scalar_output {
             }
 
             fn into_call_result(self) -> Result<CallToolResult, ToolFailure> {
-                Ok(CallToolResult {
-                    content: vec![ContentBlock::text(self.to_string())],
-                    structured_content: Some(json!({ "result": self })),
-                    ..Default::default()
-                })
+                Ok(CallToolResult::text(self.to_string())
+                    .with_structured_content(json!({ "result": self })))
             }
         }
     )*};
@@ -243,10 +236,6 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoToolOutput for Json<T> {
             _ => value.clone(),
         };
         let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-        Ok(CallToolResult {
-            content: vec![ContentBlock::text(text)],
-            structured_content: Some(structured),
-            ..Default::default()
-        })
+        Ok(CallToolResult::text(text).with_structured_content(structured))
     }
 }

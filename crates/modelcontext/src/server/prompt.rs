@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use modelcontext_types::{
-    ContentBlock, GetPromptResult, INTERNAL_ERROR, McpError, Prompt, PromptArgument, PromptMessage,
-    Role,
+    GetPromptResult, INTERNAL_ERROR, McpError, Prompt, PromptArgument, PromptMessage,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -34,8 +33,7 @@ pub trait IntoPromptMessages: Send + 'static {
 
 impl IntoPromptMessages for String {
     fn into_prompt_result(self) -> GetPromptResult {
-        let message = PromptMessage { role: Role::User, content: ContentBlock::text(self) };
-        GetPromptResult { messages: vec![message], ..Default::default() }
+        GetPromptResult::new(vec![PromptMessage::user_text(self)])
     }
 }
 
@@ -47,7 +45,7 @@ impl IntoPromptMessages for &'static str {
 
 impl IntoPromptMessages for Vec<PromptMessage> {
     fn into_prompt_result(self) -> GetPromptResult {
-        GetPromptResult { messages: self, ..Default::default() }
+        GetPromptResult::new(self)
     }
 }
 
@@ -186,11 +184,8 @@ impl PromptDef {
         handler: impl PromptHandler<A, M>,
     ) -> PromptDef {
         let arguments = arguments_from_schema(&handler.args_schema());
-        let prompt = Prompt {
-            name: name.into(),
-            arguments: (!arguments.is_empty()).then_some(arguments),
-            ..Default::default()
-        };
+        let mut prompt = Prompt::new(name);
+        prompt.arguments = (!arguments.is_empty()).then_some(arguments);
         PromptDef { prompt, handler: Arc::new(Erased(handler, std::marker::PhantomData)) }
     }
 
@@ -270,11 +265,12 @@ fn arguments_from_schema(schema: &Map<String, Value>) -> Vec<PromptArgument> {
     let Some(Value::Object(properties)) = schema.get("properties") else { return Vec::new() };
     properties
         .iter()
-        .map(|(name, property)| PromptArgument {
-            name: name.clone(),
-            description: property.get("description").and_then(Value::as_str).map(str::to_owned),
-            required: Some(required.contains(&name.as_str())),
-            ..Default::default()
+        .map(|(name, property)| {
+            let mut argument =
+                PromptArgument::new(name.clone()).with_required(required.contains(&name.as_str()));
+            argument.description =
+                property.get("description").and_then(Value::as_str).map(str::to_owned);
+            argument
         })
         .collect()
 }

@@ -65,12 +65,8 @@ pub trait IntoResourceContents: Send + 'static {
 
 impl IntoResourceContents for String {
     fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
-        vec![ResourceContents::Text(TextResourceContents {
-            uri: uri.to_owned(),
-            mime_type: Some(mime_type.unwrap_or("text/plain").to_owned()),
-            text: self,
-            meta: None,
-        })]
+        let contents = TextResourceContents::new(uri, self);
+        vec![ResourceContents::Text(contents.with_mime_type(mime_type.unwrap_or("text/plain")))]
     }
 }
 
@@ -82,12 +78,9 @@ impl IntoResourceContents for &'static str {
 
 impl IntoResourceContents for Vec<u8> {
     fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
-        vec![ResourceContents::Blob(BlobResourceContents {
-            uri: uri.to_owned(),
-            mime_type: Some(mime_type.unwrap_or("application/octet-stream").to_owned()),
-            blob: crate::base64::encode(&self),
-            meta: None,
-        })]
+        let contents = BlobResourceContents::new(uri, crate::base64::encode(&self));
+        let mime_type = mime_type.unwrap_or("application/octet-stream");
+        vec![ResourceContents::Blob(contents.with_mime_type(mime_type))]
     }
 }
 
@@ -315,25 +308,19 @@ impl ResourceDef {
     }
 
     pub(crate) fn to_resource(&self) -> Resource {
-        Resource {
-            uri: self.uri.clone(),
-            name: self.display_name(),
-            title: self.title.clone(),
-            description: self.description.clone(),
-            mime_type: self.mime_type.clone(),
-            ..Default::default()
-        }
+        let mut resource = Resource::new(self.uri.clone(), self.display_name());
+        resource.title = self.title.clone();
+        resource.description = self.description.clone();
+        resource.mime_type = self.mime_type.clone();
+        resource
     }
 
     pub(crate) fn to_template(&self) -> ResourceTemplate {
-        ResourceTemplate {
-            uri_template: self.uri.clone(),
-            name: self.display_name(),
-            title: self.title.clone(),
-            description: self.description.clone(),
-            mime_type: self.mime_type.clone(),
-            ..Default::default()
-        }
+        let mut template = ResourceTemplate::new(self.uri.clone(), self.display_name());
+        template.title = self.title.clone();
+        template.description = self.description.clone();
+        template.mime_type = self.mime_type.clone();
+        template
     }
 }
 

@@ -235,13 +235,9 @@ impl ServerSession {
             info: Some(params.client_info.clone()),
             capabilities: params.capabilities.clone(),
         }));
-        let result = InitializeResult {
-            protocol_version: version.to_owned(),
-            capabilities: self.server.capabilities(),
-            server_info: self.server.info.clone(),
-            instructions: self.server.instructions.clone(),
-            ..Default::default()
-        };
+        let mut result =
+            InitializeResult::new(version, self.server.capabilities(), self.server.info.clone());
+        result.instructions = self.server.instructions.clone();
         to_raw(&result).map_err(internal)
     }
 

@@ -86,6 +86,8 @@ impl<T: WireResult> WireResult for MrtrResult<T> {
         match self {
             MrtrResult::Complete(result) => result.stamp(server_info),
             MrtrResult::InputRequired(result) => result.stamp(server_info),
+            // A result kind a later revision adds carries its own `resultType`: left as is.
+            _ => {}
         }
     }
 }

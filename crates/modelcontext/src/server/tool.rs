@@ -58,12 +58,8 @@ impl ToolDef {
         A: DeserializeOwned + 'static,
         M: 'static,
     {
-        let tool = Tool {
-            name: name.into(),
-            input_schema: handler.input_schema(),
-            output_schema: handler.output_schema().map(Value::Object),
-            ..Default::default()
-        };
+        let mut tool = Tool::new(name, handler.input_schema());
+        tool.output_schema = handler.output_schema().map(Value::Object);
         let handler = Arc::new(Erased { handler, marker: std::marker::PhantomData });
         ToolDef { tool, handler, required_scopes: Vec::new() }
     }
@@ -343,11 +339,7 @@ pub(crate) fn error_result(name: &str, message: Option<&str>) -> CallToolResult 
         Some(message) => format!("Error executing tool {name}: {message}"),
         None => format!("Error executing tool {name}"),
     };
-    CallToolResult {
-        content: vec![ContentBlock::text(text)],
-        is_error: Some(true),
-        ..Default::default()
-    }
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -88,11 +88,9 @@ async fn the_client_listens_in_both_eras() {
     for mode in [EraMode::Handshake, EraMode::Modern] {
         let server = bookshop();
         let client = Client::builder().era(mode).connect(server.in_memory()).await.expect("up");
-        let filter = SubscriptionFilter {
-            tools_list_changed: Some(true),
-            resource_subscriptions: Some(vec!["books://Dune".into()]),
-            ..Default::default()
-        };
+        let filter = SubscriptionFilter::default()
+            .with_tools_list_changed(true)
+            .with_resource_subscriptions(vec!["books://Dune".into()]);
         let mut changes = client.listen(filter.clone()).await.expect("listening");
         assert_eq!(changes.agreed(), &filter, "{mode:?}");
         server.notify_prompts_changed();
@@ -125,7 +123,7 @@ async fn the_client_listens_over_http_in_both_eras() {
     for mode in [EraMode::Modern, EraMode::Handshake] {
         let transport = HttpTransport::new(&format!("http://{addr}/mcp")).expect("url");
         let client = Client::builder().era(mode).connect(transport).await.expect("up");
-        let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+        let filter = SubscriptionFilter::default().with_tools_list_changed(true);
         let mut changes = client.listen(filter).await.expect("listening");
         // Handshake era: the notification rides the session's GET stream, which the client
         // opens in the background, and a change published before it is open reaches nobody

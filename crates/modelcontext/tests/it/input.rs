@@ -122,13 +122,9 @@ pub struct Name {
 fn sampling_request(question: &str) -> CreateMessageRequestParams {
     let mut schema = Map::new();
     schema.insert("type".into(), json!("object"));
-    CreateMessageRequestParams {
-        messages: vec![SamplingMessage::user_text(question)],
-        max_tokens: 100,
-        tools: Some(vec![Tool::new("calculator", schema)]),
-        tool_choice: Some(ToolChoice { mode: Some(ToolChoiceMode::Auto) }),
-        ..Default::default()
-    }
+    CreateMessageRequestParams::new(vec![SamplingMessage::user_text(question)], 100)
+        .with_tools(vec![Tool::new("calculator", schema)])
+        .with_tool_choice(ToolChoice::default().with_mode(ToolChoiceMode::Auto))
 }
 
 fn describe(result: &CreateMessageResult) -> String {
@@ -165,20 +161,11 @@ fn answering_client(mode: EraMode, calls: Arc<AtomicUsize>) -> ClientBuilder {
             samples.fetch_add(1, Ordering::SeqCst);
             async move {
                 let tool = params.tools.and_then(|t| t.into_iter().next()).map(|t| t.name);
-                let call = ToolUseContent {
-                    id: "call-1".into(),
-                    name: tool.unwrap_or_default(),
-                    input: object(json!({"expr": "2+2"})),
-                    meta: None,
-                };
-                Ok(CreateMessageResult {
-                    meta: None,
-                    result_type: None,
-                    role: Role::Assistant,
-                    content: SamplingContent::Single(SamplingMessageContentBlock::ToolUse(call)),
-                    model: "test-model".into(),
-                    stop_reason: Some("toolUse".into()),
-                })
+                let input = object(json!({"expr": "2+2"}));
+                let call = ToolUseContent::new("call-1", tool.unwrap_or_default(), input);
+                let content = SamplingContent::Single(SamplingMessageContentBlock::ToolUse(call));
+                Ok(CreateMessageResult::new(Role::Assistant, content, "test-model")
+                    .with_stop_reason("toolUse"))
             }
         })
         .sampling_tools(true)

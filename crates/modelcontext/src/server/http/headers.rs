@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn mirrored_arguments_must_match() {
-        let mut tool = Tool { name: "t".into(), ..Default::default() };
+        let mut tool = Tool::new("t", Default::default());
         let schema = serde_json::json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "level": {"type": "integer", "x-mcp-header": "Level"},
