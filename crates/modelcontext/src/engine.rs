@@ -211,6 +211,7 @@ impl Peer {
     }
 
     /// How many messages were sent so far (see [`PeerInner::sent`]).
+    #[cfg(feature = "http")]
     pub(crate) fn sent_count(&self) -> u64 {
         self.inner.sent.load(Ordering::Relaxed)
     }
@@ -455,13 +456,16 @@ pub(crate) struct Adopted {
 }
 
 /// Lets a transport answer a connection's requests from the task that read them, handing
-/// the loop only the handlers that did not finish at once. Cheap to clone.
+/// the loop only the handlers that did not finish at once. Cheap to clone. Only the HTTP
+/// server's sessions use it; the loop listens for handovers either way.
 #[derive(Clone)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) struct Handover {
     adopt: mpsc::UnboundedSender<Adopted>,
     working: Arc<AtomicUsize>,
 }
 
+#[cfg(feature = "http")]
 impl Handover {
     /// Handlers of the connection still working (what the in-flight limit counts).
     pub(crate) fn working(&self) -> usize {
@@ -502,6 +506,7 @@ pub(crate) fn start<D: Dispatch>(
 /// requests arrive on separate POSTs, which answer what they can themselves through the
 /// [`Handover`]). Streams keep running after end of input, until the [`Stop`] handle is
 /// dropped.
+#[cfg(feature = "http")]
 pub(crate) fn start_until_stopped<D: Dispatch>(
     connection: Connection,
     dispatch: D,
