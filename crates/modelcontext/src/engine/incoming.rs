@@ -1,6 +1,7 @@
 //! The loop: the peer's messages in arrival order, its requests' handlers (polled once
-//! inline, the rest spawned), the in-flight limit and `notifications/cancelled`, and the
-//! [`Handover`] through which the HTTP server's sessions give it the handlers they started.
+//! inline, the rest spawned), admission to the in-flight limit ([`admit`], which the HTTP
+//! server's sessions ask too), `notifications/cancelled`, and the [`Handover`] through which
+//! those sessions give it the handlers they started.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -55,8 +56,24 @@ pub(crate) fn catching_panics(future: BoxFuture<Outcome>) -> impl Future<Output 
     AssertUnwindSafe(future).catch_unwind().map(|caught| caught.unwrap_or_else(panicked))
 }
 
+/// Admission to the in-flight limit, for every path that starts a connection's handlers (the
+/// loop, and an HTTP session's POSTs): refuses `request` when it would start work while
+/// `working` handlers already do. Asked before the dispatch sees the request, so a refused
+/// one costs no lookup, no argument parsing and no context.
+pub(crate) fn admit(
+    dispatch: &impl Dispatch,
+    request: &Request,
+    working: usize,
+) -> Result<(), McpError> {
+    if !dispatch.starts_work(request) {
+        return Ok(());
+    }
+    let limit = dispatch.max_in_flight();
+    if working < limit { Ok(()) } else { Err(busy(limit)) }
+}
+
 /// The answer to a request refused because `limit` handlers are already working.
-pub(crate) fn busy(limit: usize) -> McpError {
+fn busy(limit: usize) -> McpError {
     McpError::internal(format!("Server busy: {limit} requests already in flight; retry later"))
 }
 
@@ -196,16 +213,14 @@ impl<D: Dispatch> Engine<D> {
             let _ = self.peer.send(Response::error(Some(id), error).into()).await;
             return;
         }
+        // Only requests that start work are limited, and refused before anything is built.
+        if let Err(busy) = admit(&self.dispatch, &request, self.working.load(Ordering::Relaxed)) {
+            let _ = self.peer.send(Response::error(Some(id), busy).into()).await;
+            return;
+        }
         match self.dispatch.request(request, &self.peer) {
             Reply::Now(outcome) => {
                 let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
-            }
-            Reply::Later(_)
-                if self.working.load(Ordering::Relaxed) >= self.dispatch.max_in_flight() =>
-            {
-                // Only work that would run on is limited; the future is dropped unstarted.
-                let error = busy(self.dispatch.max_in_flight());
-                let _ = self.peer.send(Response::error(Some(id), error).into()).await;
             }
             Reply::Later(mut future) => {
                 // Most handlers (a synchronous tool, a list) finish in their first poll: answer

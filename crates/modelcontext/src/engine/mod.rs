@@ -4,13 +4,13 @@
 //! responses complete the matching outgoing request; `notifications/cancelled` aborts the
 //! handler it names (a cancelled request gets no answer); `notifications/progress` reaches the
 //! caller that asked for it; other notifications go to the [`Dispatch`] in order; requests go
-//! to the [`Dispatch`] too, which answers at once or returns a future that runs concurrently
-//! with everything else.
+//! to the [`Dispatch`] too (those that would start work only within the in-flight limit),
+//! which answers at once or returns a future that runs concurrently with everything else.
 //!
 //! Two halves: [`peer`] is the outgoing side (requests to the peer and their pending answers,
-//! progress routing, timeouts, cancellation), [`incoming`] the loop (handlers, the in-flight
-//! limit, the [`Handover`] of the HTTP server's sessions). This module holds what both speak:
-//! the [`Dispatch`] a loop drives, its [`Reply`], and [`start`].
+//! progress routing, timeouts, cancellation), [`incoming`] the loop (handlers, admission to
+//! the in-flight limit, the [`Handover`] of the HTTP server's sessions). This module holds
+//! what both speak: the [`Dispatch`] a loop drives, its [`Reply`], and [`start`].
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +24,7 @@ mod incoming;
 mod peer;
 
 #[cfg(feature = "http")]
-pub(crate) use incoming::{Handover, busy, catching_panics, poll_once};
+pub(crate) use incoming::{Handover, admit, catching_panics, poll_once};
 pub use peer::Peer;
 pub(crate) use peer::{ProgressCallback, RequestOptions, WeakPeer};
 
@@ -56,10 +56,19 @@ pub(crate) trait Dispatch: Send + 'static {
     fn notification(&mut self, notification: Notification, peer: &Peer);
 
     /// How many of the peer's requests may have a handler running at once (listen streams
-    /// aside); a request that would start one more is refused at once, while immediate
-    /// answers, responses and cancellations keep flowing.
+    /// aside); a request that would start one more is refused before its handler is built
+    /// (see [`admit`](incoming::admit)), while immediate answers, responses and cancellations
+    /// keep flowing.
     fn max_in_flight(&self) -> usize {
         usize::MAX
+    }
+
+    /// Whether `request`'s handler runs the application's code, so that the in-flight limit
+    /// applies to it (every request, unless the dispatch knows better). Asked before
+    /// [`Dispatch::request`], from the method alone, so that a refusal costs nothing: it must
+    /// be cheap and leave the dispatch as it was.
+    fn starts_work(&self, _request: &Request) -> bool {
+        true
     }
 }
 

@@ -38,7 +38,7 @@ use super::exchange::{
     sse_response, sse_stream,
 };
 use super::{Shared, caller};
-use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, busy, poll_once};
+use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
 use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
 
@@ -413,6 +413,10 @@ impl Session {
             };
         };
         let id = request.id.clone();
+        // The session's limit, applied here as the engine applies it to what it reads itself.
+        if let Err(busy) = admit(&self.dispatch, &request, self.handover.working()) {
+            return rpc_answer(id, Err(busy));
+        }
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx);
@@ -447,10 +451,6 @@ impl Session {
     /// the engine, which tracks it for `notifications/cancelled` and sends its answer.
     fn run_here(&self, id: RequestId, mut handler: BoxFuture<Outcome>, stream: bool) -> Ran {
         if !stream {
-            let limit = self.dispatch.max_in_flight();
-            if self.handover.working() >= limit {
-                return Ran::Finished(Err(busy(limit)));
-            }
             if let Poll::Ready(outcome) = poll_once(&mut handler) {
                 return Ran::Finished(outcome);
             }
