@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
 
 use futures_util::FutureExt;
-use modelcontext_types::{McpError, Message, Notification, RawValue, Request, RequestId, Response};
+use modelcontext_types::{
+    McpError, Message, Notification, RawValue, Request, RequestId, Response, method,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
@@ -273,8 +275,8 @@ impl<D: Dispatch> Engine<D> {
 
     fn handle_notification(&mut self, notification: Notification) {
         match notification.method.as_str() {
-            "notifications/cancelled" => self.cancel(notification.params.as_deref()),
-            "notifications/progress" => self.peer.route_progress(notification.params.as_deref()),
+            method::CANCELLED => self.cancel(notification.params.as_deref()),
+            method::PROGRESS => self.peer.route_progress(notification.params.as_deref()),
             _ => self.dispatch.notification(notification, &self.peer),
         }
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use modelcontext_types::{
     CONNECTION_CLOSED, McpError, Message, Notification, REQUEST_TIMEOUT, RawValue, Request,
-    RequestId, Response,
+    RequestId, Response, method,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -198,7 +198,7 @@ impl Peer {
         let request = Request { id: id.clone(), method: method.to_owned(), params };
         self.send(request.into()).await?;
         // Spec (basic/utilities/cancellation): `initialize` MUST NOT be cancelled.
-        let cancellable = method != "initialize";
+        let cancellable = method != method::INITIALIZE;
         guard.armed = cancellable;
         let listener = progress.map(|(_, callback)| (progress_rx, callback));
         let waited = self.wait(rx, listener, &options).await;
@@ -264,7 +264,7 @@ impl Peer {
     /// Tells the peer we no longer want the answer to `id`.
     pub(crate) async fn cancel(&self, id: &RequestId, reason: &str) {
         let params = serde_json::json!({ "requestId": id, "reason": reason });
-        if let Ok(notification) = Notification::new("notifications/cancelled", &params) {
+        if let Ok(notification) = Notification::new(method::CANCELLED, &params) {
             let _ = self.notify(notification).await;
         }
     }
@@ -297,7 +297,7 @@ impl Peer {
     fn cancel_detached(&self, id: &RequestId) {
         let params =
             serde_json::json!({ "requestId": id, "reason": "The caller dropped the request" });
-        let Ok(notification) = Notification::new("notifications/cancelled", &params) else {
+        let Ok(notification) = Notification::new(method::CANCELLED, &params) else {
             return;
         };
         let message: Message = notification.into();

@@ -300,8 +300,14 @@ fn has_envelope(meta: Option<&RequestMeta>) -> bool {
 
 /// Requests 2026-07-28 removed (besides `initialize`, which a modern connection answers with
 /// -32022): -32601 on a modern connection.
-pub(crate) fn removed_in_modern(method: &str) -> bool {
-    matches!(method, "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")
+pub(crate) fn removed_in_modern(name: &str) -> bool {
+    matches!(
+        name,
+        method::PING
+            | method::LOGGING_SET_LEVEL
+            | method::RESOURCES_SUBSCRIBE
+            | method::RESOURCES_UNSUBSCRIBE
+    )
 }
 
 fn is_modern_only(request: &ClientRequest) -> bool {

@@ -27,7 +27,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use modelcontext_types::{
-    HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId, Response as RpcResponse,
+    HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId, Response as RpcResponse, method,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -277,7 +277,7 @@ pub(crate) async fn post(
         }
     }
     match (header_str(headers, SESSION_HEADER), message) {
-        (None, Message::Request(request)) if request.method == "initialize" => {
+        (None, Message::Request(request)) if request.method == method::INITIALIZE => {
             initialize(shared, request, extensions).await
         }
         (None, _) => {
@@ -300,7 +300,7 @@ fn called_tool(message: &Message) -> Option<String> {
         name: String,
     }
     let Message::Request(request) = message else { return None };
-    if request.method != "tools/call" {
+    if request.method != method::TOOLS_CALL {
         return None;
     }
     serde_json::from_str::<Name>(request.params.as_ref()?.get()).ok().map(|n| n.name)
@@ -569,7 +569,7 @@ impl Routes {
             Message::Response(response) => {
                 response.id.clone().filter(|id| self.waiting.contains_key(id))
             }
-            Message::Notification(n) if n.method == "notifications/progress" => {
+            Message::Notification(n) if n.method == method::PROGRESS => {
                 let token = progress_token_of(n.params.as_deref())?;
                 self.progress.get(&token).cloned()
             }
