@@ -72,7 +72,7 @@ pub(crate) trait Dispatch: Send + 'static {
     }
 }
 
-/// Stops the engine loop when dropped (or when [`Stop::stop`] is called).
+/// Stops the engine loop when dropped.
 pub(crate) struct Stop(#[allow(dead_code)] oneshot::Sender<()>);
 
 /// Starts the engine on `connection`. Returns the [`Peer`] for sending, the loop's future
