@@ -25,7 +25,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use modelcontext_types::uri_template::{UriTemplate, Value as TemplateValue};
-use modelcontext_types::{DecodeError, Message, RequestId};
+use modelcontext_types::{DecodeError, Message, RequestId, method};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, ReadBuf};
 
@@ -423,13 +423,13 @@ fn engine_expected(script: &[u8]) -> Expected {
             Err(DecodeError::Invalid { id, .. }) => id,
             Ok(line) => match Message::decode(line.as_bytes()) {
                 Ok(Message::Request(request)) => {
-                    if request.method == "subscriptions/listen" {
+                    if request.method == method::SUBSCRIPTIONS_LISTEN {
                         expected.at_most.insert(request.id.clone());
                     }
                     Some(request.id)
                 }
                 Ok(Message::Notification(n)) => {
-                    if n.method == "notifications/cancelled" {
+                    if n.method == method::CANCELLED {
                         let cancelled = n.params.as_deref().and_then(|p| {
                             serde_json::from_str::<Cancelled>(p.get()).ok().map(|c| c.request_id)
                         });

@@ -147,7 +147,7 @@ impl Client {
         self.protocol_version = LATEST_MODERN_VERSION.to_owned();
         let mut params = RequestParams::default();
         params.meta = self.meta();
-        let result: DiscoverResult = self.request("server/discover", params).await?;
+        let result: DiscoverResult = self.request(method::SERVER_DISCOVER, params).await?;
         if !result.supported_versions.iter().any(|v| v == LATEST_MODERN_VERSION) {
             return Err(Error::negotiation(format!(
                 "server supports {:?}, not {LATEST_MODERN_VERSION}",
@@ -167,7 +167,7 @@ impl Client {
             self.options.capabilities.clone(),
             self.options.info.clone(),
         );
-        let result: InitializeResult = self.request("initialize", params).await?;
+        let result: InitializeResult = self.request(method::INITIALIZE, params).await?;
         if era_of(&result.protocol_version) != Some(Era::Handshake) {
             return Err(Error::negotiation(format!(
                 "server answered initialize with unsupported version {}",
@@ -178,7 +178,7 @@ impl Client {
         self.server_info = Some(result.server_info);
         self.server_capabilities = result.capabilities;
         self.instructions = result.instructions;
-        let initialized = Notification { method: "notifications/initialized".into(), params: None };
+        let initialized = Notification { method: method::INITIALIZED.into(), params: None };
         self.peer.notify(initialized).await?;
         match self.options.log_level {
             Some(level) if self.server_capabilities.logging.is_some() => {
@@ -212,7 +212,7 @@ impl Client {
 
     /// One page of the server's tools.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.request("tools/list", self.page(cursor)).await
+        self.request(method::TOOLS_LIST, self.page(cursor)).await
     }
 
     /// Every tool, following `nextCursor` to the last page.
@@ -266,7 +266,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.request("resources/list", self.page(cursor)).await
+        self.request(method::RESOURCES_LIST, self.page(cursor)).await
     }
 
     /// One page of the server's resource templates.
@@ -274,7 +274,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.request("resources/templates/list", self.page(cursor)).await
+        self.request(method::RESOURCES_TEMPLATES_LIST, self.page(cursor)).await
     }
 
     /// Reads a resource.
@@ -295,7 +295,7 @@ impl Client {
 
     /// One page of the server's prompts.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.request("prompts/list", self.page(cursor)).await
+        self.request(method::PROMPTS_LIST, self.page(cursor)).await
     }
 
     /// Renders a prompt with string arguments.
@@ -330,7 +330,7 @@ impl Client {
         let argument = CompletionArgument::new(argument.0, argument.1);
         let mut params = CompleteRequestParams::new(reference, argument);
         params.meta = self.meta();
-        self.request("completion/complete", params).await
+        self.request(method::COMPLETION_COMPLETE, params).await
     }
 
     /// `ping` (handshake era only: 2026-07-28 removed it). On a modern connection it fails
@@ -338,9 +338,9 @@ impl Client {
     /// server would take an envelope-less request for a handshake-era one).
     pub async fn ping(&self) -> Result<(), Error> {
         if self.era == Era::Modern {
-            return Err(McpError::method_not_found("ping").into());
+            return Err(McpError::method_not_found(method::PING).into());
         }
-        let _: Map<String, Value> = self.request("ping", RequestParams::default()).await?;
+        let _: Map<String, Value> = self.request(method::PING, RequestParams::default()).await?;
         Ok(())
     }
 

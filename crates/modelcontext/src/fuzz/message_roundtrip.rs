@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock};
 use arbitrary::{Result, Unstructured};
 use modelcontext_types::{
     ClientNotification, ClientRequest, Message, RawValue, Request, RequestId, ServerNotification,
-    ServerRequest, to_raw,
+    ServerRequest, method, to_raw,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -473,8 +473,9 @@ pub fn check_message_roundtrip(data: &[u8]) {
 
 fn free_form(kind: Kind, u: &mut Unstructured<'_>) {
     let Ok(params) = any(u, 1) else { return };
-    let method = ["initialize", "tools/call", "resources/read", "notifications/progress"];
-    let Ok(method) = u.choose(&method) else { return };
+    let methods =
+        [method::INITIALIZE, method::TOOLS_CALL, method::RESOURCES_READ, method::PROGRESS];
+    let Ok(method) = u.choose(&methods) else { return };
     let value = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     match kind {
         Kind::Result(roundtrip) => drop(roundtrip(&params)),

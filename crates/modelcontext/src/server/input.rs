@@ -11,7 +11,7 @@ use modelcontext_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitRequestURLParams, ElicitResult,
     ElicitationCapability, Era, IncludeContext, InputRequest, InputResponse, ListRootsResult,
-    McpError, RequestParams, Root, RootsCapability, SamplingCapability, to_raw,
+    McpError, RequestParams, Root, RootsCapability, SamplingCapability, method, to_raw,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -128,7 +128,7 @@ impl Question<'_> {
     pub async fn elicit_raw(&self, params: ElicitRequestParams) -> Result<ElicitResult, McpError> {
         match self.ask("elicit", InputRequest::Elicit(params)).await? {
             InputResponse::Elicit(result) => Ok(result),
-            _ => Err(mismatched("elicitation/create")),
+            _ => Err(mismatched(method::ELICITATION_CREATE)),
         }
     }
 
@@ -139,7 +139,7 @@ impl Question<'_> {
     ) -> Result<CreateMessageResult, McpError> {
         match self.ask("sample", InputRequest::CreateMessage(params)).await? {
             InputResponse::CreateMessage(result) => Ok(result),
-            _ => Err(mismatched("sampling/createMessage")),
+            _ => Err(mismatched(method::SAMPLING_CREATE_MESSAGE)),
         }
     }
 
@@ -147,7 +147,7 @@ impl Question<'_> {
     pub async fn list_roots(&self) -> Result<Vec<Root>, McpError> {
         match self.ask("roots", InputRequest::ListRoots(RequestParams::default())).await? {
             InputResponse::ListRoots(result) => Ok(result.roots),
-            _ => Err(mismatched("roots/list")),
+            _ => Err(mismatched(method::ROOTS_LIST)),
         }
     }
 

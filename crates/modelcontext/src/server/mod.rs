@@ -457,8 +457,10 @@ impl McpServer {
 
     /// At most `limit` handlers of one connection (or HTTP session) run at once (default
     /// [`DEFAULT_MAX_IN_FLIGHT`]); a request that would start one more is answered at once
-    /// with -32603 `Server busy`. Requests answered without work (lists, ping), responses and
-    /// cancellations keep flowing. A peer cannot make the server start unbounded work.
+    /// with -32603 `Server busy`, before its tool, resource or prompt is looked up or its
+    /// arguments parsed. Only `tools/call`, `resources/read`, `prompts/get` and
+    /// `completion/complete` count: requests answered without work (lists, ping), responses
+    /// and cancellations keep flowing. A peer cannot make the server start unbounded work.
     pub fn max_in_flight(mut self, limit: usize) -> Self {
         self.inner_mut().max_in_flight = limit.max(1);
         self

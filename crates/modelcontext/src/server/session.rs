@@ -12,7 +12,7 @@ use std::sync::Arc;
 use modelcontext_types::{
     ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
     MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
-    UNSUPPORTED_PROTOCOL_VERSION, negotiate_handshake, to_raw,
+    UNSUPPORTED_PROTOCOL_VERSION, method, negotiate_handshake, to_raw,
 };
 use serde_json::{Value, json};
 
@@ -123,17 +123,16 @@ impl SharedSession {
     pub(crate) fn request(&self, request: Request, peer: &Peer) -> Reply {
         self.lock().request(request, peer)
     }
-
-    /// How many handlers of the session may work at once.
-    pub(crate) fn max_in_flight(&self) -> usize {
-        self.lock().max_in_flight()
-    }
 }
 
 #[cfg(feature = "http")]
 impl Dispatch for SharedSession {
     fn max_in_flight(&self) -> usize {
-        SharedSession::max_in_flight(self)
+        self.lock().max_in_flight()
+    }
+
+    fn starts_work(&self, request: &Request) -> bool {
+        starts_work(&request.method)
     }
 
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
@@ -148,6 +147,10 @@ impl Dispatch for SharedSession {
 impl Dispatch for ServerSession {
     fn max_in_flight(&self) -> usize {
         self.server.max_in_flight
+    }
+
+    fn starts_work(&self, request: &Request) -> bool {
+        starts_work(&request.method)
     }
 
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
@@ -277,14 +280,34 @@ impl ServerSession {
     }
 }
 
+/// Whether a request of method `name` runs the application's code (a tool, a resource, a
+/// prompt, a completion), the work [`McpServer::max_in_flight`](super::McpServer::max_in_flight)
+/// bounds. The others are answered from the server's own state at once, or are a listen
+/// stream, which waits rather than works; they pass however busy the connection is.
+fn starts_work(name: &str) -> bool {
+    matches!(
+        name,
+        method::TOOLS_CALL
+            | method::RESOURCES_READ
+            | method::PROMPTS_GET
+            | method::COMPLETION_COMPLETE
+    )
+}
+
 fn has_envelope(meta: Option<&RequestMeta>) -> bool {
     meta.is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some())
 }
 
 /// Requests 2026-07-28 removed (besides `initialize`, which a modern connection answers with
 /// -32022): -32601 on a modern connection.
-pub(crate) fn removed_in_modern(method: &str) -> bool {
-    matches!(method, "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")
+pub(crate) fn removed_in_modern(name: &str) -> bool {
+    matches!(
+        name,
+        method::PING
+            | method::LOGGING_SET_LEVEL
+            | method::RESOURCES_SUBSCRIBE
+            | method::RESOURCES_UNSUBSCRIBE
+    )
 }
 
 fn is_modern_only(request: &ClientRequest) -> bool {

@@ -34,7 +34,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use modelcontext_types::{
     CONNECTION_CLOSED, McpError, Message, Notification, PROTOCOL_VERSION_META_KEY, RawValue,
-    RequestId, Response, to_raw,
+    RequestId, Response, method, to_raw,
 };
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -281,11 +281,11 @@ impl Shared {
         let modern = modern_version.is_some();
         let headers = match &modern_version {
             Some(version) => self.modern_headers(&request.method, version, params.as_ref()),
-            None => self.session_headers(request.method == "initialize"),
+            None => self.session_headers(request.method == method::INITIALIZE),
         };
         let id = request.id.clone();
         let exchange = Exchange { id: id.clone(), method: request.method.clone(), modern };
-        let initialize = (request.method == "initialize").then(|| request.params.clone());
+        let initialize = (request.method == method::INITIALIZE).then(|| request.params.clone());
         let body = Bytes::from(Message::Request(request).encode());
         let shared = self.clone();
         let mut state = self.state();
@@ -315,10 +315,10 @@ impl Shared {
     /// Posts a notification, unless it is a modern cancellation: over HTTP in 2026-07-28,
     /// closing the request's stream is the cancellation, and there is nothing to post.
     async fn notify(self: &Arc<Self>, notification: Notification) {
-        if notification.method == "notifications/cancelled" && self.cancel(&notification) {
+        if notification.method == method::CANCELLED && self.cancel(&notification) {
             return;
         }
-        let initialized = notification.method == "notifications/initialized";
+        let initialized = notification.method == method::INITIALIZED;
         let headers = self.session_headers(false);
         self.post_in_order(notification.into(), headers).await;
         // The 2024-11-05 transport's one stream is already open.
@@ -385,10 +385,11 @@ impl Shared {
         // Spec 2025-11-25, backwards compatibility: `initialize` refused with 400, 404 or 405
         // means the server may speak the 2024-11-05 HTTP+SSE transport.
         let old_server = matches!(status.as_u16(), 400 | 404 | 405);
-        if exchange.method == "initialize" && old_server && self.fall_back_to_sse(body).await {
+        if exchange.method == method::INITIALIZE && old_server && self.fall_back_to_sse(body).await
+        {
             return;
         }
-        if exchange.method == "initialize" && status.is_success() {
+        if exchange.method == method::INITIALIZE && status.is_success() {
             self.remember_session(answer.headers());
         }
         let content_type = content_type(answer.headers());
@@ -434,7 +435,7 @@ impl Shared {
             Err(err) => return Some(Err(err)),
         };
         let status = answer.status();
-        if status == StatusCode::NOT_FOUND && exchange.method != "initialize" {
+        if status == StatusCode::NOT_FOUND && exchange.method != method::INITIALIZE {
             if let Some(session) = session {
                 if self.renew_session(&session).await {
                     return Some(
@@ -443,7 +444,9 @@ impl Shared {
                 }
             }
         }
-        if status != StatusCode::BAD_REQUEST || !exchange.modern || exchange.method != "tools/call"
+        if status != StatusCode::BAD_REQUEST
+            || !exchange.modern
+            || exchange.method != method::TOOLS_CALL
         {
             return Some(Ok(answer));
         }
@@ -511,12 +514,12 @@ impl Shared {
     fn observe(&self, exchange: &Exchange, response: &mut Response) {
         let Ok(raw) = &response.result else { return };
         match exchange.method.as_str() {
-            "initialize" => {
+            method::INITIALIZE => {
                 let result: Option<Value> = serde_json::from_str(raw.get()).ok();
                 let version = result.as_ref().and_then(|r| r.get("protocolVersion")?.as_str());
                 self.state().handshake_version = version.map(str::to_owned);
             }
-            "tools/list" => {
+            method::TOOLS_LIST => {
                 let Ok(mut result) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
                     return;
                 };

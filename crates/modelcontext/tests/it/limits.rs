@@ -332,8 +332,23 @@ const PONG: &str = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
 /// A POST of a handler that reports progress, then runs for ever, on `session`: its SSE
 /// stream stays resumable.
 async fn post_hanging_call(addr: SocketAddr, session: &str, id: u32) -> TcpStream {
+    let progress = format!(r#","_meta":{{"progressToken":{id}}}"#);
+    let mut tcp = post_tool_call(addr, session, id, "hang", &progress).await;
+    assert_eq!(read_answer(&mut tcp).await.0, OK, "an SSE answer");
+    tcp
+}
+
+/// A POST calling `tool` on `session`, with `extra` members spliced into its params; returns
+/// the connection, its answer unread.
+async fn post_tool_call(
+    addr: SocketAddr,
+    session: &str,
+    id: u32,
+    tool: &str,
+    extra: &str,
+) -> TcpStream {
     let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hang","_meta":{{"progressToken":{id}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}"{extra}}}}}"#
     );
     let request = format!(
         "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\ncontent-length: {}\r\n\r\n{body}",
@@ -341,7 +356,6 @@ async fn post_hanging_call(addr: SocketAddr, session: &str, id: u32) -> TcpStrea
     );
     let mut tcp = TcpStream::connect(addr).await.expect("connect");
     tcp.write_all(request.as_bytes()).await.expect("write");
-    assert_eq!(read_answer(&mut tcp).await.0, OK, "an SSE answer");
     tcp
 }
 
@@ -445,6 +459,96 @@ fn the_event_store_is_bounded_per_stream_in_streams_and_in_events() {
     assert_eq!((kept(&store, 1), kept(&store, 2)), (Some(2), Some(2)));
     store.append("s", 2, &note(5));
     assert_eq!((kept(&store, 1), kept(&store, 2)), (None, Some(3)));
+}
+
+/// How many times a [`Counted`] was deserialized: a tool's arguments are, when its handler is
+/// built. Only `a_call_refused_as_busy_never_reaches_its_handler` reads it.
+static ARGUMENTS_BUILT: AtomicUsize = AtomicUsize::new(0);
+
+/// Tool arguments that count their own deserialization.
+#[derive(modelcontext::schemars::JsonSchema)]
+#[schemars(crate = "modelcontext::schemars")]
+struct Counted {}
+
+impl<'de> serde::Deserialize<'de> for Counted {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ARGUMENTS_BUILT.fetch_add(1, Ordering::SeqCst);
+        serde::de::IgnoredAny::deserialize(deserializer)?;
+        Ok(Counted {})
+    }
+}
+
+/// A server allowing one handler at a time, with `hold` (reports progress when asked, then
+/// runs until `release` is notified) and `count` (answers at once, from [`Counted`] args).
+fn one_at_a_time(release: Arc<tokio::sync::Notify>) -> McpServer {
+    let hold = ToolDef::new("hold", move |cx: Context, _: NoArgs| {
+        let release = release.clone();
+        async move {
+            cx.report_progress(1.0, None, Some("holding")).await;
+            release.notified().await;
+            "released"
+        }
+    });
+    let count = ToolDef::new("count", |_: Counted| async { "counted" });
+    McpServer::new("one")
+        .tool(hold)
+        .expect("registers")
+        .tool(count)
+        .expect("registers")
+        .max_in_flight(1)
+}
+
+fn busy_answer(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":"Server busy: 1 requests already in flight; retry later"}}}}"#
+    )
+}
+
+#[tokio::test]
+async fn a_call_refused_as_busy_never_reaches_its_handler() {
+    let built = || ARGUMENTS_BUILT.load(Ordering::SeqCst);
+    let release = Arc::new(tokio::sync::Notify::new());
+    let call = |id: u32, tool: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}",{MODERN_META}}}}}"#
+        )
+    };
+    // The engine loop (stdio): the limit is taken, so `count` is refused before its
+    // arguments are parsed, while a list, which runs no handler, still passes.
+    let mut wire = Wire::start(one_at_a_time(release.clone()), "2026-07-28");
+    wire.send(&call(1, "hold")).await;
+    assert_eq!(wire.call(&call(2, "count")).await, busy_answer(2));
+    assert_eq!(built(), 0, "the refused call's arguments were never built");
+    wire.assert_alive().await;
+    // Once `hold` has answered, `count` runs: the counter does see a handler being built.
+    release.notify_one();
+    assert!(wire.recv().await.contains("released"));
+    assert!(wire.call(&call(3, "count")).await.contains("counted"));
+    assert_eq!(built(), 1);
+
+    // An HTTP session's POSTs, which dispatch in their own task: the same admission. `hold`
+    // counts once the session's engine has taken it over, which its SSE answer does not
+    // wait for: until then `count` may still run, and must then build its arguments once.
+    let addr = serve(one_at_a_time(release), HttpOptions::default()).await;
+    let session = open_session(addr).await;
+    let mut holding =
+        post_tool_call(addr, &session, 1, "hold", r#","_meta":{"progressToken":1}"#).await;
+    assert_eq!(read_answer(&mut holding).await.0, OK, "an SSE answer");
+    let mut counted = 0;
+    for id in 2..100 {
+        let mut tcp = post_tool_call(addr, &session, id, "count", "").await;
+        let (status, body) = read_answer(&mut tcp).await;
+        assert_eq!(status, OK, "{body}");
+        if body == busy_answer(id) {
+            break;
+        }
+        assert!(body.contains("counted"), "{body}");
+        counted += 1;
+        tokio::time::sleep(MS).await;
+    }
+    assert!(counted < 98, "the session never counted `hold` as in flight");
+    assert_eq!(built(), 1 + counted, "the refused POST's arguments were never built");
+    assert_eq!(session_ping(addr, &session).await, (OK.to_owned(), PONG.to_owned()));
 }
 
 #[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]

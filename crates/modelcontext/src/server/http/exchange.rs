@@ -14,7 +14,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use modelcontext_types::{
     ClientRequest, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
     MODERN_VERSIONS, McpError, Message, PROTOCOL_VERSION_META_KEY, ParamsError, RequestId,
-    RequestMeta, Response as RpcResponse,
+    RequestMeta, Response as RpcResponse, method,
 };
 use tokio::sync::mpsc;
 
@@ -135,7 +135,7 @@ fn check_content_headers(headers: &HeaderMap) -> Option<Response> {
 /// a modern-only method is answered on the stateless path, where its errors belong.
 fn claims_modern(message: &Message) -> bool {
     let Message::Request(request) = message else { return false };
-    if matches!(request.method.as_str(), "server/discover" | "subscriptions/listen") {
+    if matches!(request.method.as_str(), method::SERVER_DISCOVER | method::SUBSCRIPTIONS_LISTEN) {
         return true;
     }
     let Some(params) = &request.params else { return false };
@@ -216,7 +216,7 @@ fn admit_modern(
 ) -> Result<Admitted, (StatusCode, McpError)> {
     // A removed method is not found whatever its params, so it is refused before parsing;
     // over HTTP that includes `initialize` (spec: 404 + -32601).
-    if request.method == "initialize" || crate::server::removed_in_modern(&request.method) {
+    if request.method == method::INITIALIZE || crate::server::removed_in_modern(&request.method) {
         return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
     }
     let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {

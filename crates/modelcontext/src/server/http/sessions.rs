@@ -27,7 +27,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use modelcontext_types::{
-    HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId, Response as RpcResponse,
+    HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId, Response as RpcResponse, method,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -38,7 +38,7 @@ use super::exchange::{
     sse_response, sse_stream,
 };
 use super::{Shared, caller};
-use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, busy, poll_once};
+use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
 use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
 
@@ -277,7 +277,7 @@ pub(crate) async fn post(
         }
     }
     match (header_str(headers, SESSION_HEADER), message) {
-        (None, Message::Request(request)) if request.method == "initialize" => {
+        (None, Message::Request(request)) if request.method == method::INITIALIZE => {
             initialize(shared, request, extensions).await
         }
         (None, _) => {
@@ -300,7 +300,7 @@ fn called_tool(message: &Message) -> Option<String> {
         name: String,
     }
     let Message::Request(request) = message else { return None };
-    if request.method != "tools/call" {
+    if request.method != method::TOOLS_CALL {
         return None;
     }
     serde_json::from_str::<Name>(request.params.as_ref()?.get()).ok().map(|n| n.name)
@@ -413,6 +413,10 @@ impl Session {
             };
         };
         let id = request.id.clone();
+        // The session's limit, applied here as the engine applies it to what it reads itself.
+        if let Err(busy) = admit(&self.dispatch, &request, self.handover.working()) {
+            return rpc_answer(id, Err(busy));
+        }
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx);
@@ -447,10 +451,6 @@ impl Session {
     /// the engine, which tracks it for `notifications/cancelled` and sends its answer.
     fn run_here(&self, id: RequestId, mut handler: BoxFuture<Outcome>, stream: bool) -> Ran {
         if !stream {
-            let limit = self.dispatch.max_in_flight();
-            if self.handover.working() >= limit {
-                return Ran::Finished(Err(busy(limit)));
-            }
             if let Poll::Ready(outcome) = poll_once(&mut handler) {
                 return Ran::Finished(outcome);
             }
@@ -569,7 +569,7 @@ impl Routes {
             Message::Response(response) => {
                 response.id.clone().filter(|id| self.waiting.contains_key(id))
             }
-            Message::Notification(n) if n.method == "notifications/progress" => {
+            Message::Notification(n) if n.method == method::PROGRESS => {
                 let token = progress_token_of(n.params.as_deref())?;
                 self.progress.get(&token).cloned()
             }

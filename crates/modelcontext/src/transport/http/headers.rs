@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http::Method;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use modelcontext_types::{
-    HEADER_MISMATCH, Message, PROTOCOL_VERSION_META_KEY, Request, RequestId, Response,
+    HEADER_MISMATCH, Message, PROTOCOL_VERSION_META_KEY, Request, RequestId, Response, method,
     mirrored_arguments, to_raw,
 };
 use serde_json::{Map, Value, json};
@@ -46,21 +46,21 @@ impl Shared {
     /// 2026-07-28: the request's routing headers, mirrored from its body.
     pub(super) fn modern_headers(
         &self,
-        method: &str,
+        rpc_method: &str,
         version: &str,
         params: Option<&Value>,
     ) -> HeaderMap {
         let mut headers = self.base_headers();
         insert_encoded(&mut headers, PROTOCOL_VERSION, version);
-        insert_encoded(&mut headers, MCP_METHOD, method);
-        let name_key = match method {
-            "tools/call" | "prompts/get" => "name",
-            "resources/read" => "uri",
+        insert_encoded(&mut headers, MCP_METHOD, rpc_method);
+        let name_key = match rpc_method {
+            method::TOOLS_CALL | method::PROMPTS_GET => "name",
+            method::RESOURCES_READ => "uri",
             _ => return headers,
         };
         let Some(name) = params.and_then(|p| p.get(name_key)?.as_str()) else { return headers };
         insert_encoded(&mut headers, MCP_NAME, name);
-        if method != "tools/call" {
+        if rpc_method != method::TOOLS_CALL {
             return headers;
         }
         let Some(arguments) = params.and_then(|p| p.get("arguments")) else { return headers };
@@ -97,9 +97,12 @@ impl Shared {
                 list["cursor"] = Value::String(cursor);
             }
             let id = RequestId::String(format!("modelcontext-relist-{page}"));
-            let list =
-                Request { id: id.clone(), method: "tools/list".into(), params: to_raw(&list).ok() };
-            let headers = self.modern_headers("tools/list", version, None);
+            let list = Request {
+                id: id.clone(),
+                method: method::TOOLS_LIST.into(),
+                params: to_raw(&list).ok(),
+            };
+            let headers = self.modern_headers(method::TOOLS_LIST, version, None);
             let body = Bytes::from(Message::Request(list).encode());
             let answer = self.send(Method::POST, headers, body).await.ok()?;
             let result = self.read_own_response(&id, answer).await?.ok()?;
@@ -110,7 +113,7 @@ impl Shared {
                 break;
             }
         }
-        Some(self.modern_headers("tools/call", version, Some(&params)))
+        Some(self.modern_headers(method::TOOLS_CALL, version, Some(&params)))
     }
 
     /// Records each tool's header arguments; returns true when an invalid tool was dropped.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use http::{Method, Uri};
-use modelcontext_types::{McpError, Message, Notification, RawValue, RequestId};
+use modelcontext_types::{McpError, Message, Notification, RawValue, RequestId, method};
 use serde_json::Value;
 
 use super::{Body, DEFAULT_CONNECT_TIMEOUT, SESSION_ID, Shared, content_type, next_chunk};
@@ -43,8 +43,11 @@ impl Shared {
             (params, RequestId::String(format!("modelcontext-renew-{}", state.renewals)))
         };
         tracing::debug!("session expired (404); initializing a new one");
-        let request =
-            modelcontext_types::Request { id: id.clone(), method: "initialize".into(), params };
+        let request = modelcontext_types::Request {
+            id: id.clone(),
+            method: method::INITIALIZE.into(),
+            params,
+        };
         let body = Bytes::from(Message::Request(request).encode());
         let answer = match self.send(Method::POST, self.session_headers(true), body).await {
             Ok(answer) if answer.status().is_success() => answer,
@@ -55,7 +58,7 @@ impl Shared {
         let result: Option<Value> = serde_json::from_str(result.get()).ok();
         let version = result.as_ref().and_then(|r| r.get("protocolVersion")?.as_str());
         self.state().handshake_version = version.map(str::to_owned);
-        let initialized = Notification { method: "notifications/initialized".into(), params: None };
+        let initialized = Notification { method: method::INITIALIZED.into(), params: None };
         self.post_in_order(initialized.into(), self.session_headers(false)).await;
         self.start_get_stream().await;
         self.state().session_id.is_some()

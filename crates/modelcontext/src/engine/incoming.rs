@@ -1,0 +1,299 @@
+//! The loop: the peer's messages in arrival order, its requests' handlers (polled once
+//! inline, the rest spawned), admission to the in-flight limit ([`admit`], which the HTTP
+//! server's sessions ask too), `notifications/cancelled`, and the [`Handover`] through which
+//! those sessions give it the handlers they started.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
+
+use futures_util::FutureExt;
+use modelcontext_types::{
+    McpError, Message, Notification, RawValue, Request, RequestId, Response, method,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use super::{BoxFuture, Dispatch, Outcome, Peer, Reply, Stop};
+use crate::transport::{Connection, Incoming};
+
+/// The loop's own state: requests from the peer that are still running.
+struct Engine<D> {
+    dispatch: D,
+    peer: Peer,
+    running: HashMap<RequestId, AbortHandle>,
+    /// The running requests that are streams, stopped rather than awaited at end of input.
+    streams: std::collections::HashSet<RequestId>,
+    /// Whether end of input means the peer is gone, so streams stop (see [`start`](super::start)).
+    input_end_is_peer_gone: bool,
+    finished_tx: mpsc::UnboundedSender<RequestId>,
+    /// Handlers still working (not streams, not answers waiting to be written): what the
+    /// in-flight limit counts. Each task lowers it the moment its handler ends or is aborted.
+    working: Arc<AtomicUsize>,
+}
+
+/// Polls a handler once, in the engine loop. The no-op waker is enough: a handler that is not
+/// done is spawned and polled again at once by its task, with the task's waker. A panic is
+/// answered as an internal error, so a handler without its own guard cannot take the
+/// connection down.
+pub(crate) fn poll_once(future: &mut BoxFuture<Outcome>) -> Poll<Outcome> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+        Ok(poll) => poll,
+        Err(payload) => Poll::Ready(panicked(payload)),
+    }
+}
+
+/// The answer to a request whose handler panicked (the payload is not shown to the peer).
+fn panicked(_payload: Box<dyn std::any::Any + Send>) -> Outcome {
+    Err(McpError::internal("Internal error: the request handler panicked"))
+}
+
+/// `future`, with a panic in it answered as an internal error: the guard every handler runs
+/// behind, whoever polls it (a task of the engine, or an HTTP response body).
+pub(crate) fn catching_panics(future: BoxFuture<Outcome>) -> impl Future<Output = Outcome> + Send {
+    AssertUnwindSafe(future).catch_unwind().map(|caught| caught.unwrap_or_else(panicked))
+}
+
+/// Admission to the in-flight limit, for every path that starts a connection's handlers (the
+/// loop, and an HTTP session's POSTs): refuses `request` when it would start work while
+/// `working` handlers already do. Asked before the dispatch sees the request, so a refused
+/// one costs no lookup, no argument parsing and no context.
+pub(crate) fn admit(
+    dispatch: &impl Dispatch,
+    request: &Request,
+    working: usize,
+) -> Result<(), McpError> {
+    if !dispatch.starts_work(request) {
+        return Ok(());
+    }
+    let limit = dispatch.max_in_flight();
+    if working < limit { Ok(()) } else { Err(busy(limit)) }
+}
+
+/// The answer to a request refused because `limit` handlers are already working.
+fn busy(limit: usize) -> McpError {
+    McpError::internal(format!("Server busy: {limit} requests already in flight; retry later"))
+}
+
+/// A handler that a transport ran once in its own task and hands to the loop to finish:
+/// tracked for cancellation, counted against the in-flight limit, answered on the connection.
+pub(crate) struct Adopted {
+    id: RequestId,
+    future: BoxFuture<Outcome>,
+    /// A stream (`subscriptions/listen`): stopped rather than awaited at end of input.
+    stream: bool,
+}
+
+/// Lets a transport answer a connection's requests from the task that read them, handing
+/// the loop only the handlers that did not finish at once. Cheap to clone. Only the HTTP
+/// server's sessions use it; the loop listens for handovers either way.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct Handover {
+    adopt: mpsc::UnboundedSender<Adopted>,
+    working: Arc<AtomicUsize>,
+}
+
+#[cfg(feature = "http")]
+impl Handover {
+    /// Handlers of the connection still working (what the in-flight limit counts).
+    pub(crate) fn working(&self) -> usize {
+        self.working.load(Ordering::Relaxed)
+    }
+
+    /// Gives `future` (the handler of request `id`) to the loop; `false` if the loop ended.
+    pub(crate) fn adopt(&self, id: RequestId, future: BoxFuture<Outcome>, stream: bool) -> bool {
+        self.adopt.send(Adopted { id, future, stream }).is_ok()
+    }
+}
+
+/// Holds one place in [`Engine::working`] until dropped.
+struct Working(Arc<AtomicUsize>);
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+pub(super) fn start_with<D: Dispatch>(
+    connection: Connection,
+    dispatch: D,
+    input_end_is_peer_gone: bool,
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop, Handover) {
+    let Connection { sender, receiver, shutdown } = connection;
+    let peer = Peer::new(sender);
+    let (finished_tx, finished_rx) = mpsc::unbounded_channel();
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
+    let working = Arc::new(AtomicUsize::new(0));
+    let handover = Handover { adopt: adopt_tx, working: Arc::clone(&working) };
+    let engine = Engine {
+        dispatch,
+        peer: peer.clone(),
+        running: HashMap::new(),
+        streams: Default::default(),
+        input_end_is_peer_gone,
+        finished_tx,
+        working,
+    };
+    let run = async move {
+        engine.run(receiver, adopt_rx, finished_rx, stop_rx).await;
+        if let Some(shutdown) = shutdown {
+            shutdown.await;
+        }
+    };
+    (peer, run, Stop(stop_tx), handover)
+}
+
+impl<D: Dispatch> Engine<D> {
+    async fn run(
+        mut self,
+        mut incoming: mpsc::Receiver<Incoming>,
+        mut adopted: mpsc::UnboundedReceiver<Adopted>,
+        mut finished: mpsc::UnboundedReceiver<RequestId>,
+        mut stop: oneshot::Receiver<()>,
+    ) {
+        let peer_gone = loop {
+            tokio::select! {
+                _ = &mut stop => break false,
+                message = incoming.recv() => match message {
+                    Some(message) => self.handle(message).await,
+                    None => break true,
+                },
+                Some(handler) = adopted.recv() => self.adopt(handler).await,
+                Some(id) = finished.recv() => {
+                    self.running.remove(&id);
+                    self.streams.remove(&id);
+                }
+            }
+        };
+        // End of input is how a stdio client asks a server to exit: answer what is already
+        // running first (`printf ... | server` must not lose answers), unless told to stop.
+        // Streams never finish on their own, and nobody is left to read them.
+        if self.input_end_is_peer_gone {
+            for id in self.streams.drain() {
+                if let Some(handle) = self.running.remove(&id) {
+                    handle.abort();
+                }
+            }
+        }
+        while peer_gone && !self.running.is_empty() {
+            tokio::select! {
+                _ = &mut stop => break,
+                Some(id) = finished.recv() => {
+                    self.running.remove(&id);
+                }
+            }
+        }
+        for (_, handle) in self.running.drain() {
+            handle.abort();
+        }
+        self.peer.close();
+    }
+
+    async fn handle(&mut self, incoming: Incoming) {
+        match incoming {
+            Ok(Message::Request(request)) => self.handle_request(request).await,
+            Ok(Message::Response(response)) => self.peer.complete(response),
+            Ok(Message::Notification(notification)) => self.handle_notification(notification),
+            Err(err) => {
+                tracing::debug!(%err, "undecodable message");
+                let _ = self.peer.send(err.to_response().into()).await;
+            }
+        }
+    }
+
+    async fn handle_request(&mut self, request: Request) {
+        let id = request.id.clone();
+        if self.running.contains_key(&id) {
+            let error = McpError::invalid_request(format!("Request id {id} is already in use"));
+            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
+            return;
+        }
+        // Only requests that start work are limited, and refused before anything is built.
+        if let Err(busy) = admit(&self.dispatch, &request, self.working.load(Ordering::Relaxed)) {
+            let _ = self.peer.send(Response::error(Some(id), busy).into()).await;
+            return;
+        }
+        match self.dispatch.request(request, &self.peer) {
+            Reply::Now(outcome) => {
+                let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
+            }
+            Reply::Later(mut future) => {
+                // Most handlers (a synchronous tool, a list) finish in their first poll: answer
+                // those here, without a task and its wake-ups. The others run on as a task.
+                if let Poll::Ready(outcome) = poll_once(&mut future) {
+                    let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
+                    return;
+                }
+                self.working.fetch_add(1, Ordering::Relaxed);
+                let working = Working(Arc::clone(&self.working));
+                self.spawn(id, future, Some(working));
+            }
+            Reply::Stream(future) => {
+                self.streams.insert(id.clone());
+                self.spawn(id, future, None);
+            }
+        }
+    }
+
+    /// Takes over a handler a transport started (see [`Handover`]).
+    async fn adopt(&mut self, Adopted { id, future, stream }: Adopted) {
+        if self.running.contains_key(&id) {
+            let error = McpError::invalid_request(format!("Request id {id} is already in use"));
+            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
+        } else if stream {
+            self.streams.insert(id.clone());
+            self.spawn(id, future, None);
+        } else {
+            self.working.fetch_add(1, Ordering::Relaxed);
+            let working = Working(Arc::clone(&self.working));
+            self.spawn(id, future, Some(working));
+        }
+    }
+
+    fn spawn(&mut self, id: RequestId, future: BoxFuture<Outcome>, working: Option<Working>) {
+        let outgoing = self.peer.outgoing();
+        let finished = self.finished_tx.clone();
+        let task_id = id.clone();
+        let handle = tokio::spawn(async move {
+            let outcome = catching_panics(future).await;
+            // The handler is done: it no longer counts toward the limit, even while its
+            // answer waits for room on the wire (or when the task is aborted, via drop).
+            drop(working);
+            let _ =
+                outgoing.send(Response { id: Some(task_id.clone()), result: outcome }.into()).await;
+            let _ = finished.send(task_id);
+        });
+        self.running.insert(id, handle.abort_handle());
+    }
+
+    fn handle_notification(&mut self, notification: Notification) {
+        match notification.method.as_str() {
+            method::CANCELLED => self.cancel(notification.params.as_deref()),
+            method::PROGRESS => self.peer.route_progress(notification.params.as_deref()),
+            _ => self.dispatch.notification(notification, &self.peer),
+        }
+    }
+
+    /// Aborts the handler named by `notifications/cancelled`. Unknown or finished ids are
+    /// ignored, as the spec allows.
+    fn cancel(&mut self, params: Option<&RawValue>) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Cancelled {
+            request_id: RequestId,
+        }
+        let Some(params) = params else { return };
+        let Ok(Cancelled { request_id }) = serde_json::from_str(params.get()) else { return };
+        if let Some(handle) = self.running.remove(&request_id) {
+            handle.abort();
+        }
+        self.streams.remove(&request_id);
+    }
+}
