@@ -79,7 +79,7 @@ pub(super) enum Keyword {
     /// `additionalProperties`, with the names and patterns of its siblings that it skips.
     AdditionalProperties {
         schema: NodeId,
-        named: HashSet<String>,
+        named: Names,
         patterns: Vec<Regex>,
     },
     PropertyNames(NodeId),
@@ -113,6 +113,32 @@ impl Keyword {
             }
             Keyword::DependentSchemas(list) => list.iter().map(|(_, node)| *node).collect(),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// The property names `additionalProperties` skips: scanned when there are a few (comparing
+/// short strings beats hashing them), hashed when there are many.
+pub(super) struct Names {
+    few: Vec<String>,
+    many: Option<HashSet<String>>,
+}
+
+impl Names {
+    const SCANNED: usize = 8;
+
+    fn new<'n>(names: impl Iterator<Item = &'n String>) -> Names {
+        let few: Vec<String> = names.cloned().collect();
+        if few.len() <= Names::SCANNED {
+            return Names { few, many: None };
+        }
+        Names { few: Vec::new(), many: Some(few.into_iter().collect()) }
+    }
+
+    pub(super) fn contains(&self, name: &str) -> bool {
+        match &self.many {
+            Some(many) => many.contains(name),
+            None => self.few.iter().any(|few| few == name),
         }
     }
 }
@@ -391,10 +417,8 @@ impl<'d> Compiler<'d> {
         let schema = self.subschema(value, at.pointer(), resource)?;
         let sibling = |key: &'static str| Location { parent: at.parent, key };
         let named = match map.get("properties") {
-            Some(properties) => {
-                object(properties, &sibling("properties"))?.keys().cloned().collect()
-            }
-            None => HashSet::new(),
+            Some(properties) => Names::new(object(properties, &sibling("properties"))?.keys()),
+            None => Names::new([].iter()),
         };
         let mut patterns = Vec::new();
         if let Some(sources) = map.get("patternProperties") {

@@ -21,7 +21,7 @@ impl CompiledSchema {
     /// Checks `instance`; on failure, at most [`MAX_REPORTED_VIOLATIONS`] descriptions joined
     /// by `; `, and how many more violations there were.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
-        let mut run = Run::new(self, true, String::new());
+        let mut run = Run::new(self, true, Report::new(MAX_REPORTED_VIOLATIONS));
         if run.node(0, instance, &mut Evaluated::default()) {
             return Ok(());
         }
@@ -30,20 +30,61 @@ impl CompiledSchema {
 }
 
 /// The violations found so far: the first few described, all counted.
-#[derive(Default)]
-struct Report {
-    described: Vec<String>,
+struct Report<'i> {
+    described: Vec<Violation<'i>>,
+    /// How many may be described.
+    room: usize,
     total: usize,
 }
 
-impl Report {
+/// One described violation. Its path is filled in on the way back up, innermost step first,
+/// by each member that failed: a valid value costs no path at all.
+struct Violation<'i> {
+    path: Vec<Segment<'i>>,
+    message: String,
+}
+
+impl<'i> Report<'i> {
+    fn new(room: usize) -> Self {
+        Report { described: Vec::new(), room, total: 0 }
+    }
+
     fn into_message(self) -> String {
-        let mut message = self.described.join("; ");
+        let mut message = String::new();
+        for violation in &self.described {
+            if !message.is_empty() {
+                message.push_str("; ");
+            }
+            violation.describe(&mut message);
+        }
         let more = self.total - self.described.len();
         if more > 0 {
             let _ = write!(message, "; and {more} more");
         }
         message
+    }
+}
+
+impl Violation<'_> {
+    /// `argument 'a.0.b': message`, keys escaped as in a JSON pointer (`~0`, `~1`); the
+    /// message alone for the arguments object itself.
+    fn describe(&self, out: &mut String) {
+        if !self.path.is_empty() {
+            out.push_str("argument '");
+            for (i, step) in self.path.iter().rev().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                match step {
+                    Segment::Key(key) => out.push_str(&key.replace('~', "~0").replace('/', "~1")),
+                    Segment::Index(index) => {
+                        let _ = write!(out, "{index}");
+                    }
+                }
+            }
+            out.push_str("': ");
+        }
+        out.push_str(&self.message);
     }
 }
 
@@ -100,17 +141,13 @@ impl<'i> Evaluated<'i> {
 struct Run<'c, 'i> {
     schema: &'c CompiledSchema,
     collecting: bool,
-    report: Report,
-    path: Vec<Segment<'i>>,
-    /// The rendered path of the value this run started at (`propertyNames` checks each name
-    /// as a value of its own, reported at the object's path).
-    base: String,
+    report: Report<'i>,
     depth: usize,
 }
 
 impl<'c, 'i> Run<'c, 'i> {
-    fn new(schema: &'c CompiledSchema, collecting: bool, base: String) -> Self {
-        Run { schema, collecting, report: Report::default(), path: Vec::new(), base, depth: 0 }
+    fn new(schema: &'c CompiledSchema, collecting: bool, report: Report<'i>) -> Self {
+        Run { schema, collecting, report, depth: 0 }
     }
 
     /// Whether `instance` is valid against `node`; `seen` gets what the node evaluated.
@@ -149,9 +186,11 @@ impl<'c, 'i> Run<'c, 'i> {
 
     /// `node` against a member of the current value, one step down the path.
     fn member(&mut self, step: Segment<'i>, node: NodeId, member: &'i Value) -> bool {
-        self.path.push(step);
+        let before = self.report.described.len();
         let valid = self.node(node, member, &mut Evaluated::default());
-        self.path.pop();
+        for violation in &mut self.report.described[before..] {
+            violation.path.push(step);
+        }
         valid
     }
 
@@ -174,38 +213,15 @@ impl<'c, 'i> Run<'c, 'i> {
         valid
     }
 
-    /// Records a violation at the current path; always `false`, to return.
+    /// Records a violation of the current value; always `false`, to return.
     fn fail(&mut self, message: impl FnOnce() -> String) -> bool {
         if self.collecting {
-            if self.report.described.len() < MAX_REPORTED_VIOLATIONS {
-                let path = self.rendered_path();
-                let message = message();
-                self.report.described.push(if path.is_empty() {
-                    message
-                } else {
-                    format!("argument '{path}': {message}")
-                });
+            if self.report.described.len() < self.report.room {
+                self.report.described.push(Violation { path: Vec::new(), message: message() });
             }
             self.report.total += 1;
         }
         false
-    }
-
-    /// The path as `a.0.b`, keys escaped as in a JSON pointer (`~0`, `~1`).
-    fn rendered_path(&self) -> String {
-        let mut path = self.base.clone();
-        for step in &self.path {
-            if !path.is_empty() {
-                path.push('.');
-            }
-            match step {
-                Segment::Key(key) => path.push_str(&key.replace('~', "~0").replace('/', "~1")),
-                Segment::Index(index) => {
-                    let _ = write!(path, "{index}");
-                }
-            }
-        }
-        path
     }
 
     fn mark_property(&self, seen: &mut Evaluated<'i>, name: &'i str) {
@@ -432,11 +448,11 @@ impl<'c, 'i> Run<'c, 'i> {
             Keyword::Required(names) => self.required(names, map),
             Keyword::DependentRequired(dependencies) => self
                 .every(dependencies, |run, (name, required)| {
-                    !map.contains_key(name) || run.required(required, map)
+                    find(map, name).is_none() || run.required(required, map)
                 }),
             Keyword::Properties(schemas) => {
                 let present = schemas.iter().filter_map(|(name, schema)| {
-                    map.get_key_value(name).map(|(key, value)| (key.as_str(), value, *schema))
+                    find(map, name).map(|(key, value)| (key.as_str(), value, *schema))
                 });
                 self.each_property(present, seen)
             }
@@ -463,7 +479,7 @@ impl<'c, 'i> Run<'c, 'i> {
             }
             Keyword::PropertyNames(schema) => self.property_names(*schema, map),
             Keyword::DependentSchemas(schemas) => self.every(schemas, |run, (name, schema)| {
-                !map.contains_key(name) || run.applied(*schema, instance, seen)
+                find(map, name).is_none() || run.applied(*schema, instance, seen)
             }),
             _ => true,
         }
@@ -471,7 +487,7 @@ impl<'c, 'i> Run<'c, 'i> {
 
     fn required(&mut self, names: &[String], map: &Map<String, Value>) -> bool {
         self.every(names, |run, name| {
-            map.contains_key(name)
+            find(map, name).is_some()
                 || run.fail(|| format!("{} is a required property", Value::from(name.as_str())))
         })
     }
@@ -511,11 +527,17 @@ impl<'c, 'i> Run<'c, 'i> {
     fn property_names(&mut self, schema: NodeId, map: &Map<String, Value>) -> bool {
         self.every(map.keys(), |run, name| {
             let name = Value::String(name.clone());
-            let mut names = Run::new(run.schema, run.collecting, run.rendered_path());
-            names.report = std::mem::take(&mut run.report);
+            let room = run.report.room - run.report.described.len();
+            let mut names = Run::new(run.schema, run.collecting, Report::new(room));
             names.depth = run.depth;
             let named = names.node(schema, &name, &mut Evaluated::default());
-            run.report = names.report;
+            // A string has no members: its violations are the object's, path and all.
+            let described = names.report.described.into_iter();
+            run.report.described.extend(
+                described
+                    .map(|violation| Violation { path: Vec::new(), message: violation.message }),
+            );
+            run.report.total += names.report.total;
             named
         })
     }
@@ -612,6 +634,17 @@ impl Types {
                 format!("{instance} is not of types {}", quoted.join(", "))
             }
         }
+    }
+}
+
+/// The member `name` of `map`. A small object (arguments usually are) is scanned, which is
+/// faster than hashing the name.
+fn find<'m>(map: &'m Map<String, Value>, name: &str) -> Option<(&'m String, &'m Value)> {
+    const SCANNED: usize = 8;
+    if map.len() <= SCANNED {
+        map.iter().find(|(key, _)| *key == name)
+    } else {
+        map.get_key_value(name)
     }
 }
 

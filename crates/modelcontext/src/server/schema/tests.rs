@@ -389,6 +389,28 @@ fn properties_and_their_kin() {
 }
 
 #[test]
+fn many_properties_are_looked_up_like_few() {
+    // Past eight names, members and names are hashed instead of scanned.
+    let names: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+    let properties: Map<String, Value> =
+        names.iter().map(|name| (name.clone(), json!({"type": "integer"}))).collect();
+    let schema =
+        json!({"properties": properties, "required": names, "additionalProperties": false});
+    let mut value: Map<String, Value> = names.iter().map(|name| (name.clone(), json!(1))).collect();
+    check(schema.clone(), Value::Object(value.clone()), expect!["valid"]);
+    value.insert("p3".into(), json!("x"));
+    value.insert("extra".into(), json!(1));
+    value.remove("p11");
+    check(
+        schema,
+        Value::Object(value),
+        expect![[
+            r#"argument 'p3': "x" is not of type "integer"; "p11" is a required property; Additional properties are not allowed ('extra' was unexpected)"#
+        ]],
+    );
+}
+
+#[test]
 fn combinators() {
     let any = json!({"anyOf": [{"type": "string"}, {"minimum": 10}]});
     check(any.clone(), json!(12), expect!["valid"]);
