@@ -3,7 +3,7 @@
 //! Input schemas are JSON Schema 2020-12 from schemars. Each schema is compiled into a
 //! validator once, at registration; a request only runs the compiled validator. The validator
 //! is our own (`compile`, `evaluate`): the applicator and validation vocabularies of 2020-12
-//! with `unevaluated*`, in about a thousand lines, where the `jsonschema` crate brought some
+//! with `unevaluated*`, in about 1,500 lines of code, where the `jsonschema` crate brought some
 //! forty packages into every build and built its meta-schema validator at the first
 //! registration of each process. `format` is an annotation, as 2020-12 makes it by default.
 //!
