@@ -554,19 +554,17 @@ impl<'c, 'i> Run<'c, 'i> {
                 self.every(schemas, |run, schema| run.applied(*schema, instance, seen))
             }
             Keyword::AnyOf(schemas) => {
-                let valid = self.count_valid(schemas, instance, seen, 1) > 0;
-                valid
+                self.count_valid(schemas, instance, seen, 1) > 0
                     || self.fail(|| {
-                        format!("{instance} is not valid under any of the schemas listed in the 'anyOf' keyword")
+                        format!("{instance} is not valid under any of {}", listed("anyOf"))
                     })
             }
             Keyword::OneOf(schemas) => match self.count_valid(schemas, instance, seen, 2) {
                 1 => true,
-                0 => self.fail(|| {
-                    format!("{instance} is not valid under any of the schemas listed in the 'oneOf' keyword")
-                }),
+                0 => self
+                    .fail(|| format!("{instance} is not valid under any of {}", listed("oneOf"))),
                 _ => self.fail(|| {
-                    format!("{instance} is valid under more than one of the schemas listed in the 'oneOf' keyword")
+                    format!("{instance} is valid under more than one of {}", listed("oneOf"))
                 }),
             },
             Keyword::Not { schema, source } => {
@@ -671,6 +669,11 @@ fn unexpected_list(what: &str, names: &[impl std::fmt::Display]) -> String {
     let quoted: Vec<String> = names.iter().map(|name| format!("'{name}'")).collect();
     let verb = if names.len() == 1 { "was" } else { "were" };
     format!("{what} are not allowed ({} {verb} unexpected)", quoted.join(", "))
+}
+
+/// `the schemas listed in the 'anyOf' keyword`, as the messages of combinators say it.
+fn listed(keyword: &str) -> String {
+    format!("the schemas listed in the '{keyword}' keyword")
 }
 
 fn plural(count: u64, noun: &str) -> String {
