@@ -470,7 +470,9 @@ impl McpServer {
     /// the schema object itself being level 1 (default [`DEFAULT_MAX_SCHEMA_DEPTH`], 64). A
     /// deeper schema fails registration ([`tool`](Self::tool), [`add_tool`](Self::add_tool))
     /// with an error naming this option, before it reaches the schema compiler, whose recursion
-    /// follows the nesting. Applies to tools registered after this call.
+    /// follows the nesting. So does one that applies more than `limit` subschemas in a row to
+    /// one value (a chain of `$ref`s, which the validator's recursion would follow). Applies to
+    /// tools registered after this call.
     pub fn max_schema_depth(mut self, limit: usize) -> Self {
         self.inner_mut().schema_limits.max_depth = limit;
         self

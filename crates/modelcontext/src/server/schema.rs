@@ -1,23 +1,31 @@
 //! JSON Schemas derived from Rust types, and validation against them.
 //!
 //! Input schemas are JSON Schema 2020-12 from schemars. Each schema is compiled into a
-//! validator once, at registration; a request only runs the compiled validator.
+//! validator once, at registration; a request only runs the compiled validator. The validator
+//! is our own (`compile`, `evaluate`): the applicator and validation vocabularies of 2020-12
+//! with `unevaluated*`, in about 1,500 lines of code, where the `jsonschema` crate brought some
+//! forty packages into every build and built its meta-schema validator at the first
+//! registration of each process. `format` is an annotation, as 2020-12 makes it by default.
 //!
 //! A schema may come from somewhere the server does not control (a gateway re-exporting an
 //! upstream server's tools), and the arguments always come from the peer, so compiling and
 //! validating are bounded:
-//! - Nothing is ever fetched: a `$ref` (or `$schema`) naming an `http:`, `https:` or `file:`
-//!   document fails to compile. The `jsonschema` crate is built without its resolvers and is
-//!   also told to stay offline, so no feature unification elsewhere can turn fetching on.
+//! - Nothing is ever fetched: a `$ref` is followed only within the schema (`#` and
+//!   `#/json/pointer`); one naming another document fails to compile, and `$schema` and `$id`
+//!   are never resolved.
 //! - `pattern` and `patternProperties` use the `regex` crate, which matches in linear time.
 //!   Patterns it cannot run in linear time (backreferences, look-around) fail to compile.
 //! - A schema nested deeper than [`SchemaLimits::max_depth`] or longer than
 //!   [`SchemaLimits::max_bytes`] is refused before it reaches the compiler (whose recursion
-//!   follows the schema's nesting).
+//!   follows the schema's nesting), and so is one that applies more than `max_depth`
+//!   subschemas in a row to one value (a chain of `$ref`s) or a cycle of them.
 //! - An argument's nesting is bounded by the message decoder (serde_json's 128 levels), and a
 //!   failed check reports at most [`MAX_REPORTED_VIOLATIONS`] violations.
 
-use std::fmt::Write;
+mod compile;
+mod evaluate;
+mod pattern;
+mod values;
 
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -136,7 +144,7 @@ pub(crate) const MAX_REPORTED_VIOLATIONS: usize = 10;
 
 /// A compiled validator for one schema.
 pub(crate) struct Validator {
-    inner: jsonschema::Validator,
+    inner: compile::CompiledSchema,
 }
 
 impl std::fmt::Debug for Validator {
@@ -146,8 +154,8 @@ impl std::fmt::Debug for Validator {
 }
 
 impl Validator {
-    /// Compiles `schema` (2020-12 unless it names another dialect) within the default limits.
-    #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
+    /// Compiles `schema` (read as 2020-12 whatever `$schema` says) within the default limits.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     pub(crate) fn compile(schema: &Map<String, Value>) -> Result<Validator, String> {
         Validator::compile_with(schema, SchemaLimits::default())
     }
@@ -158,58 +166,15 @@ impl Validator {
         limits: SchemaLimits,
     ) -> Result<Validator, String> {
         limits.check(schema)?;
-        let schema = Value::Object(schema.clone());
-        jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .offline()
-            .with_pattern_options(jsonschema::PatternOptions::regex())
-            .build(&schema)
-            .map(|inner| Validator { inner })
-            .map_err(|e| compile_error(&e))
+        compile::compile(schema, limits.max_depth).map(|inner| Validator { inner })
     }
 
     /// Checks `instance`; on failure, one sentence per violation, each naming the argument
-    /// (by its JSON pointer) and the rule it broke.
+    /// (by its path, `a.0.b`) and the rule it broke.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
-        if self.inner.is_valid(instance) {
-            return Ok(());
-        }
-        let mut message = String::new();
-        let mut errors = self.inner.iter_errors(instance);
-        for error in errors.by_ref().take(MAX_REPORTED_VIOLATIONS) {
-            if !message.is_empty() {
-                message.push_str("; ");
-            }
-            describe(&mut message, &error);
-        }
-        let more = errors.count();
-        if more > 0 {
-            let _ = write!(message, "; and {more} more");
-        }
-        Err(message)
+        self.inner.check(instance)
     }
 }
 
-/// The compiler's error, with the reason spelled out when the schema refers to a document
-/// that would have to be fetched.
-fn compile_error(error: &jsonschema::ValidationError<'_>) -> String {
-    match error.kind() {
-        jsonschema::error::ValidationErrorKind::Referencing(
-            jsonschema::ReferencingError::Unretrievable { .. },
-        ) => format!(
-            "{error} (external documents are never fetched: put every definition the schema \
-             refers to under its own \"$defs\")"
-        ),
-        _ => error.to_string(),
-    }
-}
-
-fn describe(out: &mut String, error: &jsonschema::ValidationError<'_>) {
-    let path = error.instance_path().to_string();
-    let argument = path.trim_start_matches('/').replace('/', ".");
-    if argument.is_empty() {
-        let _ = write!(out, "{error}");
-    } else {
-        let _ = write!(out, "argument '{argument}': {error}");
-    }
-}
+#[cfg(test)]
+mod tests;

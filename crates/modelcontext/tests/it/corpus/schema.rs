@@ -81,7 +81,7 @@ pub(crate) fn cases() -> Vec<Case<SchemaCase>> {
             "remote $ref over http",
             register(r#"{"type":"object","properties":{"a":{"$ref":"http://{tripwire}/a.json"}}}"#),
             expect![[
-                r#"not registered: registration failed: tool 't' has an invalid input schema: Resource 'http://{tripwire}/a.json' is not present in a registry and retrieving it failed: Retrieval is disabled, cannot fetch http://{tripwire}/a.json (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
+                r#"not registered: registration failed: tool 't' has an invalid input schema: "$ref" at #/properties/a refers to "http://{tripwire}/a.json", another document (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
             ]],
         ),
         case(
@@ -90,14 +90,14 @@ pub(crate) fn cases() -> Vec<Case<SchemaCase>> {
                 r#"{"type":"object","properties":{"a":{"$ref":"https://{tripwire}/a.json"}}}"#,
             ),
             expect![[
-                r#"not registered: registration failed: tool 't' has an invalid input schema: Resource 'https://{tripwire}/a.json' is not present in a registry and retrieving it failed: Retrieval is disabled, cannot fetch https://{tripwire}/a.json (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
+                r#"not registered: registration failed: tool 't' has an invalid input schema: "$ref" at #/properties/a refers to "https://{tripwire}/a.json", another document (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
             ]],
         ),
         case(
             "$ref to a file",
             register(r#"{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}"#),
             expect![[
-                r#"not registered: registration failed: tool 't' has an invalid input schema: Resource 'file:///etc/passwd' is not present in a registry and retrieving it failed: Retrieval is disabled, cannot fetch file:///etc/passwd (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
+                r#"not registered: registration failed: tool 't' has an invalid input schema: "$ref" at #/properties/a refers to "file:///etc/passwd", another document (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
             ]],
         ),
         case(
@@ -106,7 +106,7 @@ pub(crate) fn cases() -> Vec<Case<SchemaCase>> {
                 r#"{"$id":"http://{tripwire}/root.json","type":"object","properties":{"a":{"$ref":"other.json"}}}"#,
             ),
             expect![[
-                r#"not registered: registration failed: tool 't' has an invalid input schema: Resource 'http://{tripwire}/other.json' is not present in a registry and retrieving it failed: Retrieval is disabled, cannot fetch http://{tripwire}/other.json (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
+                r#"not registered: registration failed: tool 't' has an invalid input schema: "$ref" at #/properties/a refers to "other.json", another document (external documents are never fetched: put every definition the schema refers to under its own "$defs")"#
             ]],
         ),
         case(
