@@ -357,6 +357,20 @@ impl From<Message> for Delivery {
     }
 }
 
+impl From<Box<Delivery>> for Delivery {
+    fn from(delivery: Box<Delivery>) -> Delivery {
+        *delivery
+    }
+}
+
+/// The sending end of one HTTP stream of a session. Deliveries are boxed: a channel allocates
+/// its first block of 32 slots when it is made, and a session holds its GET stream's channel
+/// for as long as the stream is open, idle or not (5 KiB of slots unboxed, 256 bytes boxed).
+pub(crate) type StreamTx = mpsc::Sender<Box<Delivery>>;
+
+/// The receiving end of [`StreamTx`], read by the stream's response body.
+pub(crate) type StreamRx = mpsc::Receiver<Box<Delivery>>;
+
 /// Turns the messages for request `id` into the HTTP answer: one JSON body when the response
 /// comes first, an SSE stream when notifications (progress, logs) or server requests come
 /// before it. `priming` is the id of the priming event a resumable stream starts with.

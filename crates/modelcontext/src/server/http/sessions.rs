@@ -34,8 +34,8 @@ use tokio::sync::mpsc;
 
 use super::events::{EventStore, event_id, parse_event_id};
 use super::exchange::{
-    Delivery, Guard, accepted, answer, error_response, header_str, rpc_answer, sse_event,
-    sse_response, sse_stream,
+    Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
+    sse_event, sse_response, sse_stream,
 };
 use super::{Shared, caller};
 use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
@@ -87,7 +87,7 @@ struct Routes {
     /// Request ids in arrival order, to find the most recent one still waiting.
     recent: Vec<RequestId>,
     progress: HashMap<String, RequestId>,
-    standalone: Option<mpsc::Sender<Delivery>>,
+    standalone: Option<StreamTx>,
     next_stream: u64,
     /// A 2024-11-05 HTTP+SSE session: its one stream cannot be resumed, so it is never cut.
     legacy: bool,
@@ -95,7 +95,7 @@ struct Routes {
 
 /// A POST waiting for its answer.
 struct Waiter {
-    tx: mpsc::Sender<Delivery>,
+    tx: StreamTx,
     stream: u64,
     /// Messages routed to it so far: the first one decides JSON or SSE.
     sent: u32,
@@ -386,7 +386,7 @@ impl Session {
     pub(crate) fn open_legacy(
         shared: &Shared,
         extensions: Extensions,
-    ) -> Option<(String, mpsc::Receiver<Delivery>)> {
+    ) -> Option<(String, StreamRx)> {
         let id = mint_id()?;
         let session = Arc::new(Session::start(shared, id.clone(), extensions));
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
@@ -460,12 +460,7 @@ impl Session {
 
     /// The answer of a request whose handler the engine finishes: JSON if the response comes
     /// first, else a resumable SSE stream.
-    async fn answer_later(
-        &self,
-        rx: mpsc::Receiver<Delivery>,
-        id: RequestId,
-        stream: u64,
-    ) -> Response {
+    async fn answer_later(&self, rx: StreamRx, id: RequestId, stream: u64) -> Response {
         // Spec 2025-11-25: a dropped connection is not a cancellation, so nothing to guard.
         answer(rx, id, Some(event_id(stream, 0)), Guard(None::<()>)).await
     }
@@ -524,7 +519,7 @@ async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>) 
 /// the store, and the client resumes with `Last-Event-ID`. A delivery that cannot be
 /// resumed (an answer going out as plain JSON, anything on a 2024-11-05 stream) is waited
 /// for. A client that went away can resume from the store too: nothing is lost here.
-async fn deliver(routes: &Mutex<Routes>, tx: mpsc::Sender<Delivery>, delivery: Delivery) {
+async fn deliver(routes: &Mutex<Routes>, tx: StreamTx, delivery: Box<Delivery>) {
     if delivery.event_id.is_none() || lock(routes).legacy {
         let _ = tx.send(delivery).await;
         return;
@@ -536,7 +531,7 @@ async fn deliver(routes: &Mutex<Routes>, tx: mpsc::Sender<Delivery>, delivery: D
 
 impl Routes {
     /// Registers a POST's request; returns its stream number.
-    fn register(&mut self, request: &Request, tx: mpsc::Sender<Delivery>) -> u64 {
+    fn register(&mut self, request: &Request, tx: StreamTx) -> u64 {
         let stream = self.next_stream;
         self.next_stream += 1;
         if let Some(token) = progress_token(request) {
@@ -549,7 +544,7 @@ impl Routes {
 
     /// Picks the stream for `message`, stores it there when the stream is (or may become)
     /// SSE, and returns where to send it now, if anywhere.
-    fn route(&mut self, message: Message) -> Option<(mpsc::Sender<Delivery>, Delivery)> {
+    fn route(&mut self, message: Message) -> Option<(StreamTx, Box<Delivery>)> {
         match self.owner(&message) {
             Some(request) => self.deliver_to(&request, message),
             None => {
@@ -558,7 +553,7 @@ impl Routes {
                     self.store.append(&self.session, STANDALONE, &message),
                 ));
                 let tx = self.standalone.clone().filter(|tx| !tx.is_closed())?;
-                Some((tx, Delivery { event_id, message }))
+                Some((tx, Box::new(Delivery { event_id, message })))
             }
         }
     }
@@ -581,7 +576,7 @@ impl Routes {
         &mut self,
         request: &RequestId,
         message: Message,
-    ) -> Option<(mpsc::Sender<Delivery>, Delivery)> {
+    ) -> Option<(StreamTx, Box<Delivery>)> {
         let is_answer = matches!(&message, Message::Response(r) if r.id.as_ref() == Some(request));
         let waiter = self.waiting.get_mut(request)?;
         let open = !waiter.tx.is_closed();
@@ -597,12 +592,12 @@ impl Routes {
         if is_answer {
             self.finish(request);
         }
-        open.then_some((tx, Delivery { event_id, message }))
+        open.then_some((tx, Box::new(Delivery { event_id, message })))
     }
 
     /// Detaches the live stream that `tx` feeds: once its body has sent what is queued, it
     /// ends. Later events of that stream are only stored, until a `Last-Event-ID` resumes it.
-    fn cut(&mut self, tx: &mpsc::Sender<Delivery>) {
+    fn cut(&mut self, tx: &StreamTx) {
         if self.standalone.as_ref().is_some_and(|standalone| standalone.same_channel(tx)) {
             tracing::debug!(session = %self.session, "GET stream not read: cut, resumable");
             self.standalone = None;
@@ -635,7 +630,7 @@ impl Routes {
         &mut self,
         stream: u64,
         after: u64,
-        tx: mpsc::Sender<Delivery>,
+        tx: StreamTx,
     ) -> Option<(Vec<Delivery>, Option<RequestId>)> {
         let missed = self.store.replay(&self.session, stream, after)?;
         let missed = missed
@@ -701,8 +696,8 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
 fn resume(
     session: &Session,
     last_event_id: &str,
-    tx: mpsc::Sender<Delivery>,
-    rx: mpsc::Receiver<Delivery>,
+    tx: StreamTx,
+    rx: StreamRx,
     keep_alive: Option<Duration>,
     slots: (StreamSlot, StreamSlot),
 ) -> Response {
