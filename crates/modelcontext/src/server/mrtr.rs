@@ -40,26 +40,23 @@ pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
 
 const DOMAIN: &str = "request-state";
 
-/// What a `requestState` is bound to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What a `requestState` is bound to, as the request gives it. The arguments are digested
+/// only when a state is opened or sealed: most modern calls do neither, and the digest was a
+/// tenth of such a call's instructions.
+#[derive(Debug)]
 pub(crate) struct Binding {
     /// `tools/call`, `prompts/get` or `resources/read`.
-    method: String,
+    method: &'static str,
     /// The tool or prompt name, or the resource URI.
     name: String,
-    /// SHA-256 (hex) of the arguments in canonical form (keys sorted).
-    args: String,
+    args: Map<String, Value>,
     /// The authenticated principal, when the transport established one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     principal: Option<String>,
 }
 
 impl Binding {
-    pub(crate) fn new(method: &str, name: &str, args: &Map<String, Value>) -> Binding {
-        let mut digest = Sha256::new();
-        hash_canonical_object(&mut digest, args);
-        let args = hex(&digest.finalize());
-        Binding { method: method.to_owned(), name: name.to_owned(), args, principal: None }
+    pub(crate) fn new(method: &'static str, name: &str, args: &Map<String, Value>) -> Binding {
+        Binding { method, name: name.to_owned(), args: args.clone(), principal: None }
     }
 
     /// The binding, also tied to `principal` (state sealed for one principal does not open
@@ -68,6 +65,29 @@ impl Binding {
         self.principal = principal.map(str::to_owned);
         self
     }
+
+    /// The binding as a sealed state records it, with the arguments' digest.
+    fn sealed(&self) -> SealedBinding {
+        let mut digest = Sha256::new();
+        hash_canonical_object(&mut digest, &self.args);
+        SealedBinding {
+            method: self.method.to_owned(),
+            name: self.name.clone(),
+            args: hex(&digest.finalize()),
+            principal: self.principal.clone(),
+        }
+    }
+}
+
+/// A [`Binding`] inside a sealed `requestState`.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct SealedBinding {
+    method: String,
+    name: String,
+    /// SHA-256 (hex) of the arguments in canonical form (keys sorted).
+    args: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<String>,
 }
 
 /// Lowercase hex, without a `format!` per byte.
@@ -136,7 +156,7 @@ fn hash_json(digest: &mut Sha256, value: &impl Serialize) {
 struct State {
     server: String,
     #[serde(flatten)]
-    binding: Binding,
+    binding: SealedBinding,
     /// Expiry, milliseconds since the Unix epoch.
     expires: u64,
     /// Answers of the rounds before the last.
@@ -232,7 +252,7 @@ impl InputRound {
         let questions = std::mem::take(&mut *self.lock());
         let state = State {
             server: server.info.name.clone(),
-            binding: binding.clone(),
+            binding: binding.sealed(),
             expires: now_ms().saturating_add(millis(server.request_state_ttl)),
             answers: self.answers.clone(),
             asked: questions.keys().cloned().collect(),
@@ -267,7 +287,7 @@ fn unseal(server: &ServerInner, binding: &Binding, token: &str) -> Result<State,
     if state.server != server.info.name {
         return Err("issued by another server");
     }
-    if state.binding != *binding {
+    if state.binding != binding.sealed() {
         return Err("issued for another request");
     }
     if now_ms() >= state.expires {
@@ -304,6 +324,6 @@ mod tests {
         let args = args.as_object().expect("an object");
         let canonical = r#"{"a":[{"x":null,"y":"é\"\n"},true],"b":1.5,"c":{}}"#;
         let expected = hex(&Sha256::digest(canonical.as_bytes()));
-        assert_eq!(Binding::new("tools/call", "t", args).args, expected);
+        assert_eq!(Binding::new("tools/call", "t", args).sealed().args, expected);
     }
 }
