@@ -326,7 +326,7 @@ impl ResourceDef {
 
 /// A registered template with its parsed form.
 pub(crate) struct TemplateEntry {
-    pub def: ResourceDef,
+    pub def: Arc<ResourceDef>,
     template: UriTemplate,
 }
 
@@ -342,7 +342,7 @@ impl TemplateEntry {
         template
             .check_variables(&params)
             .map_err(|e| format!("resource template '{}': {e}", def.uri))?;
-        Ok(TemplateEntry { def, template })
+        Ok(TemplateEntry { def: Arc::new(def), template })
     }
 
     /// The handler's arguments when `uri` matches, with values typed as the schema says.
