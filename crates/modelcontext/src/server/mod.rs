@@ -36,6 +36,7 @@ mod completion;
 mod context;
 mod elicit;
 mod extensions;
+mod handler;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;

@@ -20,8 +20,8 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -30,7 +30,7 @@ use modelcontext_types::{
     MrtrResult,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::ServerInner;
@@ -55,9 +55,10 @@ pub(crate) struct Binding {
 }
 
 impl Binding {
-    pub(crate) fn new(method: &str, name: &str, args: &Map<String, Value>) -> Binding {
+    /// `args` is the request's arguments object (an empty one for a resource read).
+    pub(crate) fn new(method: &str, name: &str, args: &Value) -> Binding {
         let mut canonical = String::new();
-        write_canonical(&mut canonical, &Value::Object(args.clone()));
+        write_canonical(&mut canonical, args);
         let args = hex(&Sha256::digest(canonical.as_bytes()));
         Binding { method: method.to_owned(), name: name.to_owned(), args, principal: None }
     }
@@ -129,10 +130,12 @@ struct State {
     rounds: usize,
 }
 
-/// One run of a handler in an MRTR round: the answers known so far, and the questions it
-/// asked that have none.
+/// One run of a handler in an MRTR round: the request it belongs to, the answers known so
+/// far, and the questions it asked that have none.
 #[derive(Debug)]
 pub(crate) struct InputRound {
+    /// What the round's `requestState` is bound to.
+    binding: Binding,
     /// Rounds of input the request has had before this run.
     rounds: usize,
     answers: InputResponses,
@@ -146,14 +149,14 @@ impl InputRound {
     /// state are ignored: nothing binds them to this request.
     pub(crate) fn open(
         server: &ServerInner,
-        binding: &Binding,
+        binding: Binding,
         responses: Option<InputResponses>,
         state: Option<&str>,
     ) -> Result<InputRound, McpError> {
         let mut answers = InputResponses::new();
         let mut rounds = 0;
         if let Some(state) = state {
-            let state = unseal(server, binding, state).map_err(|reason| {
+            let state = unseal(server, &binding, state).map_err(|reason| {
                 tracing::info!(method = %binding.method, reason, "requestState rejected");
                 invalid_state()
             })?;
@@ -167,6 +170,7 @@ impl InputRound {
             }
         }
         Ok(InputRound {
+            binding,
             rounds,
             answers,
             asked: Mutex::new(InputRequests::new()),
@@ -200,20 +204,17 @@ impl InputRound {
 
     /// The `InputRequiredResult` for the questions recorded so far; -32603 when the request
     /// has had its [`max_input_rounds`](super::McpServer::max_input_rounds) already.
-    fn input_required(
-        &self,
-        server: &ServerInner,
-        binding: &Binding,
-    ) -> Result<InputRequiredResult, McpError> {
+    fn input_required(&self, server: &ServerInner) -> Result<InputRequiredResult, McpError> {
         if self.rounds >= server.max_input_rounds {
             let limit = server.max_input_rounds;
-            let message = format!("'{}' asked for input more than {limit} times", binding.name);
+            let name = &self.binding.name;
+            let message = format!("'{name}' asked for input more than {limit} times");
             return Err(McpError::internal(message));
         }
         let questions = std::mem::take(&mut *self.lock());
         let state = State {
             server: server.info.name.clone(),
-            binding: binding.clone(),
+            binding: self.binding.clone(),
             expires: now_ms().saturating_add(millis(server.request_state_ttl)),
             answers: self.answers.clone(),
             asked: questions.keys().cloned().collect(),
@@ -226,16 +227,15 @@ impl InputRound {
 
 /// Runs `handler` in `round`: its result, or the questions it stopped at.
 pub(crate) async fn run<R>(
-    server: Arc<ServerInner>,
-    binding: Binding,
-    round: Arc<InputRound>,
+    server: &ServerInner,
+    round: &InputRound,
     handler: impl Future<Output = Result<R, McpError>>,
 ) -> Result<MrtrResult<R>, McpError> {
     let mut handler = pin!(handler);
     std::future::poll_fn(|cx| match handler.as_mut().poll(cx) {
         Poll::Ready(outcome) => Poll::Ready(outcome.map(MrtrResult::Complete)),
         Poll::Pending if round.has_questions() => {
-            Poll::Ready(round.input_required(&server, &binding).map(MrtrResult::InputRequired))
+            Poll::Ready(round.input_required(server).map(MrtrResult::InputRequired))
         }
         Poll::Pending => Poll::Pending,
     })
