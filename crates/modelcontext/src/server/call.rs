@@ -1,24 +1,28 @@
 //! One request being answered: the method handlers of a server connection, in both eras.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CacheScope, CallToolRequestParams, CallToolResult, ClientRequest, CompleteResult,
-    DiscoverResult, EmptyResult, Era, GetPromptRequestParams, GetPromptResult, INVALID_PARAMS,
+    CacheScope, ClientRequest, CompleteResult, DiscoverResult, EmptyResult, Era, InputResponses,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, MODERN_VERSIONS, McpError,
-    Meta, Notification, PaginatedRequestParams, RawValue, ReadResourceRequestParams,
-    ReadResourceResult, RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
-    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
-    SubscriptionsListenResult, method, to_raw,
+    Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta, ResultType,
+    SUBSCRIPTION_ID_META_KEY, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, method, to_raw,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
 use super::extensions::{Extensions, PrincipalId};
+use super::handler::{Found, Invocation, Kind};
 use super::mrtr::{self, Binding, InputRound};
 use super::notify::{self, ChangeEvent};
+use super::prompt::PromptKind;
+use super::resource::ResourceKind;
 use super::stamp::{Stamp, WireResult, internal};
+use super::tool::ToolKind;
 use super::{ServerInner, pagination};
 use crate::engine::{Outcome, Peer, Reply};
 
@@ -52,7 +56,7 @@ impl Call<'_> {
                     ..Default::default()
                 }))
             }
-            ClientRequest::CallTool(params) => self.call_tool(params),
+            ClientRequest::CallTool(params) => self.serve::<ToolKind>(params),
             ClientRequest::ListResources(params) => {
                 let catalog = server.catalog();
                 let resources = catalog.resources.iter().map(|r| r.to_resource());
@@ -64,13 +68,13 @@ impl Call<'_> {
                 let page = ListResourceTemplatesResult::new;
                 Reply::Now(self.page("resources/templates", params, templates, page))
             }
-            ClientRequest::ReadResource(params) => self.read_resource(params),
+            ClientRequest::ReadResource(params) => self.serve::<ResourceKind>(params),
             ClientRequest::ListPrompts(params) => {
                 let catalog = server.catalog();
                 let prompts = catalog.prompts.iter().map(|p| p.prompt.clone());
                 Reply::Now(self.page("prompts", params, prompts, ListPromptsResult::new))
             }
-            ClientRequest::GetPrompt(params) => self.get_prompt(params),
+            ClientRequest::GetPrompt(params) => self.serve::<PromptKind>(params),
             ClientRequest::Complete(params) => match &server.completion {
                 Some(handler) => {
                     let future = handler.complete(params);
@@ -110,21 +114,28 @@ impl Call<'_> {
         self.finish(result)
     }
 
-    /// Opens what a handler runs in: the MRTR round of a modern request (`binding` digests
-    /// the arguments, so it is only computed then; a handshake-era request has no rounds, its
-    /// questions are live requests), the handler's context, and the guard that raises the
-    /// context's cancellation flag if the handler's future is dropped unfinished.
-    fn start(
-        &self,
-        binding: impl FnOnce() -> Binding,
-        responses: Option<modelcontext_types::InputResponses>,
-        state: Option<&str>,
-        meta: Option<RequestMeta>,
-    ) -> Result<Started, McpError> {
-        let round = self.input_round(binding, responses, state)?;
-        let cx = self.context(meta, round.as_ref().map(|(_, r)| Arc::clone(r)));
+    /// `tools/call`, `resources/read` and `prompts/get`. The kind finds the handler; then, the
+    /// same for all three: the MRTR round of a modern request, the handler's context and its
+    /// cancellation guard, the kind's check of the arguments, and the handler's run (with the
+    /// kind's panic and withholding policy) inside the request's [`Tail`].
+    fn serve<K: Kind>(self, params: K::Params) -> Reply {
+        let Found { handler, target, arguments, parts } = match K::find(self.server, params) {
+            Ok(found) => found,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let RequestParts { responses, state, meta } = parts;
+        let round = match self.input_round(|| K::binding(&target, &arguments), responses, state) {
+            Ok(round) => round,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        let cx = self.context(meta, round.as_ref().map(|round| Arc::clone(&round.input)));
         let guard = cx.cancel_guard();
-        Ok(Started { round, cx, guard })
+        if let Some(answer) = K::refuse(&target, &arguments) {
+            return Reply::Now(answer.and_then(|result| self.finish(result)));
+        }
+        let withhold = self.server.withhold_error_messages;
+        let tail = Tail { guard, round, stamp: self.stamp() };
+        Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, tail))
     }
 
     fn context(&self, meta: Option<RequestMeta>, input: Option<Arc<InputRound>>) -> Context {
@@ -140,128 +151,79 @@ impl Call<'_> {
         })
     }
 
-    fn call_tool(self, params: CallToolRequestParams) -> Reply {
-        let Some(entry) = self.server.catalog().tools.get(&params.name).cloned() else {
-            // Spec (server/tools, error handling): an unknown tool is a protocol error.
-            let message = format!("Unknown tool: {}", params.name);
-            return Reply::Now(Err(McpError::new(INVALID_PARAMS, message)));
-        };
-        let arguments = params.arguments.unwrap_or_default();
-        let started = self.start(
-            || Binding::new(method::TOOLS_CALL, &params.name, &arguments),
-            params.input_responses,
-            params.request_state.as_deref(),
-            params.meta,
-        );
-        let Started { round, cx, guard } = match started {
-            Ok(started) => started,
-            Err(error) => return Reply::Now(Err(error)),
-        };
-        match entry.call(cx, arguments, self.server.withhold_error_messages) {
-            Ok(future) => self.later_in(round, guarded(guard, future)),
-            Err(rejected) => Reply::Now(self.finish::<CallToolResult>(*rejected)),
-        }
-    }
-
-    fn read_resource(self, params: ReadResourceRequestParams) -> Reply {
-        let uri = params.uri;
-        let withhold = self.server.withhold_error_messages;
-        let Some((def, args)) = self.server.resolve_resource(&uri) else {
-            return Reply::Now(Err(super::unknown_resource(&uri)));
-        };
-        let started = self.start(
-            || Binding::new(method::RESOURCES_READ, &uri, &Map::new()),
-            params.input_responses,
-            params.request_state.as_deref(),
-            params.meta,
-        );
-        let Started { round, cx, guard } = match started {
-            Ok(started) => started,
-            Err(error) => return Reply::Now(Err(error)),
-        };
-        let future = guarded(guard, super::resource::read(&def, cx, &uri, args, withhold));
-        self.later_in(round, async move { future.await.map(ReadResourceResult::new) })
-    }
-
-    fn get_prompt(self, params: GetPromptRequestParams) -> Reply {
-        let Some(def) = self.server.catalog().prompts.get(&params.name).cloned() else {
-            return Reply::Now(Err(McpError::invalid_params(format!(
-                "Unknown prompt: {}",
-                params.name
-            ))));
-        };
-        let args: Map<String, Value> = params
-            .arguments
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect();
-        let started = self.start(
-            || Binding::new(method::PROMPTS_GET, &params.name, &args),
-            params.input_responses,
-            params.request_state.as_deref(),
-            params.meta,
-        );
-        let Started { round, cx, guard } = match started {
-            Ok(started) => started,
-            Err(error) => return Reply::Now(Err(error)),
-        };
-        match def.get(cx, args, self.server.withhold_error_messages) {
-            Ok(future) => self.later_in::<GetPromptResult>(round, guarded(guard, future)),
-            Err(error) => Reply::Now(Err(error)),
-        }
-    }
-
-    /// The MRTR round of a modern request; none in the handshake era.
+    /// The MRTR round of a modern request (`binding` digests the arguments, so it is only
+    /// computed then); none in the handshake era, whose questions are live requests.
     fn input_round(
         &self,
         binding: impl FnOnce() -> Binding,
-        responses: Option<modelcontext_types::InputResponses>,
-        state: Option<&str>,
-    ) -> Result<Option<(Binding, Arc<InputRound>)>, McpError> {
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<Option<Round>, McpError> {
         if self.client.era == Era::Handshake {
             return Ok(None);
         }
         let principal = self.extensions.get::<PrincipalId>().map(|p| p.0.as_str());
         let binding = binding().with_principal(principal);
-        let round = InputRound::open(self.server, &binding, responses, state)?;
-        Ok(Some((binding, Arc::new(round))))
-    }
-
-    /// [`Call::later`], inside an MRTR round when there is one.
-    fn later_in<R: WireResult + 'static>(
-        self,
-        round: Option<(Binding, Arc<InputRound>)>,
-        future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
-    ) -> Reply {
-        match round {
-            Some((binding, round)) => {
-                let server = Arc::clone(self.server);
-                self.later(mrtr::run(server, binding, round, future))
-            }
-            None => self.later(future),
-        }
+        let input = InputRound::open(self.server, binding, responses, state.as_deref())?;
+        Ok(Some(Round { server: Arc::clone(self.server), input: Arc::new(input) }))
     }
 
     /// Runs `future` concurrently, then stamps and serializes its result.
     fn later<R: WireResult + 'static>(
         self,
-        future: impl std::future::Future<Output = Result<R, McpError>> + Send + 'static,
+        future: impl Future<Output = Result<R, McpError>> + Send + 'static,
     ) -> Reply {
-        let stamp = Stamp::new(self.server_info, self.client.era);
+        let stamp = self.stamp();
         Reply::Later(Box::pin(async move { stamp.apply(future.await?) }))
     }
 
     pub(super) fn finish<R: WireResult>(&self, result: R) -> Outcome {
-        Stamp::new(self.server_info, self.client.era).apply(result)
+        self.stamp().apply(result)
+    }
+
+    fn stamp(&self) -> Stamp {
+        Stamp::new(self.server_info, self.client.era)
     }
 }
 
-/// What [`Call::start`] opens for a handler.
-struct Started {
-    round: Option<(Binding, Arc<InputRound>)>,
-    cx: Context,
+/// The parts of a `tools/call`, `resources/read` or `prompts/get` request that are not the
+/// kind's: the MRTR answers and state, and `_meta`.
+pub(super) struct RequestParts {
+    pub responses: Option<InputResponses>,
+    pub state: Option<String>,
+    pub meta: Option<RequestMeta>,
+}
+
+/// The MRTR round a modern request runs its handler in.
+struct Round {
+    server: Arc<ServerInner>,
+    input: Arc<InputRound>,
+}
+
+/// What a request wraps its handler's run in: the guard that raises the context's
+/// cancellation flag if the run is dropped unfinished, the MRTR round of a modern request, and
+/// the stamp of the result. Generic over the run only in [`Tail::finish`], so a handler's whole
+/// answer is one future.
+pub(super) struct Tail {
     guard: CancelGuard,
+    round: Option<Round>,
+    stamp: Stamp,
+}
+
+impl Tail {
+    /// The answer to the request: `run`, guarded, in the round if there is one, as the kind's
+    /// result, stamped and serialized.
+    pub(super) async fn finish<K: Kind>(
+        self,
+        run: Pin<&mut impl Future<Output = Result<K::Value, McpError>>>,
+    ) -> Outcome {
+        let Tail { guard, round, stamp } = self;
+        let run = guarded(guard, async move { run.await.map(K::into_wire) });
+        match round {
+            Some(Round { server, input }) => stamp.apply(mrtr::run(&server, &input, run).await?),
+            None => stamp.apply(run.await?),
+        }
+    }
 }
 
 /// A page of `tools/list`, assembled from each tool's JSON serialized at registration: the
@@ -329,7 +291,7 @@ async fn listen_stream(
 }
 
 /// `future`, raising its context's cancellation flag if dropped before it finishes.
-async fn guarded<T>(guard: CancelGuard, future: impl std::future::Future<Output = T>) -> T {
+async fn guarded<T>(guard: CancelGuard, future: impl Future<Output = T>) -> T {
     let output = future.await;
     guard.disarm();
     output

@@ -315,7 +315,7 @@ impl Context {
         let Some((def, args)) = server.resolve_resource(uri) else {
             return Err(super::unknown_resource(uri));
         };
-        super::resource::read(&def, self.clone(), uri, args, server.withhold_error_messages).await
+        super::resource::read(def, self.clone(), uri, args, server.withhold_error_messages).await
     }
 
     /// Whether the request was cancelled (by the client, or because the connection is gone).

@@ -36,6 +36,7 @@ mod completion;
 mod context;
 mod elicit;
 mod extensions;
+mod handler;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
@@ -164,9 +165,9 @@ pub(crate) struct ServerInner {
 #[derive(Clone, Default)]
 pub(crate) struct Catalog {
     pub tools: Registry<Arc<ToolEntry>>,
-    pub resources: Registry<ResourceDef>,
+    pub resources: Registry<Arc<ResourceDef>>,
     pub templates: Registry<Arc<TemplateEntry>>,
-    pub prompts: Registry<PromptDef>,
+    pub prompts: Registry<Arc<PromptDef>>,
 }
 
 impl ServerInner {
@@ -400,6 +401,7 @@ impl McpServer {
             let entry = Arc::new(TemplateEntry::compile(def).map_err(Error::registration)?);
             self.inner.change_catalog(|c| c.templates.insert("resource template", &uri, entry))?;
         } else {
+            let def = Arc::new(def);
             self.inner.change_catalog(|c| c.resources.insert("resource", &uri, def))?;
         }
         self.notify_resources_changed();
@@ -427,6 +429,7 @@ impl McpServer {
     /// Registers a prompt, also while serving (clients are told).
     pub fn add_prompt(&self, def: PromptDef) -> Result<(), Error> {
         let name = def.prompt.name.clone();
+        let def = Arc::new(def);
         self.inner.change_catalog(|c| c.prompts.insert("prompt", &name, def))?;
         self.notify_prompts_changed();
         Ok(())
@@ -646,15 +649,18 @@ impl McpServer {
 impl ServerInner {
     /// The resource `uri` names, and the template variables it binds: fixed resources first,
     /// then templates in registration order.
-    pub(crate) fn resolve_resource(&self, uri: &str) -> Option<(ResourceDef, Map<String, Value>)> {
+    pub(crate) fn resolve_resource(
+        &self,
+        uri: &str,
+    ) -> Option<(Arc<ResourceDef>, Map<String, Value>)> {
         if uri.len() > self.max_uri_bytes {
             return None;
         }
         let catalog = self.catalog();
         if let Some(def) = catalog.resources.get(uri) {
-            return Some((def.clone(), Map::new()));
+            return Some((Arc::clone(def), Map::new()));
         }
-        catalog.templates.iter().find_map(|t| Some((t.def.clone(), t.match_uri(uri)?)))
+        catalog.templates.iter().find_map(|t| Some((Arc::clone(&t.def), t.match_uri(uri)?)))
     }
 
     pub(crate) fn capabilities(&self) -> ServerCapabilities {

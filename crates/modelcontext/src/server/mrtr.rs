@@ -20,8 +20,8 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -49,13 +49,15 @@ pub(crate) struct Binding {
     method: &'static str,
     /// The tool or prompt name, or the resource URI.
     name: String,
-    args: Map<String, Value>,
+    /// The arguments object.
+    args: Value,
     /// The authenticated principal, when the transport established one.
     principal: Option<String>,
 }
 
 impl Binding {
-    pub(crate) fn new(method: &'static str, name: &str, args: &Map<String, Value>) -> Binding {
+    /// `args` is the request's arguments object (an empty one for a resource read).
+    pub(crate) fn new(method: &'static str, name: &str, args: &Value) -> Binding {
         Binding { method, name: name.to_owned(), args: args.clone(), principal: None }
     }
 
@@ -69,7 +71,7 @@ impl Binding {
     /// The binding as a sealed state records it, with the arguments' digest.
     fn sealed(&self) -> SealedBinding {
         let mut digest = Sha256::new();
-        hash_canonical_object(&mut digest, &self.args);
+        hash_canonical(&mut digest, &self.args);
         SealedBinding {
             method: self.method.to_owned(),
             name: self.name.clone(),
@@ -168,10 +170,12 @@ struct State {
     rounds: usize,
 }
 
-/// One run of a handler in an MRTR round: the answers known so far, and the questions it
-/// asked that have none.
+/// One run of a handler in an MRTR round: the request it belongs to, the answers known so
+/// far, and the questions it asked that have none.
 #[derive(Debug)]
 pub(crate) struct InputRound {
+    /// What the round's `requestState` is bound to.
+    binding: Binding,
     /// Rounds of input the request has had before this run.
     rounds: usize,
     answers: InputResponses,
@@ -185,14 +189,14 @@ impl InputRound {
     /// state are ignored: nothing binds them to this request.
     pub(crate) fn open(
         server: &ServerInner,
-        binding: &Binding,
+        binding: Binding,
         responses: Option<InputResponses>,
         state: Option<&str>,
     ) -> Result<InputRound, McpError> {
         let mut answers = InputResponses::new();
         let mut rounds = 0;
         if let Some(state) = state {
-            let state = unseal(server, binding, state).map_err(|reason| {
+            let state = unseal(server, &binding, state).map_err(|reason| {
                 tracing::info!(method = %binding.method, reason, "requestState rejected");
                 invalid_state()
             })?;
@@ -206,6 +210,7 @@ impl InputRound {
             }
         }
         Ok(InputRound {
+            binding,
             rounds,
             answers,
             asked: Mutex::new(InputRequests::new()),
@@ -239,20 +244,17 @@ impl InputRound {
 
     /// The `InputRequiredResult` for the questions recorded so far; -32603 when the request
     /// has had its [`max_input_rounds`](super::McpServer::max_input_rounds) already.
-    fn input_required(
-        &self,
-        server: &ServerInner,
-        binding: &Binding,
-    ) -> Result<InputRequiredResult, McpError> {
+    fn input_required(&self, server: &ServerInner) -> Result<InputRequiredResult, McpError> {
         if self.rounds >= server.max_input_rounds {
             let limit = server.max_input_rounds;
-            let message = format!("'{}' asked for input more than {limit} times", binding.name);
+            let name = &self.binding.name;
+            let message = format!("'{name}' asked for input more than {limit} times");
             return Err(McpError::internal(message));
         }
         let questions = std::mem::take(&mut *self.lock());
         let state = State {
             server: server.info.name.clone(),
-            binding: binding.sealed(),
+            binding: self.binding.sealed(),
             expires: now_ms().saturating_add(millis(server.request_state_ttl)),
             answers: self.answers.clone(),
             asked: questions.keys().cloned().collect(),
@@ -265,16 +267,15 @@ impl InputRound {
 
 /// Runs `handler` in `round`: its result, or the questions it stopped at.
 pub(crate) async fn run<R>(
-    server: Arc<ServerInner>,
-    binding: Binding,
-    round: Arc<InputRound>,
+    server: &ServerInner,
+    round: &InputRound,
     handler: impl Future<Output = Result<R, McpError>>,
 ) -> Result<MrtrResult<R>, McpError> {
     let mut handler = pin!(handler);
     std::future::poll_fn(|cx| match handler.as_mut().poll(cx) {
         Poll::Ready(outcome) => Poll::Ready(outcome.map(MrtrResult::Complete)),
         Poll::Pending if round.has_questions() => {
-            Poll::Ready(round.input_required(&server, &binding).map(MrtrResult::InputRequired))
+            Poll::Ready(round.input_required(server).map(MrtrResult::InputRequired))
         }
         Poll::Pending => Poll::Pending,
     })
@@ -324,6 +325,7 @@ mod tests {
         let args = args.as_object().expect("an object");
         let canonical = r#"{"a":[{"x":null,"y":"é\"\n"},true],"b":1.5,"c":{}}"#;
         let expected = hex(&Sha256::digest(canonical.as_bytes()));
-        assert_eq!(Binding::new("tools/call", "t", args).sealed().args, expected);
+        let args = serde_json::Value::Object(args.clone());
+        assert_eq!(Binding::new("tools/call", "t", &args).sealed().args, expected);
     }
 }

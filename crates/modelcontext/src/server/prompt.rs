@@ -4,22 +4,19 @@
 //! failing handler -32603 (the Python SDK's code 0 is not a JSON-RPC code; we follow the spec).
 
 use std::fmt;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use modelcontext_types::{
-    GetPromptResult, INTERNAL_ERROR, McpError, Prompt, PromptArgument, PromptMessage,
+    GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, McpError, Prompt, PromptArgument,
+    PromptMessage, method,
 };
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::Context;
+use super::ServerInner;
+use super::call::RequestParts;
+use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput, erase};
+use super::mrtr::Binding;
 use super::output::ToolFailure;
-use super::schema::schema_for;
-use crate::engine::BoxFuture;
 
 /// What a prompt handler can return.
 #[diagnostic::on_unimplemented(
@@ -73,102 +70,24 @@ impl<T: IntoPromptMessages, E: fmt::Display + Send + 'static> IntoPromptResult f
     }
 }
 
-/// A function that can serve a prompt: `Fn() -> Fut`, `Fn(A) -> Fut` or `Fn(Context, A) ->
-/// Fut`, where `A: Deserialize + JsonSchema` has `String` fields (`Option<String>` for optional
-/// arguments): prompt arguments are strings on the wire.
+/// A function that can serve a prompt: an async fn or closure of the form `Fn() -> Fut`,
+/// `Fn(A) -> Fut` or `Fn(Context, A) -> Fut`, where `A: Deserialize + JsonSchema` has `String`
+/// fields (`Option<String>` for optional arguments: prompt arguments are strings on the wire)
+/// and the future's output implements [`IntoPromptResult`]. Implemented for every such
+/// function, and for nothing else.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a prompt handler",
     label = "expected an async fn or closure taking (), (Args) or (Context, Args)"
 )]
-pub trait PromptHandler<A, M>: Clone + Send + Sync + 'static {
-    /// The JSON Schema of the arguments (used to list them).
-    fn args_schema(&self) -> Map<String, Value>;
-    /// Renders the prompt.
-    fn get(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-    ) -> BoxFuture<Result<GetPromptResult, ToolFailure>>;
-}
+pub trait PromptHandler<A, M>: Handler<A, M, Output: IntoPromptResult> {}
 
-impl<F, Fut, R> PromptHandler<(), fn() -> R> for F
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoPromptResult,
-{
-    fn args_schema(&self) -> Map<String, Value> {
-        Map::new()
-    }
-
-    fn get(
-        &self,
-        _cx: Context,
-        _args: Map<String, Value>,
-    ) -> BoxFuture<Result<GetPromptResult, ToolFailure>> {
-        let future = self();
-        Box::pin(async move { future.await.into_result() })
-    }
-}
-
-macro_rules! prompt_handler {
-    ($marker:ty, [$($cx:ident)?]) => {
-        impl<F, Fut, A, R> PromptHandler<A, $marker> for F
-        where
-            F: Fn($($cx,)? A) -> Fut + Clone + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            A: DeserializeOwned + JsonSchema + Send + 'static,
-            R: IntoPromptResult,
-        {
-            fn args_schema(&self) -> Map<String, Value> {
-                schema_for::<A>()
-            }
-
-            #[allow(unused_variables)]
-            fn get(&self, cx: Context, args: Map<String, Value>) -> BoxFuture<Result<GetPromptResult, ToolFailure>> {
-                let args = match A::deserialize(Value::Object(args)) {
-                    Ok(args) => args,
-                    Err(err) => {
-                        let error = McpError::invalid_params(format!("Invalid prompt arguments: {err}"));
-                        return Box::pin(async move { Err(ToolFailure::Protocol(error)) });
-                    }
-                };
-                let future = self($(prompt_handler!(@cx $cx cx),)? args);
-                Box::pin(async move { future.await.into_result() })
-            }
-        }
-    };
-    (@cx $cx:ident $value:ident) => { $value };
-}
-
-prompt_handler!(fn(A) -> R, []);
-prompt_handler!(fn(Context, A) -> R, [Context]);
-
-trait ErasedPrompt: Send + Sync {
-    fn get(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-    ) -> BoxFuture<Result<GetPromptResult, ToolFailure>>;
-}
-
-struct Erased<H, A, M>(H, std::marker::PhantomData<fn(A, M)>);
-
-impl<H: PromptHandler<A, M>, A: 'static, M: 'static> ErasedPrompt for Erased<H, A, M> {
-    fn get(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-    ) -> BoxFuture<Result<GetPromptResult, ToolFailure>> {
-        self.0.get(cx, args)
-    }
-}
+impl<H, A, M> PromptHandler<A, M> for H where H: Handler<A, M, Output: IntoPromptResult> {}
 
 /// A registered prompt: its advertised definition and its handler.
 #[derive(Clone)]
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
-    handler: Arc<dyn ErasedPrompt>,
+    handler: Arc<dyn ErasedHandler<PromptKind>>,
 }
 
 impl fmt::Debug for PromptDef {
@@ -183,10 +102,10 @@ impl PromptDef {
         name: impl Into<String>,
         handler: impl PromptHandler<A, M>,
     ) -> PromptDef {
-        let arguments = arguments_from_schema(&handler.args_schema());
+        let arguments = arguments_from_schema(&handler.args_schema().unwrap_or_default());
         let mut prompt = Prompt::new(name);
         prompt.arguments = (!arguments.is_empty()).then_some(arguments);
-        PromptDef { prompt, handler: Arc::new(Erased(handler, std::marker::PhantomData)) }
+        PromptDef { prompt, handler: erase(handler) }
     }
 
     /// Sets the description.
@@ -206,38 +125,84 @@ impl PromptDef {
         &self.prompt
     }
 
-    /// Checks the arguments, then renders; failures become JSON-RPC errors.
-    pub(crate) fn get(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-        withhold_messages: bool,
-    ) -> Result<BoxFuture<Result<GetPromptResult, McpError>>, McpError> {
-        let missing: Vec<&str> = self
-            .prompt
-            .arguments
-            .iter()
-            .flatten()
-            .filter(|a| a.required == Some(true) && !args.contains_key(&a.name))
+    fn name(&self) -> &str {
+        &self.prompt.name
+    }
+}
+
+/// `prompts/get`.
+pub(super) enum PromptKind {}
+
+impl Kind for PromptKind {
+    type Params = GetPromptRequestParams;
+    type Target = Arc<PromptDef>;
+    type Value = GetPromptResult;
+    type Wire = GetPromptResult;
+
+    /// Prompt arguments are strings on the wire; the handler's type reads them as JSON strings.
+    fn find(server: &ServerInner, params: GetPromptRequestParams) -> Result<Found<Self>, McpError> {
+        let Some(def) = server.catalog().prompts.get(&params.name).cloned() else {
+            let message = format!("Unknown prompt: {}", params.name);
+            return Err(McpError::invalid_params(message));
+        };
+        let arguments = params.arguments.unwrap_or_default();
+        let arguments = arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        Ok(Found {
+            handler: Arc::clone(&def.handler),
+            target: def,
+            arguments: Arguments::new(arguments),
+            parts: RequestParts {
+                responses: params.input_responses,
+                state: params.request_state,
+                meta: params.meta,
+            },
+        })
+    }
+
+    fn binding(def: &Arc<PromptDef>, arguments: &Arguments) -> Binding {
+        Binding::new(method::PROMPTS_GET, def.name(), arguments.as_value())
+    }
+
+    /// A missing required argument is -32602, before the handler runs.
+    fn refuse(
+        def: &Arc<PromptDef>,
+        arguments: &Arguments,
+    ) -> Option<Result<GetPromptResult, McpError>> {
+        let declared = def.prompt.arguments.iter().flatten();
+        let missing: Vec<&str> = declared
+            .filter(|a| a.required == Some(true) && !arguments.contains(&a.name))
             .map(|a| a.name.as_str())
             .collect();
-        if !missing.is_empty() {
-            return Err(McpError::invalid_params(format!(
-                "Missing required arguments for prompt '{}': {}",
-                self.prompt.name,
-                missing.join(", ")
-            )));
+        if missing.is_empty() {
+            return None;
         }
-        let name = self.prompt.name.clone();
-        let future = AssertUnwindSafe(self.handler.get(cx, args)).catch_unwind();
-        Ok(Box::pin(async move {
-            let failure = match future.await {
-                Ok(Ok(result)) => return Ok(result),
-                Ok(Err(failure)) => failure,
-                Err(_) => ToolFailure::Crash("panicked".into()),
-            };
-            Err(prompt_error(failure, &name, withhold_messages))
-        }))
+        let missing = missing.join(", ");
+        let message = format!("Missing required arguments for prompt '{}': {missing}", def.name());
+        Some(Err(McpError::invalid_params(message)))
+    }
+
+    fn invalid_arguments(_: &Arc<PromptDef>, error: serde_json::Error) -> ToolFailure {
+        ToolFailure::Protocol(McpError::invalid_params(format!(
+            "Invalid prompt arguments: {error}"
+        )))
+    }
+
+    fn settle(
+        def: &Arc<PromptDef>,
+        outcome: Result<GetPromptResult, ToolFailure>,
+        withhold: bool,
+    ) -> Result<GetPromptResult, McpError> {
+        outcome.map_err(|failure| prompt_error(failure, def.name(), withhold))
+    }
+
+    fn into_wire(result: GetPromptResult) -> GetPromptResult {
+        result
+    }
+}
+
+impl<R: IntoPromptResult> KindOutput<PromptKind> for R {
+    fn into_value(self, _: &Arc<PromptDef>) -> Result<GetPromptResult, ToolFailure> {
+        self.into_result()
     }
 }
 

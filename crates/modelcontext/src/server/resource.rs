@@ -6,23 +6,23 @@
 //! sent verbatim.
 
 use std::fmt;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
-    BlobResourceContents, INTERNAL_ERROR, INVALID_PARAMS, McpError, Resource, ResourceContents,
-    ResourceTemplate, TextResourceContents,
+    BlobResourceContents, INTERNAL_ERROR, INVALID_PARAMS, McpError, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, TextResourceContents, method,
 };
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::ServerInner;
+use super::call::RequestParts;
 use super::context::Context;
+use super::handler::{
+    Arguments, ErasedHandler, Found, Handler, Invocation, Kind, KindOutput, erase,
+};
+use super::mrtr::Binding;
 use super::output::ToolFailure;
-use super::schema::schema_for;
 use crate::engine::BoxFuture;
 
 /// A resource failure, mapped onto the JSON-RPC error the spec assigns.
@@ -142,107 +142,19 @@ fn classify_resource_error<E: fmt::Display + Send + 'static>(err: E, uri: &str) 
     }
 }
 
-/// A function that can serve a resource: `Fn() -> Fut`, `Fn(P) -> Fut` or
-/// `Fn(Context, P) -> Fut`, where `P: Deserialize + JsonSchema` has one field per template
-/// variable (string values are converted for integer, number and boolean fields).
+/// A function that can serve a resource: an async fn or closure of the form `Fn() -> Fut`,
+/// `Fn(P) -> Fut` or `Fn(Context, P) -> Fut`, where `P: Deserialize + JsonSchema` has one field
+/// per template variable (string values are converted for integer, number and boolean fields)
+/// and the future's output implements [`IntoResourceResult`]. Implemented for every such
+/// function, and for nothing else.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a resource handler",
     label = "expected an async fn or closure taking (), (Params) or (Context, Params)",
     note = "`Params: serde::Deserialize + schemars::JsonSchema` has one field per template variable"
 )]
-pub trait ResourceHandler<P, M>: Clone + Send + Sync + 'static {
-    /// The names and JSON types of the parameters, for checking them against the template.
-    fn params_schema(&self) -> Map<String, Value>;
-    /// Reads the resource.
-    fn read(
-        &self,
-        cx: Context,
-        uri: &str,
-        params: Map<String, Value>,
-        mime: Option<&str>,
-    ) -> BoxFuture<Result<Vec<ResourceContents>, ToolFailure>>;
-}
+pub trait ResourceHandler<P, M>: Handler<P, M, Output: IntoResourceResult> {}
 
-impl<F, Fut, R> ResourceHandler<(), fn() -> R> for F
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoResourceResult,
-{
-    fn params_schema(&self) -> Map<String, Value> {
-        Map::new()
-    }
-
-    fn read(
-        &self,
-        _cx: Context,
-        uri: &str,
-        _params: Map<String, Value>,
-        mime: Option<&str>,
-    ) -> BoxFuture<Result<Vec<ResourceContents>, ToolFailure>> {
-        let future = self();
-        let (uri, mime) = (uri.to_owned(), mime.map(str::to_owned));
-        Box::pin(async move { future.await.into_resource_result(&uri, mime.as_deref()) })
-    }
-}
-
-macro_rules! resource_handler {
-    ($marker:ty, [$($cx:ident)?]) => {
-        impl<F, Fut, P, R> ResourceHandler<P, $marker> for F
-        where
-            F: Fn($($cx,)? P) -> Fut + Clone + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            P: DeserializeOwned + JsonSchema + Send + 'static,
-            R: IntoResourceResult,
-        {
-            fn params_schema(&self) -> Map<String, Value> {
-                schema_for::<P>()
-            }
-
-            #[allow(unused_variables)]
-            fn read(&self, cx: Context, uri: &str, params: Map<String, Value>, mime: Option<&str>) -> BoxFuture<Result<Vec<ResourceContents>, ToolFailure>> {
-                let params = match P::deserialize(Value::Object(params)) {
-                    Ok(params) => params,
-                    Err(err) => {
-                        let error = McpError::invalid_params(format!("Invalid resource URI {uri}: {err}"));
-                        return Box::pin(async move { Err(ToolFailure::Protocol(error)) });
-                    }
-                };
-                let future = self($(resource_handler!(@cx $cx cx),)? params);
-                let (uri, mime) = (uri.to_owned(), mime.map(str::to_owned));
-                Box::pin(async move { future.await.into_resource_result(&uri, mime.as_deref()) })
-            }
-        }
-    };
-    (@cx $cx:ident $value:ident) => { $value };
-}
-
-resource_handler!(fn(P) -> R, []);
-resource_handler!(fn(Context, P) -> R, [Context]);
-
-trait ErasedResource: Send + Sync {
-    fn read(
-        &self,
-        cx: Context,
-        uri: &str,
-        params: Map<String, Value>,
-        mime: Option<&str>,
-    ) -> BoxFuture<Result<Vec<ResourceContents>, ToolFailure>>;
-}
-
-struct Erased<H, P, M>(H, std::marker::PhantomData<fn(P, M)>);
-
-impl<H: ResourceHandler<P, M>, P: 'static, M: 'static> ErasedResource for Erased<H, P, M> {
-    fn read(
-        &self,
-        cx: Context,
-        uri: &str,
-        params: Map<String, Value>,
-        mime: Option<&str>,
-    ) -> BoxFuture<Result<Vec<ResourceContents>, ToolFailure>> {
-        self.0.read(cx, uri, params, mime)
-    }
-}
+impl<H, P, M> ResourceHandler<P, M> for H where H: Handler<P, M, Output: IntoResourceResult> {}
 
 /// A resource or resource template and the handler that reads it.
 #[derive(Clone)]
@@ -253,7 +165,7 @@ pub struct ResourceDef {
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
     params_schema: Map<String, Value>,
-    handler: Arc<dyn ErasedResource>,
+    handler: Arc<dyn ErasedHandler<ResourceKind>>,
 }
 
 impl fmt::Debug for ResourceDef {
@@ -274,8 +186,8 @@ impl ResourceDef {
             title: None,
             description: None,
             mime_type: None,
-            params_schema: handler.params_schema(),
-            handler: Arc::new(Erased(handler, std::marker::PhantomData)),
+            params_schema: handler.args_schema().unwrap_or_default(),
+            handler: erase(handler),
         }
     }
 
@@ -326,7 +238,7 @@ impl ResourceDef {
 
 /// A registered template with its parsed form.
 pub(crate) struct TemplateEntry {
-    pub def: ResourceDef,
+    pub def: Arc<ResourceDef>,
     template: UriTemplate,
 }
 
@@ -342,7 +254,7 @@ impl TemplateEntry {
         template
             .check_variables(&params)
             .map_err(|e| format!("resource template '{}': {e}", def.uri))?;
-        Ok(TemplateEntry { def, template })
+        Ok(TemplateEntry { def: Arc::new(def), template })
     }
 
     /// The handler's arguments when `uri` matches, with values typed as the schema says.
@@ -373,25 +285,85 @@ fn typed_value(schema: Option<&Value>, value: String) -> Value {
     }
 }
 
-/// Reads `def` for `uri` and maps a failure onto its JSON-RPC error.
+/// Reads `def` for `uri` on a handler's behalf ([`Context::read_resource`]).
 pub(crate) fn read(
-    def: &ResourceDef,
+    def: Arc<ResourceDef>,
     cx: Context,
     uri: &str,
     params: Map<String, Value>,
-    withhold_messages: bool,
+    withhold: bool,
 ) -> BoxFuture<Result<Vec<ResourceContents>, McpError>> {
-    let future = AssertUnwindSafe(def.handler.read(cx, uri, params, def.mime_type.as_deref()))
-        .catch_unwind();
-    let uri = uri.to_owned();
-    Box::pin(async move {
-        let failure = match future.await {
-            Ok(Ok(contents)) => return Ok(contents),
-            Ok(Err(failure)) => failure,
-            Err(_) => ToolFailure::Crash("panicked".into()),
+    let handler = Arc::clone(&def.handler);
+    let target = ResourceTarget { def, uri: uri.to_owned() };
+    handler.run(Invocation { cx, arguments: Arguments::new(params), target, withhold })
+}
+
+/// `resources/read`.
+pub(super) enum ResourceKind {}
+
+/// The resource a read found, and the URI read (a template's resources share one definition).
+pub(super) struct ResourceTarget {
+    def: Arc<ResourceDef>,
+    uri: String,
+}
+
+impl Kind for ResourceKind {
+    type Params = ReadResourceRequestParams;
+    type Target = ResourceTarget;
+    type Value = Vec<ResourceContents>;
+    type Wire = ReadResourceResult;
+
+    /// The arguments are the template's variables, as the URI binds them.
+    fn find(
+        server: &ServerInner,
+        params: ReadResourceRequestParams,
+    ) -> Result<Found<Self>, McpError> {
+        let Some((def, variables)) = server.resolve_resource(&params.uri) else {
+            return Err(super::unknown_resource(&params.uri));
         };
-        Err(resource_error(failure, &uri, withhold_messages))
-    })
+        Ok(Found {
+            handler: Arc::clone(&def.handler),
+            target: ResourceTarget { def, uri: params.uri },
+            arguments: Arguments::new(variables),
+            parts: RequestParts {
+                responses: params.input_responses,
+                state: params.request_state,
+                meta: params.meta,
+            },
+        })
+    }
+
+    /// Bound to the URI, which holds the arguments.
+    fn binding(target: &ResourceTarget, _: &Arguments) -> Binding {
+        Binding::new(method::RESOURCES_READ, &target.uri, &Value::Object(Map::new()))
+    }
+
+    fn refuse(_: &ResourceTarget, _: &Arguments) -> Option<Result<ReadResourceResult, McpError>> {
+        None
+    }
+
+    fn invalid_arguments(target: &ResourceTarget, error: serde_json::Error) -> ToolFailure {
+        let message = format!("Invalid resource URI {}: {error}", target.uri);
+        ToolFailure::Protocol(McpError::invalid_params(message))
+    }
+
+    fn settle(
+        target: &ResourceTarget,
+        outcome: Result<Vec<ResourceContents>, ToolFailure>,
+        withhold: bool,
+    ) -> Result<Vec<ResourceContents>, McpError> {
+        outcome.map_err(|failure| resource_error(failure, &target.uri, withhold))
+    }
+
+    fn into_wire(contents: Vec<ResourceContents>) -> ReadResourceResult {
+        ReadResourceResult::new(contents)
+    }
+}
+
+impl<R: IntoResourceResult> KindOutput<ResourceKind> for R {
+    fn into_value(self, target: &ResourceTarget) -> Result<Vec<ResourceContents>, ToolFailure> {
+        self.into_resource_result(&target.uri, target.def.mime_type.as_deref())
+    }
 }
 
 fn resource_error(failure: ToolFailure, uri: &str, withhold_messages: bool) -> McpError {

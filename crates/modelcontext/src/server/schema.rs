@@ -45,10 +45,9 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Map<String, Value> {
     object
 }
 
-/// The input schema of a tool whose arguments are `A`: always an object schema, as the spec
-/// requires, with `additionalProperties: false` for argument-less tools.
-pub(crate) fn input_schema_for<A: JsonSchema>() -> Map<String, Value> {
-    let mut schema = schema_for::<A>();
+/// A tool's input schema made from its arguments' schema: always an object schema, as the
+/// spec requires.
+pub(crate) fn input_schema(mut schema: Map<String, Value>) -> Map<String, Value> {
     if schema.get("type") != Some(&Value::from("object")) {
         schema.insert("type".into(), Value::from("object"));
     }

@@ -21,26 +21,27 @@
 //! ```
 
 use std::fmt;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
-use modelcontext_types::{CallToolResult, ContentBlock, McpError, RawValue, Tool, ToolAnnotations};
+use modelcontext_types::{
+    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, McpError, RawValue, Tool,
+    ToolAnnotations, method,
+};
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::Context;
+use super::ServerInner;
+use super::call::RequestParts;
+use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput, erase};
+use super::mrtr::Binding;
 use super::output::{IntoToolResult, ToolFailure};
-use super::schema::{SchemaLimits, Validator, input_schema_for};
-use crate::engine::BoxFuture;
+use super::schema::{SchemaLimits, Validator, input_schema};
 
 /// A registered tool: its advertised definition and its handler.
 #[derive(Clone)]
 pub struct ToolDef {
     pub(crate) tool: Tool,
-    pub(crate) handler: Arc<dyn ErasedTool>,
+    handler: Arc<dyn ErasedHandler<ToolKind>>,
     /// OAuth scopes a caller needs for this tool, on top of the endpoint's (HTTP with `auth`).
     pub(crate) required_scopes: Vec<String>,
 }
@@ -55,13 +56,12 @@ impl ToolDef {
     /// A tool named `name` run by `handler`.
     pub fn new<A, M>(name: impl Into<String>, handler: impl ToolHandler<A, M>) -> ToolDef
     where
-        A: DeserializeOwned + 'static,
+        A: 'static,
         M: 'static,
     {
-        let mut tool = Tool::new(name, handler.input_schema());
-        tool.output_schema = handler.output_schema().map(Value::Object);
-        let handler = Arc::new(Erased { handler, marker: std::marker::PhantomData });
-        ToolDef { tool, handler, required_scopes: Vec::new() }
+        let mut tool = Tool::new(name, input_schema(handler.args_schema().unwrap_or_default()));
+        tool.output_schema = output_schema(&handler).map(Value::Object);
+        ToolDef { tool, handler: erase(handler), required_scopes: Vec::new() }
     }
 
     /// Sets the description the model reads to decide when to call the tool.
@@ -108,21 +108,25 @@ impl ToolDef {
     }
 }
 
-/// A function that can serve as a tool. Implemented for async closures and fns of the forms
-/// `Fn() -> Fut`, `Fn(A) -> Fut` and `Fn(Context, A) -> Fut`. `M` only tells the forms apart;
-/// you never name it.
+/// A function that can serve as a tool: an async fn or closure of the form `Fn() -> Fut`,
+/// `Fn(A) -> Fut` or `Fn(Context, A) -> Fut`, where `A: Deserialize + JsonSchema` describes the
+/// arguments and the future's output implements [`IntoToolResult`]. `M` only tells the forms
+/// apart; you never name it. Implemented for every such function, and for nothing else.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool handler",
     label = "expected an async fn or closure taking (), (Args) or (Context, Args)",
     note = "a tool handler looks like `|args: Args| async move {{ .. }}` where `Args: serde::Deserialize + schemars::JsonSchema` and the future's output implements `IntoToolResult`"
 )]
-pub trait ToolHandler<A, M>: Clone + Send + Sync + 'static {
-    /// The JSON Schema of the arguments.
-    fn input_schema(&self) -> Map<String, Value>;
-    /// The JSON Schema of the structured output, if any.
-    fn output_schema(&self) -> Option<Map<String, Value>>;
-    /// Runs the tool on arguments already validated against the input schema.
-    fn call(&self, cx: Context, args: A) -> BoxFuture<Result<CallToolResult, ToolFailure>>;
+pub trait ToolHandler<A, M>: Handler<A, M, Output: IntoToolResult> {}
+
+impl<H, A, M> ToolHandler<A, M> for H where H: Handler<A, M, Output: IntoToolResult> {}
+
+/// The `outputSchema` a handler's return type implies.
+fn output_schema<H, A, M>(_: &H) -> Option<Map<String, Value>>
+where
+    H: Handler<A, M, Output: IntoToolResult>,
+{
+    H::Output::output_schema()
 }
 
 /// Arguments of a tool that takes none, e.g. `|cx: Context, _: NoArgs| async { .. }`.
@@ -130,116 +134,13 @@ pub trait ToolHandler<A, M>: Clone + Send + Sync + 'static {
 #[serde(crate = "serde")]
 pub struct NoArgs {}
 
-impl<F, Fut, R> ToolHandler<NoArgs, fn() -> R> for F
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult,
-{
-    fn input_schema(&self) -> Map<String, Value> {
-        let mut schema = Map::new();
-        schema.insert("type".into(), "object".into());
-        schema.insert("properties".into(), Value::Object(Map::new()));
-        schema
-    }
-
-    fn output_schema(&self) -> Option<Map<String, Value>> {
-        R::output_schema()
-    }
-
-    fn call(&self, _cx: Context, _args: NoArgs) -> BoxFuture<Result<CallToolResult, ToolFailure>> {
-        let future = self();
-        Box::pin(async move { future.await.into_tool_result() })
-    }
-}
-
-impl<F, Fut, A, R> ToolHandler<A, fn(A) -> R> for F
-where
-    F: Fn(A) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    A: DeserializeOwned + JsonSchema + Send + 'static,
-    R: IntoToolResult,
-{
-    fn input_schema(&self) -> Map<String, Value> {
-        input_schema_for::<A>()
-    }
-
-    fn output_schema(&self) -> Option<Map<String, Value>> {
-        R::output_schema()
-    }
-
-    fn call(&self, _cx: Context, args: A) -> BoxFuture<Result<CallToolResult, ToolFailure>> {
-        let future = self(args);
-        Box::pin(async move { future.await.into_tool_result() })
-    }
-}
-
-impl<F, Fut, A, R> ToolHandler<A, fn(Context, A) -> R> for F
-where
-    F: Fn(Context, A) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    A: DeserializeOwned + JsonSchema + Send + 'static,
-    R: IntoToolResult,
-{
-    fn input_schema(&self) -> Map<String, Value> {
-        input_schema_for::<A>()
-    }
-
-    fn output_schema(&self) -> Option<Map<String, Value>> {
-        R::output_schema()
-    }
-
-    fn call(&self, cx: Context, args: A) -> BoxFuture<Result<CallToolResult, ToolFailure>> {
-        let future = self(cx, args);
-        Box::pin(async move { future.await.into_tool_result() })
-    }
-}
-
-/// A tool with its argument type erased, so tools of every signature share one registry.
-pub(crate) trait ErasedTool: Send + Sync {
-    fn call(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-    ) -> BoxFuture<Result<CallToolResult, ToolFailure>>;
-}
-
-struct Erased<H, A, M> {
-    handler: H,
-    marker: std::marker::PhantomData<fn(A, M)>,
-}
-
-impl<H, A, M> ErasedTool for Erased<H, A, M>
-where
-    H: ToolHandler<A, M>,
-    A: DeserializeOwned + 'static,
-    M: 'static,
-{
-    fn call(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-    ) -> BoxFuture<Result<CallToolResult, ToolFailure>> {
-        // The arguments already passed the input schema, so a failure here means the schema
-        // and the type disagree (a hand-set schema, say); the model still gets a readable text.
-        match A::deserialize(Value::Object(args)) {
-            Ok(args) => self.handler.call(cx, args),
-            Err(err) => {
-                Box::pin(
-                    async move { Err(ToolFailure::Model(format!("invalid arguments: {err}"))) },
-                )
-            }
-        }
-    }
-}
-
 /// A tool ready to serve: its definition, compiled validators and handler.
 pub(crate) struct ToolEntry {
     pub def: ToolDef,
     /// The tool as `tools/list` shows it, serialized once: a list copies these bytes.
     pub listed: Box<RawValue>,
     input: Validator,
-    output: Option<Arc<Validator>>,
+    output: Option<Validator>,
 }
 
 impl ToolEntry {
@@ -248,10 +149,10 @@ impl ToolEntry {
         let input = Validator::compile_with(&def.tool.input_schema, limits)
             .map_err(|e| format!("tool '{name}' has an invalid input schema: {e}"))?;
         let output = match &def.tool.output_schema {
-            Some(Value::Object(schema)) => Some(Arc::new(
+            Some(Value::Object(schema)) => Some(
                 Validator::compile_with(schema, limits)
                     .map_err(|e| format!("tool '{name}' has an invalid output schema: {e}"))?,
-            )),
+            ),
             _ => None,
         };
         let listed = modelcontext_types::to_raw(&def.tool)
@@ -259,33 +160,75 @@ impl ToolEntry {
         Ok(ToolEntry { def, listed, input, output })
     }
 
-    /// Validates the arguments, then returns the call as a future that catches panics and
-    /// checks the tool's structured output against its own schema. Invalid arguments are a
-    /// tool error (spec: input validation failures go back to the model), so no future.
-    pub(crate) fn call(
-        &self,
-        cx: Context,
-        args: Map<String, Value>,
-        withhold_messages: bool,
-    ) -> Result<BoxFuture<Result<CallToolResult, McpError>>, Box<CallToolResult>> {
-        let name = self.def.tool.name.clone();
-        let args = Value::Object(args);
-        if let Err(problems) = self.input.check(&args) {
-            return Err(Box::new(error_result(
-                &name,
-                Some(&format!("Invalid arguments: {problems}")),
-            )));
-        }
-        let Value::Object(args) = args else { return Err(Box::new(error_result(&name, None))) };
-        let future = AssertUnwindSafe(self.def.handler.call(cx, args)).catch_unwind();
-        let output = self.output.clone();
-        Ok(Box::pin(async move {
-            let outcome = match future.await {
-                Ok(outcome) => outcome.and_then(|result| check_output(output.as_deref(), result)),
-                Err(panic) => Err(ToolFailure::Crash(panic_message(&panic))),
-            };
-            finish(&name, outcome, withhold_messages)
-        }))
+    fn name(&self) -> &str {
+        &self.def.tool.name
+    }
+}
+
+/// `tools/call`.
+pub(super) enum ToolKind {}
+
+impl Kind for ToolKind {
+    type Params = CallToolRequestParams;
+    type Target = Arc<ToolEntry>;
+    type Value = CallToolResult;
+    type Wire = CallToolResult;
+
+    fn find(server: &ServerInner, params: CallToolRequestParams) -> Result<Found<Self>, McpError> {
+        let Some(entry) = server.catalog().tools.get(&params.name).cloned() else {
+            // Spec (server/tools, error handling): an unknown tool is a protocol error.
+            let message = format!("Unknown tool: {}", params.name);
+            return Err(McpError::new(INVALID_PARAMS, message));
+        };
+        Ok(Found {
+            handler: Arc::clone(&entry.def.handler),
+            target: entry,
+            arguments: Arguments::new(params.arguments.unwrap_or_default()),
+            parts: RequestParts {
+                responses: params.input_responses,
+                state: params.request_state,
+                meta: params.meta,
+            },
+        })
+    }
+
+    fn binding(entry: &Arc<ToolEntry>, arguments: &Arguments) -> Binding {
+        Binding::new(method::TOOLS_CALL, entry.name(), arguments.as_value())
+    }
+
+    /// Invalid arguments are a tool error (spec: input validation failures go back to the
+    /// model), answered without running the tool.
+    fn refuse(
+        entry: &Arc<ToolEntry>,
+        arguments: &Arguments,
+    ) -> Option<Result<CallToolResult, McpError>> {
+        let problems = entry.input.check(arguments.as_value()).err()?;
+        Some(Ok(error_result(entry.name(), Some(&format!("Invalid arguments: {problems}")))))
+    }
+
+    /// The arguments already passed the input schema, so a failure here means the schema and
+    /// the type disagree (a hand-set schema, say); the model still gets a readable text.
+    fn invalid_arguments(_: &Arc<ToolEntry>, error: serde_json::Error) -> ToolFailure {
+        ToolFailure::Model(format!("invalid arguments: {error}"))
+    }
+
+    fn settle(
+        entry: &Arc<ToolEntry>,
+        outcome: Result<CallToolResult, ToolFailure>,
+        withhold: bool,
+    ) -> Result<CallToolResult, McpError> {
+        let outcome = outcome.and_then(|result| check_output(entry.output.as_ref(), result));
+        finish(entry.name(), outcome, withhold)
+    }
+
+    fn into_wire(result: CallToolResult) -> CallToolResult {
+        result
+    }
+}
+
+impl<R: IntoToolResult> KindOutput<ToolKind> for R {
+    fn into_value(self, _: &Arc<ToolEntry>) -> Result<CallToolResult, ToolFailure> {
+        self.into_tool_result()
     }
 }
 
@@ -340,14 +283,4 @@ pub(crate) fn error_result(name: &str, message: Option<&str>) -> CallToolResult 
         None => format!("Error executing tool {name}"),
     };
     CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        format!("panicked: {s}")
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        format!("panicked: {s}")
-    } else {
-        "panicked".to_owned()
-    }
 }

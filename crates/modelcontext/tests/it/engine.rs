@@ -367,6 +367,27 @@ async fn a_panicking_handler_is_answered_with_an_internal_error() {
     }
 }
 
+/// A tool function that panics while building its future, before any `async` code runs, is
+/// behind the same barrier as one that panics inside it: a tool error without the message,
+/// and the connection serves on.
+#[tokio::test]
+async fn a_tool_that_panics_before_its_future_exists_is_a_tool_error() {
+    fn panics_early(_: modelcontext::server::NoArgs) -> std::future::Ready<&'static str> {
+        panic!("before the future")
+    }
+    let server = McpServer::new("panics").tool(ToolDef::new("early", panics_early)).expect("tool");
+    let mut wire = Wire::start(server, "2025-11-25");
+    wire.initialize().await;
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"early"}}"#;
+    let answer: serde_json::Value = serde_json::from_str(&wire.call(request).await).expect("json");
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": "Error executing tool early"}], "isError": true}})
+    );
+    wire.assert_alive().await;
+}
+
 #[tokio::test]
 async fn ping_on_a_modern_connection_fails_locally_with_method_not_found() {
     let client = Client::builder()

@@ -1,0 +1,276 @@
+//! What tools, resources and prompts share: the forms a handler takes, and how one runs.
+//!
+//! A handler is an async fn or closure of one of three forms, whatever it serves: `|| ..`,
+//! `|args: A| ..` or `|cx: Context, args: A| ..`, where `A: Deserialize + JsonSchema` is
+//! deserialized from the request's arguments. One macro implements [`Handler`] for each form
+//! (the idea of axum's handler arities: the context is an optional first argument). What the
+//! future yields is each kind's business: its public trait (`ToolHandler`, `ResourceHandler`,
+//! `PromptHandler`) is `Handler` with the output bound by the kind's `Into…Result` trait.
+//!
+//! The registry holds a handler as `Arc<dyn ErasedHandler<K>>`. A request runs it as one
+//! future in one box: arguments deserialized, function called and awaited, value converted
+//! and failure reported the kind's way, behind the one panic barrier a handler has, all inside
+//! the request's [`Tail`] (cancellation guard, MRTR round, stamp). A [`Kind`] supplies what
+//! differs: how to find the handler, the MRTR binding, what is refused before the run, how a
+//! failure is reported, and the result's shape.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use modelcontext_types::McpError;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::ServerInner;
+use super::call::{RequestParts, Tail};
+use super::context::Context;
+use super::mrtr::Binding;
+use super::output::ToolFailure;
+use super::schema::schema_for;
+use super::stamp::WireResult;
+use crate::engine::{BoxFuture, Outcome};
+
+/// An async fn or closure that can serve a tool, resource or prompt: `Fn() -> Fut`,
+/// `Fn(A) -> Fut` or `Fn(Context, A) -> Fut`. `A` is the arguments' type (`()` for the first
+/// form); `M` only tells the forms apart. Sealed: it is implemented for those forms and
+/// nothing else, and only the SDK calls it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a handler",
+    label = "expected an async fn or closure taking (), (Args) or (Context, Args)"
+)]
+pub trait Handler<A, M>: Clone + Send + Sync + 'static {
+    /// What the future yields.
+    type Output;
+    /// The future the function returns.
+    type Future: Future<Output = Self::Output> + Send + 'static;
+
+    /// The JSON Schema of the arguments' type; `None` for a handler that takes none.
+    #[doc(hidden)]
+    fn args_schema(&self) -> Option<Map<String, Value>>;
+
+    /// Deserializes the arguments and calls the function.
+    #[doc(hidden)]
+    fn call(&self, cx: Context, arguments: Arguments) -> Result<Self::Future, serde_json::Error>;
+}
+
+/// Implements [`Handler`] for one form: `[Context]` when the function takes the context first,
+/// and the name of the arguments' type parameter when it takes arguments.
+macro_rules! impl_handler {
+    (@args) => { () };
+    (@args $args:ident) => { $args };
+    (@schema) => { None };
+    (@schema $args:ident) => { Some(schema_for::<$args>()) };
+    (@pass $context:ident $cx:ident) => { $cx };
+    ([$($context:ident)?] $($args:ident)?) => {
+        impl<F, Fut, R, $($args)?> Handler<impl_handler!(@args $($args)?), fn($($context,)? $($args)?) -> R>
+            for F
+        where
+            F: Fn($($context,)? $($args)?) -> Fut + Clone + Send + Sync + 'static,
+            Fut: Future<Output = R> + Send + 'static,
+            $($args: DeserializeOwned + JsonSchema + Send + 'static,)?
+        {
+            type Output = R;
+            type Future = Fut;
+
+            fn args_schema(&self) -> Option<Map<String, Value>> {
+                impl_handler!(@schema $($args)?)
+            }
+
+            // A form without the context, or without arguments, leaves them unused.
+            #[allow(unused_variables)]
+            fn call(&self, cx: Context, arguments: Arguments) -> Result<Fut, serde_json::Error> {
+                Ok(self($(impl_handler!(@pass $context cx),)? $(arguments.deserialize::<$args>()?)?))
+            }
+        }
+    };
+}
+
+impl_handler!([]);
+impl_handler!([] A);
+impl_handler!([Context] A);
+
+/// A request's arguments: a JSON object, kept as the `Value` it arrived in from parse to
+/// deserialize, so the input schema checks it in place and the handler's type takes its
+/// strings and maps by move.
+pub struct Arguments(Value);
+
+impl Arguments {
+    pub(crate) fn new(object: Map<String, Value>) -> Arguments {
+        Arguments(Value::Object(object))
+    }
+
+    /// The arguments as the JSON value the validator and the MRTR binding read.
+    pub(crate) fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.0.get(name).is_some()
+    }
+
+    fn deserialize<A: DeserializeOwned>(self) -> Result<A, serde_json::Error> {
+        A::deserialize(self.0)
+    }
+}
+
+/// What tools, resources and prompts each supply to the one path that runs their handlers
+/// (`Call::serve` and the erased handler).
+pub(super) trait Kind: Sized + 'static {
+    /// The request's params: `CallToolRequestParams`, `ReadResourceRequestParams`, ...
+    type Params;
+    /// What a run needs besides the handler: the tool's entry, the resource and the URI read,
+    /// the prompt.
+    type Target: Send + Sync + 'static;
+    /// What the kind's handlers produce, converted.
+    type Value: Send + 'static;
+    /// The result on the wire.
+    type Wire: WireResult + 'static;
+
+    /// The handler the request names, or the request's error (an unknown name).
+    fn find(server: &ServerInner, params: Self::Params) -> Result<Found<Self>, McpError>;
+
+    /// What a modern request's sealed `requestState` is bound to.
+    fn binding(target: &Self::Target, arguments: &Arguments) -> Binding;
+
+    /// The answer given instead of running the handler, when the arguments are refused.
+    fn refuse(target: &Self::Target, arguments: &Arguments)
+    -> Option<Result<Self::Wire, McpError>>;
+
+    /// The failure of arguments that do not deserialize into the handler's type.
+    fn invalid_arguments(target: &Self::Target, error: serde_json::Error) -> ToolFailure;
+
+    /// The value the request answers with, or its error, for what the handler produced;
+    /// `withhold` is the server's policy for the messages of ordinary errors.
+    fn settle(
+        target: &Self::Target,
+        outcome: Result<Self::Value, ToolFailure>,
+        withhold: bool,
+    ) -> Result<Self::Value, McpError>;
+
+    /// The value as the result sent.
+    fn into_wire(value: Self::Value) -> Self::Wire;
+}
+
+/// A handler's return value as kind `K` takes it; implemented through each kind's public
+/// `Into…Result` trait.
+pub(super) trait KindOutput<K: Kind> {
+    fn into_value(self, target: &K::Target) -> Result<K::Value, ToolFailure>;
+}
+
+/// A handler whose return value kind `K` takes.
+pub(super) trait KindHandler<K: Kind, A, M>: Handler<A, M, Output: KindOutput<K>> {}
+
+impl<K: Kind, H, A, M> KindHandler<K, A, M> for H where H: Handler<A, M, Output: KindOutput<K>> {}
+
+/// A request whose handler [`Kind::find`] found.
+pub(super) struct Found<K: Kind> {
+    pub handler: Arc<dyn ErasedHandler<K>>,
+    pub target: K::Target,
+    pub arguments: Arguments,
+    pub parts: RequestParts,
+}
+
+/// One run of a handler.
+pub(super) struct Invocation<K: Kind> {
+    pub cx: Context,
+    pub arguments: Arguments,
+    pub target: K::Target,
+    /// The server withholds the messages of ordinary errors.
+    pub withhold: bool,
+}
+
+/// A handler of kind `K`, its arguments' type and form erased: what the registry holds.
+pub(super) trait ErasedHandler<K: Kind>: Send + Sync {
+    /// Runs the handler for the server itself (a resource read on a handler's behalf).
+    fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>>;
+
+    /// Runs the handler as the answer to a request: the run and the request's tail are one
+    /// future, in one box.
+    fn respond(&self, invocation: Invocation<K>, tail: Tail) -> BoxFuture<Outcome>;
+}
+
+/// `handler`, ready for the registry of kind `K`.
+pub(super) fn erase<K, H, A, M>(handler: H) -> Arc<dyn ErasedHandler<K>>
+where
+    K: Kind,
+    H: KindHandler<K, A, M>,
+    A: 'static,
+    M: 'static,
+{
+    Arc::new(Erased { handler, form: PhantomData })
+}
+
+/// A handler and the types that tell its form apart.
+struct Erased<H, A, M> {
+    handler: H,
+    form: PhantomData<fn(A, M)>,
+}
+
+impl<K, H, A, M> ErasedHandler<K> for Erased<H, A, M>
+where
+    K: Kind,
+    H: KindHandler<K, A, M>,
+    A: 'static,
+    M: 'static,
+{
+    fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> {
+        Box::pin(run(self.handler.clone(), invocation))
+    }
+
+    fn respond(&self, invocation: Invocation<K>, tail: Tail) -> BoxFuture<Outcome> {
+        Box::pin(respond(self.handler.clone(), invocation, tail))
+    }
+}
+
+/// The answer to a request: the handler's run inside the request's tail. The run is pinned
+/// here, once, and the tail's layers borrow it: passed by value, it would be copied into each
+/// of them, and the boxed future would hold it many times over.
+async fn respond<K: Kind, H: KindHandler<K, A, M>, A, M>(
+    handler: H,
+    invocation: Invocation<K>,
+    tail: Tail,
+) -> Outcome {
+    let run = pin!(run(handler, invocation));
+    tail.finish::<K>(run).await
+}
+
+/// The handler's run, settled the kind's way. The function is called inside the panic
+/// barrier, on the first poll, so a panic before its future exists is caught too.
+async fn run<K: Kind, H: KindHandler<K, A, M>, A, M>(
+    handler: H,
+    invocation: Invocation<K>,
+) -> Result<K::Value, McpError> {
+    let Invocation { cx, arguments, target, withhold } = invocation;
+    let produced = AssertUnwindSafe(produce(handler, cx, arguments, &target)).catch_unwind();
+    let outcome =
+        produced.await.unwrap_or_else(|panic| Err(ToolFailure::Crash(panic_message(&*panic))));
+    K::settle(&target, outcome, withhold)
+}
+
+/// The arguments deserialized, the function called and awaited, its output converted.
+async fn produce<K: Kind, H: KindHandler<K, A, M>, A, M>(
+    handler: H,
+    cx: Context,
+    arguments: Arguments,
+    target: &K::Target,
+) -> Result<K::Value, ToolFailure> {
+    let future =
+        handler.call(cx, arguments).map_err(|error| K::invalid_arguments(target, error))?;
+    future.await.into_value(target)
+}
+
+/// For the log only: a panic's message is never sent.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_owned()
+    }
+}
