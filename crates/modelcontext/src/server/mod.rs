@@ -582,13 +582,13 @@ impl McpServer {
     }
 
     /// The definition of a registered tool (the HTTP layer checks `x-mcp-header` mirrors).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    #[cfg(feature = "http")]
     pub(crate) fn tool_entry(&self, name: &str) -> Option<Arc<ToolEntry>> {
         self.inner.catalog().tools.get(name).cloned()
     }
 
     /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
-    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    #[cfg(feature = "auth")]
     pub(crate) fn tool_scopes(&self, name: &str) -> Vec<String> {
         self.tool_entry(name).map_or_else(Vec::new, |entry| entry.def.required_scopes.clone())
     }
