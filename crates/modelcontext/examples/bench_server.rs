@@ -1,6 +1,6 @@
-//! The server the SDK-neutral load harness (`../shared/mcpbench`, run by `scripts/bench.sh`)
-//! measures: the same contract as its reference servers, written the way a user would write
-//! it. `#[tool]` functions, argument validation on, the default server configuration and
+//! The server the SDK-neutral load harness measures (`scripts/bench.sh` runs it; the harness
+//! is kept outside the repository): the same contract as its reference servers, written the
+//! way a user would write it. `#[tool]` functions, argument validation on, the default server configuration and
 //! the default HTTP options; nothing here exists only to make a benchmark faster.
 //!
 //! ```text

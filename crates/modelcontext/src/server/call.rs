@@ -33,7 +33,8 @@ pub(super) struct Call<'a> {
     pub client: &'a Arc<ClientView>,
     pub peer: &'a Peer,
     pub request_id: modelcontext_types::RequestId,
-    pub log_level: &'a SessionLogLevel,
+    /// What `logging/setLevel` set: handshake era only.
+    pub log_level: Option<&'a SessionLogLevel>,
     pub extensions: &'a Arc<Extensions>,
 }
 

@@ -204,7 +204,7 @@ pub(crate) struct ContextParts<'a> {
     pub meta: Option<RequestMeta>,
     pub peer: &'a Peer,
     pub server: &'a Arc<ServerInner>,
-    pub session_log_level: &'a SessionLogLevel,
+    pub session_log_level: Option<&'a SessionLogLevel>,
     pub input: Option<Arc<InputRound>>,
     pub extensions: Arc<Extensions>,
 }
@@ -221,8 +221,8 @@ impl Context {
             input,
             extensions,
         } = parts;
-        let log_threshold = match client.era {
-            Era::Handshake => LogThreshold::Session(session_log_level.clone()),
+        let log_threshold = match (client.era, session_log_level) {
+            (Era::Handshake, Some(level)) => LogThreshold::Session(level.clone()),
             _ => LogThreshold::Request(meta.as_ref().and_then(|m| m.log_level)),
         };
         let inner = Inner {

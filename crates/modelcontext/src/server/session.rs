@@ -106,17 +106,22 @@ impl ServerSession {
 /// parsed and its handler built, never while a handler runs.
 #[cfg(feature = "http")]
 #[derive(Clone)]
-pub(crate) struct SharedSession(Arc<std::sync::Mutex<ServerSession>>);
+pub(crate) struct SharedSession {
+    state: Arc<std::sync::Mutex<ServerSession>>,
+    /// The server's in-flight limit, read by every POST's admission without the lock.
+    max_in_flight: usize,
+}
 
 #[cfg(feature = "http")]
 impl SharedSession {
     pub(crate) fn new(session: ServerSession) -> SharedSession {
-        SharedSession(Arc::new(std::sync::Mutex::new(session)))
+        let max_in_flight = session.server.max_in_flight;
+        SharedSession { state: Arc::new(std::sync::Mutex::new(session)), max_in_flight }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ServerSession> {
         // A panic mid-dispatch leaves the state as valid as any other moment does.
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Answers `request` at once or returns its handler, as the engine would.
@@ -128,7 +133,7 @@ impl SharedSession {
 #[cfg(feature = "http")]
 impl Dispatch for SharedSession {
     fn max_in_flight(&self) -> usize {
-        self.lock().max_in_flight()
+        self.max_in_flight
     }
 
     fn starts_work(&self, request: &Request) -> bool {
@@ -189,7 +194,7 @@ impl Dispatch for ServerSession {
             client: &client,
             peer,
             request_id: request.id,
-            log_level: &self.log_level,
+            log_level: Some(&self.log_level),
             extensions: &self.extensions,
         };
         match parsed {
@@ -333,8 +338,8 @@ pub(crate) fn answer_stateless(
         client: &Arc::new(client),
         peer,
         request_id,
-        // Read only in the handshake era; a modern request's level is in its `_meta`.
-        log_level: &SessionLogLevel::default(),
+        // A modern request's level is in its `_meta`.
+        log_level: None,
         extensions: &extensions,
     };
     call.dispatch(request)

@@ -40,6 +40,18 @@ pub(crate) fn owns(extensions: &Extensions, owner: Option<&PrincipalId>) -> bool
     extensions.get::<PrincipalId>() == owner
 }
 
+/// Whether the endpoint checks per-tool scopes at all (so a `tools/call` is worth reading for
+/// its tool's name before the session parses it).
+pub(crate) fn checks_tool_scopes(shared: &Shared) -> bool {
+    #[cfg(feature = "auth")]
+    return shared.options.auth.is_some();
+    #[cfg(not(feature = "auth"))]
+    {
+        let _ = shared;
+        false
+    }
+}
+
 /// HTTP 403 `insufficient_scope` when the caller lacks scopes `tool` requires, naming every
 /// scope the call needs (spec `basic/authorization`: all of them in one challenge).
 #[cfg(feature = "auth")]

@@ -1,8 +1,11 @@
 //! Handshake-era (2025-11-25 and older) sessions over Streamable HTTP.
 //!
-//! `initialize` without a session starts one: an engine with its own [`ServerSession`] state,
-//! and an id minted from the OS CSPRNG, returned in `Mcp-Session-Id`. Later POSTs feed the
-//! engine; what it sends back is routed to an HTTP stream:
+//! `initialize` without a session starts one: its [`ServerSession`] state, an engine for what
+//! is session-wide, and an id minted from the OS CSPRNG, returned in `Mcp-Session-Id`. Each
+//! later POST dispatches its own request on the session's state and runs the handler's first
+//! poll in its own task: an answer ready then goes back as JSON from there. A handler that is
+//! not done goes to the engine (notifications and answers to our requests go there too), and
+//! what the session sends is routed to an HTTP stream:
 //! - a response goes to the POST that carried its request;
 //! - a progress notification goes to the POST whose request carried its token;
 //! - anything else the server initiates (log messages, requests to the client) goes to the
@@ -158,10 +161,8 @@ impl Sessions {
         removed.inspect(|session| self.end(session)).is_some()
     }
 
-    /// Stops a session's engine (aborting its handlers) and forgets its events.
     fn end(&self, session: &Session) {
-        session.stop();
-        self.store.end_session(&session.id);
+        end_session(session, &*self.store);
     }
 
     /// Ends idle sessions on a timer, so a client that vanished without DELETE does not keep
@@ -179,12 +180,17 @@ impl Sessions {
                 ticks.tick().await;
                 let Some(map) = map.upgrade() else { return };
                 for session in expired(&map, idle) {
-                    session.stop();
-                    store.end_session(&session.id);
+                    end_session(&session, &*store);
                 }
             }
         });
     }
+}
+
+/// Stops a session's engine (aborting its handlers) and forgets its events.
+fn end_session(session: &Session, store: &dyn EventStore) {
+    session.stop();
+    store.end_session(&session.id);
 }
 
 /// How often idle sessions are looked for: a quarter of the idle timeout, so one is ended at
@@ -271,9 +277,11 @@ pub(crate) async fn post(
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
     }
-    if let Some(tool) = called_tool(&message) {
-        if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
-            return refused;
+    if caller::checks_tool_scopes(shared) {
+        if let Some(tool) = called_tool(&message) {
+            if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
+                return refused;
+            }
         }
     }
     match (header_str(headers, SESSION_HEADER), message) {
@@ -293,7 +301,8 @@ pub(crate) async fn post(
     }
 }
 
-/// The tool a `tools/call` names, read without parsing the rest of its params.
+/// The tool a `tools/call` names, read without parsing the rest of its params (the session
+/// parses them once it has the request; scopes are checked before that).
 fn called_tool(message: &Message) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Name {
@@ -421,18 +430,15 @@ impl Session {
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx);
         let sent_before = self.peer.sent_count();
-        let outcome = match self.dispatch.request(request, &self.peer) {
-            Reply::Now(outcome) => outcome,
-            Reply::Later(future) => match self.run_here(id.clone(), future, false) {
-                Ran::Finished(outcome) => outcome,
-                Ran::HandedOver => return self.answer_later(rx, id, stream).await,
-                Ran::SessionEnded => return self.forget(&id),
-            },
-            Reply::Stream(future) => match self.run_here(id.clone(), future, true) {
-                Ran::Finished(outcome) => outcome,
-                Ran::HandedOver => return self.answer_later(rx, id, stream).await,
-                Ran::SessionEnded => return self.forget(&id),
-            },
+        let ran = match self.dispatch.request(request, &self.peer) {
+            Reply::Now(outcome) => Ran::Finished(outcome),
+            Reply::Later(handler) => self.run_here(id.clone(), handler, false),
+            Reply::Stream(handler) => self.run_here(id.clone(), handler, true),
+        };
+        let outcome = match ran {
+            Ran::Finished(outcome) => outcome,
+            Ran::HandedOver => return self.answer_later(rx, id, stream).await,
+            Ran::SessionEnded => return self.forget(&id),
         };
         if self.peer.sent_count() == sent_before {
             // Nothing went out while the handler ran: answered from this task, as JSON.
