@@ -26,3 +26,5 @@ mod pagination;
 mod seed;
 mod stdio;
 mod support;
+#[cfg(feature = "tls")]
+mod test_ca;
