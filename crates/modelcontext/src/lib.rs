@@ -30,6 +30,7 @@ pub mod client;
 pub mod docs;
 mod engine;
 mod error;
+mod observe;
 pub mod server;
 pub mod transport;
 

@@ -144,6 +144,7 @@ impl ClientBuilder {
         let listeners = listen::Listeners::default();
         let dispatch =
             ClientDispatch { handlers: Arc::clone(&handlers), listeners: Arc::clone(&listeners) };
+        let network_transport = transport.network_transport();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
         let mut client = Client {
@@ -158,6 +159,7 @@ impl ClientBuilder {
             server_info: None,
             server_capabilities: ServerCapabilities::default(),
             instructions: None,
+            network_transport,
         };
         client.negotiate().await?;
         Ok(client)

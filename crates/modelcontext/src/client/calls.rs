@@ -14,6 +14,9 @@ use serde_json::{Map, Value};
 use super::{CallOptions, Client};
 use crate::Error;
 use crate::engine::RequestOptions;
+use crate::observe;
+use modelcontext_types::method;
+use tracing::Instrument;
 
 impl Client {
     /// Sends any request and parses its result. `params` must already carry the envelope
@@ -106,8 +109,24 @@ impl Client {
                 (token, Arc::new(forward) as crate::engine::ProgressCallback)
             }),
         };
+        let span = self.span(method, &id, &params);
         let raw = to_raw(&params)?;
-        Ok(self.peer.request(id, method, Some(raw), request_options).await?)
+        let outcome = self
+            .peer
+            .request(id, method, Some(raw), request_options)
+            .instrument(span.clone())
+            .await;
+        observe::record(&span, method == method::TOOLS_CALL, &outcome);
+        Ok(outcome?)
+    }
+
+    /// The span of one outgoing request (see [`observe`]).
+    fn span(&self, method: &str, id: &RequestId, params: &Map<String, Value>) -> tracing::Span {
+        let span = observe::client_span(method, id, &self.protocol_version, self.network_transport);
+        if !span.is_disabled() {
+            observe::name_target(&span, method, observe::Target::of_params(method, params));
+        }
+        span
     }
 }
 

@@ -80,6 +80,8 @@ pub struct Client {
     server_info: Option<Implementation>,
     server_capabilities: ServerCapabilities,
     instructions: Option<String>,
+    /// `network.transport` of the client's spans.
+    network_transport: &'static str,
 }
 
 impl std::fmt::Debug for Stop {

@@ -16,6 +16,7 @@ use modelcontext_types::{
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 
 use super::{BoxFuture, Dispatch, Outcome, Peer, Reply, Stop};
 use crate::transport::{Connection, Incoming};
@@ -261,7 +262,9 @@ impl<D: Dispatch> Engine<D> {
         let outgoing = self.peer.outgoing();
         let finished = self.finished_tx.clone();
         let task_id = id.clone();
-        let handle = tokio::spawn(async move {
+        // The task runs in the loop's span (one the application opened around `serve`); a
+        // handler whose request has a span of its own carries it inside `future`.
+        let task = async move {
             let outcome = catching_panics(future).await;
             // The handler is done: it no longer counts toward the limit, even while its
             // answer waits for room on the wire (or when the task is aborted, via drop).
@@ -269,7 +272,8 @@ impl<D: Dispatch> Engine<D> {
             let _ =
                 outgoing.send(Response { id: Some(task_id.clone()), result: outcome }.into()).await;
             let _ = finished.send(task_id);
-        });
+        };
+        let handle = tokio::spawn(task.in_current_span());
         self.running.insert(id, handle.abort_handle());
     }
 

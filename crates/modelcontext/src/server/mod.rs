@@ -41,6 +41,7 @@ mod handler;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod input;
+mod layer;
 mod mrtr;
 mod notify;
 mod output;
@@ -65,6 +66,7 @@ pub use context::Context;
 pub use elicit::Elicitation;
 pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
+pub use layer::{RequestInfo, RequestLayer};
 pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
@@ -159,6 +161,8 @@ pub(crate) struct ServerInner {
     /// request is one connection, so per-connection would be per request) and reset by any
     /// change to the server.
     pub info_json: std::sync::OnceLock<Arc<serde_json::Value>>,
+    /// Code around every request ([`McpServer::layer`]), in the order it was added.
+    pub layers: layer::Layers,
 }
 
 /// The tools, resources, templates and prompts of a server at one moment.
@@ -267,6 +271,7 @@ impl McpServer {
             max_uri_bytes: DEFAULT_MAX_URI_BYTES,
             bus: Arc::new(InMemoryBus::default()),
             info_json: std::sync::OnceLock::new(),
+            layers: Arc::new([]),
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -458,6 +463,19 @@ impl McpServer {
         self
     }
 
+    /// Runs `layer` around every request this server answers, on every transport and in
+    /// both eras: after the layers added before it, before the handler. Its
+    /// [`before`](RequestLayer::before) can answer a request with a JSON-RPC error of its
+    /// choosing instead of the handler; its [`after`](RequestLayer::after) sees every
+    /// outcome. See [`RequestLayer`] for the order and `docs::observability` for examples.
+    pub fn layer(mut self, layer: impl RequestLayer) -> Self {
+        let inner = self.inner_mut();
+        let mut layers: Vec<Arc<dyn RequestLayer>> = inner.layers.to_vec();
+        layers.push(Arc::new(layer));
+        inner.layers = layers.into();
+        self
+    }
+
     /// At most `limit` handlers of one connection (or HTTP session) run at once (default
     /// [`DEFAULT_MAX_IN_FLIGHT`]); a request that would start one more is answered at once
     /// with -32603 `Server busy`, before its tool, resource or prompt is looked up or its
@@ -617,8 +635,13 @@ impl McpServer {
         &self,
         connection: Connection,
         extensions: Extensions,
+        session_id: &str,
     ) -> SessionParts<impl std::future::Future<Output = ()> + Send + 'static> {
-        let session = session::ServerSession::new(self.inner.clone()).with_extensions(extensions);
+        let link =
+            layer::Link { transport: crate::observe::TCP, session_id: Some(session_id.into()) };
+        let session = session::ServerSession::new(self.inner.clone())
+            .with_extensions(extensions)
+            .with_link(link);
         let dispatch = session::SharedSession::new(session);
         // The transport's input ends when the session does, not when a client goes away.
         let (peer, run, stop, handover) =
@@ -641,7 +664,9 @@ impl McpServer {
     pub fn in_memory(&self) -> Connection {
         let (client_end, server_end) = memory_pair();
         let server = self.clone();
-        tokio::spawn(async move { server.serve(server_end).await });
+        // The caller's span (one around a test, say) is the parent of the requests' spans.
+        let serving = async move { server.serve(server_end).await };
+        tokio::spawn(tracing::Instrument::in_current_span(serving));
         client_end
     }
 }

@@ -20,6 +20,7 @@ use super::ServerInner;
 use super::call::Call;
 use super::context::{ClientView, SessionLogLevel};
 use super::extensions::Extensions;
+use super::layer::{Link, Scope, Watch};
 use super::notify::{self, Subscribed};
 use super::stamp::internal;
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
@@ -37,6 +38,8 @@ pub(crate) struct ServerSession {
     forwarder: Option<AbortOnDrop>,
     /// What the transport knows about this connection, for every context.
     extensions: Arc<Extensions>,
+    /// The transport and session, for the spans and the layers.
+    link: Link,
 }
 
 /// Aborts a task when dropped.
@@ -65,7 +68,19 @@ impl ServerSession {
             subscribed: Subscribed::default(),
             forwarder: None,
             extensions: Arc::default(),
+            link: Link::default(),
         }
+    }
+
+    /// Tells the spans and the layers which transport and session this connection is.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_link(mut self, link: Link) -> ServerSession {
+        self.link = link;
+        self
+    }
+
+    fn scope(&self) -> Scope<'_> {
+        Scope { link: &self.link, extensions: &self.extensions, layers: &self.server.layers }
     }
 
     /// Attaches what the transport knows about the connection (see [`Extensions`]).
@@ -159,6 +174,29 @@ impl Dispatch for ServerSession {
     }
 
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
+        let mut watch = Watch::start(&request.method, &request.id, &self.link);
+        let span = watch.span().clone();
+        let reply = span.in_scope(|| self.answer(request, peer, &mut watch));
+        watch.finish(reply)
+    }
+
+    fn notification(&mut self, notification: Notification, _peer: &Peer) {
+        let span =
+            crate::observe::server_notification_span(&notification.method, self.link.transport);
+        let _entered = span.enter();
+        match ClientNotification::parse(&notification.method, notification.params.as_deref()) {
+            Ok(ClientNotification::Initialized(_)) => tracing::debug!("client initialized"),
+            Ok(_) => {}
+            Err(err) => {
+                tracing::debug!(method = %notification.method, ?err, "ignored notification")
+            }
+        }
+    }
+}
+
+impl ServerSession {
+    /// Answers `request` (inside its span): parse, era, layers, then the method.
+    fn answer(&mut self, request: Request, peer: &Peer, watch: &mut Watch) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
             return Reply::Now(Err(McpError::method_not_found(&request.method)));
@@ -175,6 +213,11 @@ impl Dispatch for ServerSession {
             Err(other) => return Reply::Now(Err(McpError::invalid_params(other.to_string()))),
         };
         if let ClientRequest::Initialize(params) = &parsed {
+            let version = negotiate_handshake(&params.protocol_version);
+            let era = (Era::Handshake, version);
+            if let Err(refused) = watch.admit(&parsed, &request.id, era, self.scope()) {
+                return Reply::Now(Err(refused));
+            }
             let outcome = self.initialize(params);
             if outcome.is_ok() {
                 self.forward_changes(peer);
@@ -187,6 +230,10 @@ impl Dispatch for ServerSession {
         };
         if client.era == Era::Modern && removed_in_modern(parsed.method()) {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
+        }
+        let era = (client.era, client.protocol_version);
+        if let Err(refused) = watch.admit(&parsed, &request.id, era, self.scope()) {
+            return Reply::Now(Err(refused));
         }
         let call = Call {
             server: &self.server,
@@ -214,18 +261,6 @@ impl Dispatch for ServerSession {
         }
     }
 
-    fn notification(&mut self, notification: Notification, _peer: &Peer) {
-        match ClientNotification::parse(&notification.method, notification.params.as_deref()) {
-            Ok(ClientNotification::Initialized(_)) => tracing::debug!("client initialized"),
-            Ok(_) => {}
-            Err(err) => {
-                tracing::debug!(method = %notification.method, ?err, "ignored notification")
-            }
-        }
-    }
-}
-
-impl ServerSession {
     fn initialize(&mut self, params: &InitializeRequestParams) -> Outcome {
         if let EraState::Modern = self.era {
             let message = format!(
@@ -332,6 +367,14 @@ pub(crate) fn answer_stateless(
     peer: &Peer,
     extensions: Arc<Extensions>,
 ) -> Reply {
+    let link = Link { transport: crate::observe::TCP, session_id: None };
+    let mut watch = Watch::start(request.method(), &request_id, &link);
+    let _entered = watch.span().clone().entered();
+    let era = (client.era, client.protocol_version);
+    let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };
+    if let Err(refused) = watch.admit(&request, &request_id, era, scope) {
+        return watch.finish(Reply::Now(Err(refused)));
+    }
     let call = Call {
         server,
         server_info: &server.info_json(),
@@ -342,7 +385,7 @@ pub(crate) fn answer_stateless(
         log_level: None,
         extensions: &extensions,
     };
-    call.dispatch(request)
+    watch.finish(call.dispatch(request))
 }
 
 /// Checks the per-request envelope of 2026-07-28 (`basic/index`, request metadata): version

@@ -163,6 +163,10 @@ impl Client {
 }
 
 impl Transport for HttpTransport {
+    fn network_transport(&self) -> &'static str {
+        crate::observe::TCP
+    }
+
     fn open(self) -> Connection {
         let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);

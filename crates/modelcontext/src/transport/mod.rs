@@ -52,6 +52,13 @@ impl std::fmt::Debug for Connection {
 pub trait Transport: Send + 'static {
     /// Starts the transport's IO tasks and returns the message channels. Needs a Tokio runtime.
     fn open(self) -> Connection;
+
+    /// OpenTelemetry's `network.transport` for this transport: `pipe` unless it says
+    /// otherwise (HTTP says `tcp`). Read by the client's spans.
+    #[doc(hidden)]
+    fn network_transport(&self) -> &'static str {
+        crate::observe::PIPE
+    }
 }
 
 impl Transport for Connection {

@@ -22,6 +22,7 @@ mod json_suite;
 #[cfg(feature = "http")]
 mod limits;
 mod mrtr;
+mod observe;
 mod pagination;
 mod seed;
 mod stdio;

@@ -354,8 +354,8 @@ impl Session {
         let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
         let owner = extensions.get::<PrincipalId>().cloned();
         let SessionParts { run, stop, peer, handover, dispatch } =
-            shared.server.start_session_with(connection, extensions);
-        tokio::spawn(run);
+            shared.server.start_session_with(connection, extensions, &id);
+        tokio::spawn(tracing::Instrument::in_current_span(run));
         let routes = Routes {
             session: id.clone(),
             store: shared.options.event_store.clone(),

@@ -1,0 +1,234 @@
+//! The SDK's spans, captured with a `tracing` layer: one per request on each side, named and
+//! attributed after OpenTelemetry's MCP conventions, with handler work inside them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use modelcontext::server::NoArgs;
+use modelcontext::{Client, EraMode, McpServer, ToolDef, ToolError};
+use serde_json::json;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Instrument, Subscriber};
+use tracing_subscriber::layer::{Context as LayerContext, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+/// One span as recorded: its name, fields and the names of its ancestors, nearest first.
+#[derive(Clone, Debug, Default)]
+pub struct Captured {
+    pub name: &'static str,
+    pub fields: HashMap<String, String>,
+    pub ancestors: Vec<&'static str>,
+    /// Messages of the events logged inside it.
+    pub events: Vec<String>,
+}
+
+impl Captured {
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.fields.get(key).map(String::as_str)
+    }
+}
+
+/// Every span closed so far, and the ones still open by id.
+#[derive(Clone, Default)]
+pub struct Capture {
+    open: Arc<Mutex<HashMap<u64, Captured>>>,
+    closed: Arc<Mutex<Vec<Captured>>>,
+}
+
+impl Capture {
+    /// The closed spans named `name` (`mcp.server`, `mcp.client`).
+    pub fn spans(&self, name: &str) -> Vec<Captured> {
+        let closed = self.closed.lock().expect("lock");
+        closed.iter().filter(|span| span.name == name).cloned().collect()
+    }
+
+    /// The one closed span whose `mcp.method.name` is `method`, on side `name`.
+    pub fn one(&self, name: &str, method: &str) -> Captured {
+        let mut found: Vec<_> = self
+            .spans(name)
+            .into_iter()
+            .filter(|span| span.field("mcp.method.name") == Some(method))
+            .collect();
+        assert_eq!(found.len(), 1, "{name} {method}: {found:#?}");
+        found.remove(0)
+    }
+}
+
+struct Fields<'a>(&'a mut HashMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Capture {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, cx: LayerContext<'_, S>) {
+        let mut span = Captured { name: attrs.metadata().name(), ..Default::default() };
+        attrs.record(&mut Fields(&mut span.fields));
+        if let Some(current) = cx.span(id) {
+            span.ancestors = current.scope().skip(1).map(|s| s.name()).collect();
+        }
+        self.open.lock().expect("lock").insert(id.into_u64(), span);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _: LayerContext<'_, S>) {
+        if let Some(span) = self.open.lock().expect("lock").get_mut(&id.into_u64()) {
+            values.record(&mut Fields(&mut span.fields));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, cx: LayerContext<'_, S>) {
+        let Some(scope) = cx.event_scope(event) else { return };
+        let mut fields = HashMap::new();
+        event.record(&mut Fields(&mut fields));
+        let message = fields.remove("message").unwrap_or_default();
+        let mut open = self.open.lock().expect("lock");
+        for span in scope {
+            if let Some(captured) = open.get_mut(&span.id().into_u64()) {
+                captured.events.push(message.clone());
+            }
+        }
+    }
+
+    fn on_close(&self, id: Id, _: LayerContext<'_, S>) {
+        if let Some(span) = self.open.lock().expect("lock").remove(&id.into_u64()) {
+            self.closed.lock().expect("lock").push(span);
+        }
+    }
+}
+
+/// Captures the spans of this thread's tasks until the guard is dropped (the tests run on a
+/// current-thread runtime, so every task of the test is on this thread).
+pub fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    (capture, tracing::subscriber::set_default(subscriber))
+}
+
+/// `get_author` answers, `sold_out` is a tool error, `broken` panics, `slow` yields first
+/// (so it runs as a spawned task) and logs.
+pub fn server() -> McpServer {
+    let get_author = ToolDef::new("get_author", |_: NoArgs| async { "Frank Herbert" });
+    let sold_out = ToolDef::new("sold_out", |_: NoArgs| async {
+        Err::<String, _>(ToolError::new("sold out"))
+    });
+    let broken = ToolDef::new("broken", |_: NoArgs| async {
+        if true {
+            panic!("the handler broke");
+        }
+        "never"
+    });
+    let slow = ToolDef::new("slow", |_: NoArgs| async {
+        tokio::task::yield_now().await;
+        tracing::info!("inside the slow tool");
+        "done"
+    });
+    McpServer::new("spans").tools([get_author, sold_out, broken, slow]).expect("tools")
+}
+
+#[tokio::test]
+async fn each_request_has_a_server_span_and_a_client_span_on_the_conventions() {
+    for mode in [EraMode::Handshake, EraMode::Modern] {
+        let (capture, _guard) = capture();
+        let outer = tracing::info_span!("application");
+        let connection = outer.in_scope(|| server().in_memory());
+        let client = Client::builder().era(mode).connect(connection).await.expect("up");
+        client.call_tool("get_author", json!({})).await.expect("answered");
+        drop(client);
+        tokio::task::yield_now().await;
+
+        let server = capture.one("mcp.server", "tools/call");
+        assert_eq!(server.field("otel.name"), Some("tools/call get_author"), "{mode:?}");
+        assert_eq!(server.field("otel.kind"), Some("server"));
+        assert_eq!(server.field("gen_ai.tool.name"), Some("get_author"));
+        assert_eq!(server.field("gen_ai.operation.name"), Some("execute_tool"));
+        assert_eq!(server.field("network.transport"), Some("pipe"));
+        assert!(server.field("jsonrpc.request.id").is_some());
+        assert!(server.field("mcp.protocol.version").is_some());
+        assert_eq!(server.field("error.type"), None);
+        // A span the application opened around serving is the parent.
+        assert!(server.ancestors.contains(&"application"), "{:?}", server.ancestors);
+
+        let client_span = capture.one("mcp.client", "tools/call");
+        assert_eq!(client_span.field("otel.name"), Some("tools/call get_author"));
+        assert_eq!(client_span.field("otel.kind"), Some("client"));
+        assert_eq!(client_span.field("jsonrpc.request.id"), server.field("jsonrpc.request.id"));
+        assert_eq!(client_span.field("mcp.protocol.version"), server.field("mcp.protocol.version"));
+    }
+}
+
+#[tokio::test]
+async fn failures_set_the_error_attributes() {
+    for mode in [EraMode::Handshake, EraMode::Modern] {
+        let (capture, _guard) = capture();
+        let client = Client::builder().era(mode).connect(server().in_memory()).await.expect("up");
+        let result = client.call_tool("sold_out", json!({})).await.expect("a tool error");
+        assert_eq!(result.is_error, Some(true));
+        client.call_tool("no_such_tool", json!({})).await.expect_err("a protocol error");
+        let _ = client.call_tool("broken", json!({})).await;
+        drop(client);
+        tokio::task::yield_now().await;
+
+        let spans = capture.spans("mcp.server");
+        let by_tool = |name: &str| {
+            spans
+                .iter()
+                .find(|span| span.field("gen_ai.tool.name") == Some(name))
+                .unwrap_or_else(|| panic!("{name}: {spans:#?}"))
+                .clone()
+        };
+        let tool_error = by_tool("sold_out");
+        assert_eq!(tool_error.field("error.type"), Some("tool_error"), "{mode:?}");
+        assert_eq!(tool_error.field("otel.status_code"), Some("ERROR"));
+        assert_eq!(tool_error.field("rpc.response.status_code"), None);
+
+        let unknown = by_tool("no_such_tool");
+        assert_eq!(unknown.field("error.type"), Some("-32602"));
+        assert_eq!(unknown.field("rpc.response.status_code"), Some("-32602"));
+        assert_eq!(unknown.field("otel.status_code"), Some("ERROR"));
+
+        // A panic in a tool is a tool error (the SDK's policy); either way the span says so.
+        let panicked = by_tool("broken");
+        assert!(panicked.field("error.type").is_some(), "{panicked:#?}");
+
+        let client_spans = capture.spans("mcp.client");
+        let client_unknown = client_spans
+            .iter()
+            .find(|span| span.field("gen_ai.tool.name") == Some("no_such_tool"))
+            .expect("client span");
+        assert_eq!(client_unknown.field("error.type"), Some("-32602"));
+    }
+}
+
+#[tokio::test]
+async fn handler_work_and_its_logs_run_inside_the_request_span() {
+    let (capture, _guard) = capture();
+    let client = Client::connect(server().in_memory()).await.expect("up");
+    client.call_tool("slow", json!({})).await.expect("answered");
+    drop(client);
+    tokio::task::yield_now().await;
+    let slow = capture.one("mcp.server", "tools/call");
+    assert_eq!(slow.events, ["inside the slow tool"]);
+}
+
+#[tokio::test]
+async fn a_user_span_around_serve_is_the_parent() {
+    let (capture, _guard) = capture();
+    let (client_end, server_end) = modelcontext::transport::memory_pair();
+    let server = server();
+    let serving = async move { server.serve(server_end).await };
+    let serving = serving.instrument(tracing::info_span!("serving"));
+    tokio::spawn(serving);
+    let client = Client::connect(client_end).await.expect("up");
+    client.call_tool("slow", json!({})).await.expect("answered");
+    drop(client);
+    tokio::task::yield_now().await;
+    let slow = capture.one("mcp.server", "tools/call");
+    assert_eq!(slow.ancestors, ["serving"]);
+}
