@@ -173,6 +173,7 @@ impl Watch {
     pub(crate) fn finish(self, reply: Reply) -> Reply {
         match reply {
             Reply::Now(outcome) => {
+                let _entered = self.span.enter();
                 self.ended(&outcome);
                 Reply::Now(outcome)
             }

@@ -19,6 +19,7 @@ mod http_client;
 mod http_server;
 mod input;
 mod json_suite;
+mod layers;
 #[cfg(feature = "http")]
 mod limits;
 mod mrtr;
