@@ -110,13 +110,24 @@ impl Client {
             }),
         };
         let span = self.span(method, &id, &params);
+        #[cfg(feature = "otel")]
+        let timing = {
+            observe::otel::inject(&span, &mut params);
+            let mut timing = observe::otel::Timing::start(
+                observe::otel::Side::Client,
+                method,
+                self.network_transport,
+            );
+            timing.identify(observe::Target::of_params(method, &params), &self.protocol_version);
+            timing
+        };
         let raw = to_raw(&params)?;
-        let outcome = self
-            .peer
-            .request(id, method, Some(raw), request_options)
-            .instrument(span.clone())
-            .await;
-        observe::record(&span, method == method::TOOLS_CALL, &outcome);
+        let request = self.peer.request(id, method, Some(raw), request_options);
+        let outcome = request.instrument(span.clone()).await;
+        let tool_call = method == method::TOOLS_CALL;
+        observe::record(&span, tool_call, &outcome);
+        #[cfg(feature = "otel")]
+        timing.finish(tool_call, outcome.as_deref());
         Ok(outcome?)
     }
 

@@ -13,6 +13,9 @@ use tracing::field::Empty;
 
 use crate::engine::Outcome;
 
+#[cfg(feature = "otel")]
+pub(crate) mod otel;
+
 /// `network.transport` of a pipe (stdio, and the in-memory pipes that carry the same bytes).
 pub(crate) const PIPE: &str = "pipe";
 /// `network.transport` of HTTP.

@@ -107,6 +107,9 @@ pub(crate) struct Watch {
     span: Span,
     tool_call: bool,
     layers: Option<Ran>,
+    /// The duration metric and the in-flight count (feature `otel`).
+    #[cfg(feature = "otel")]
+    timing: Option<observe::otel::Timing>,
 }
 
 /// The layers whose `before` ran, and what they saw.
@@ -126,12 +129,55 @@ impl Watch {
             }
         }
         let tool_call = method == modelcontext_types::method::TOOLS_CALL;
-        Watch { span, tool_call, layers: None }
+        Watch {
+            span,
+            tool_call,
+            layers: None,
+            #[cfg(feature = "otel")]
+            timing: Some(observe::otel::Timing::start(
+                observe::otel::Side::Server,
+                method,
+                link.transport,
+            )),
+        }
+    }
+
+    /// Makes the trace context the client sent the parent of the span (feature `otel`): the
+    /// `_meta` of the raw params, else `transport` (an HTTP request's headers). Called before
+    /// the span is first entered.
+    #[cfg(feature = "otel")]
+    pub(crate) fn adopt_remote_parent_raw(
+        &self,
+        params: Option<&RawValue>,
+        transport: observe::otel::Carrier<'_>,
+    ) {
+        if self.span.is_disabled() {
+            return;
+        }
+        let meta = observe::otel::meta_of_raw(params);
+        let carrier = meta.as_ref().map(|meta| meta.carrier()).unwrap_or_default();
+        observe::otel::adopt_remote_parent(&self.span, carrier, transport);
+    }
+
+    /// [`Watch::adopt_remote_parent_raw`] for a parsed request.
+    #[cfg(feature = "otel")]
+    pub(crate) fn adopt_remote_parent(
+        &self,
+        request: &ClientRequest,
+        transport: observe::otel::Carrier<'_>,
+    ) {
+        let meta = observe::otel::Carrier::meta(request.meta());
+        observe::otel::adopt_remote_parent(&self.span, meta, transport);
     }
 
     /// The request's span: what answering it runs in.
     pub(crate) fn span(&self) -> &Span {
         &self.span
+    }
+
+    /// Names the span after what the parsed request is about; before the span is entered.
+    pub(crate) fn name(&self, request: &ClientRequest) {
+        observe::name_target(&self.span, request.method(), Target::of(request));
     }
 
     /// The request is parsed and its era known: records what it is about, then asks the
@@ -145,9 +191,12 @@ impl Watch {
     ) -> Result<(), McpError> {
         let (era, protocol_version) = era;
         let target = Target::of(request);
-        observe::name_target(&self.span, request.method(), target);
         if !self.span.is_disabled() {
             self.span.record("mcp.protocol.version", protocol_version);
+        }
+        #[cfg(feature = "otel")]
+        if let Some(timing) = &mut self.timing {
+            timing.identify(target, protocol_version);
         }
         if scope.layers.is_empty() {
             return Ok(());
@@ -170,11 +219,11 @@ impl Watch {
 
     /// Wraps the reply so that its end is recorded and the layers' `after` hooks run; an idle
     /// watch returns it as it is.
-    pub(crate) fn finish(self, reply: Reply) -> Reply {
+    pub(crate) fn finish(mut self, reply: Reply) -> Reply {
         match reply {
             Reply::Now(outcome) => {
-                let _entered = self.span.enter();
-                self.ended(&outcome);
+                let span = self.span.clone();
+                span.in_scope(|| self.ended(&outcome));
                 Reply::Now(outcome)
             }
             Reply::Later(future) => Reply::Later(self.around(future)),
@@ -183,12 +232,16 @@ impl Watch {
     }
 
     fn is_idle(&self) -> bool {
+        #[cfg(feature = "otel")]
+        if self.timing.is_some() {
+            return false;
+        }
         self.span.is_disabled() && self.layers.is_none()
     }
 
     /// The handler, run inside the request's span, its end recorded (a panic too: it is
     /// answered here, as the engine would).
-    fn around(self, future: BoxFuture<Outcome>) -> BoxFuture<Outcome> {
+    fn around(mut self, future: BoxFuture<Outcome>) -> BoxFuture<Outcome> {
         if self.is_idle() {
             return future;
         }
@@ -203,8 +256,12 @@ impl Watch {
         )
     }
 
-    fn ended(&self, outcome: &Outcome) {
+    fn ended(&mut self, outcome: &Outcome) {
         observe::record(&self.span, self.tool_call, outcome);
+        #[cfg(feature = "otel")]
+        if let Some(timing) = self.timing.take() {
+            timing.finish(self.tool_call, outcome.as_deref());
+        }
         if let Some(ran) = &self.layers {
             ran.after(outcome.as_deref());
         }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
-    MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
+    MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestId, RequestMeta,
     UNSUPPORTED_PROTOCOL_VERSION, method, negotiate_handshake, to_raw,
 };
 use serde_json::{Value, json};
@@ -175,8 +175,19 @@ impl Dispatch for ServerSession {
 
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
         let mut watch = Watch::start(&request.method, &request.id, &self.link);
+        #[cfg(feature = "otel")]
+        watch.adopt_remote_parent_raw(request.params.as_deref(), Default::default());
+        // Parsed before the span is entered: OpenTelemetry takes its name (which names the
+        // tool or prompt) when it starts.
+        let parsed = self.parse(&request);
+        if let Ok(parsed) = &parsed {
+            watch.name(parsed);
+        }
         let span = watch.span().clone();
-        let reply = span.in_scope(|| self.answer(request, peer, &mut watch));
+        let reply = span.in_scope(|| match parsed {
+            Ok(parsed) => self.answer(parsed, request.id, peer, &mut watch),
+            Err(error) => Reply::Now(Err(error)),
+        });
         watch.finish(reply)
     }
 
@@ -196,26 +207,35 @@ impl Dispatch for ServerSession {
 
 impl ServerSession {
     /// Answers `request` (inside its span): parse, era, layers, then the method.
-    fn answer(&mut self, request: Request, peer: &Peer, watch: &mut Watch) -> Reply {
+    /// Parses `request` into the type its method names.
+    fn parse(&self, request: &Request) -> Result<ClientRequest, McpError> {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
-            return Reply::Now(Err(McpError::method_not_found(&request.method)));
+            return Err(McpError::method_not_found(&request.method));
         }
-        let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
-            Ok(parsed) => parsed,
-            Err(ParamsError::UnknownMethod) => {
-                return Reply::Now(Err(McpError::method_not_found(&request.method)));
-            }
+        match ClientRequest::parse(&request.method, request.params.as_deref()) {
+            Ok(parsed) => Ok(parsed),
+            Err(ParamsError::UnknownMethod) => Err(McpError::method_not_found(&request.method)),
             Err(ParamsError::Invalid(reason)) => {
                 let message = format!("Invalid params for '{}': {reason}", request.method);
-                return Reply::Now(Err(McpError::invalid_params(message)));
+                Err(McpError::invalid_params(message))
             }
-            Err(other) => return Reply::Now(Err(McpError::invalid_params(other.to_string()))),
-        };
+            Err(other) => Err(McpError::invalid_params(other.to_string())),
+        }
+    }
+
+    /// Answers a parsed request (inside its span): era, layers, then the method.
+    fn answer(
+        &mut self,
+        parsed: ClientRequest,
+        id: RequestId,
+        peer: &Peer,
+        watch: &mut Watch,
+    ) -> Reply {
         if let ClientRequest::Initialize(params) = &parsed {
             let version = negotiate_handshake(&params.protocol_version);
             let era = (Era::Handshake, version);
-            if let Err(refused) = watch.admit(&parsed, &request.id, era, self.scope()) {
+            if let Err(refused) = watch.admit(&parsed, &id, era, self.scope()) {
                 return Reply::Now(Err(refused));
             }
             let outcome = self.initialize(params);
@@ -232,7 +252,7 @@ impl ServerSession {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
         let era = (client.era, client.protocol_version);
-        if let Err(refused) = watch.admit(&parsed, &request.id, era, self.scope()) {
+        if let Err(refused) = watch.admit(&parsed, &id, era, self.scope()) {
             return Reply::Now(Err(refused));
         }
         let call = Call {
@@ -240,7 +260,7 @@ impl ServerSession {
             server_info: &self.server_info,
             client: &client,
             peer,
-            request_id: request.id,
+            request_id: id,
             log_level: Some(&self.log_level),
             extensions: &self.extensions,
         };
@@ -369,6 +389,13 @@ pub(crate) fn answer_stateless(
 ) -> Reply {
     let link = Link { transport: crate::observe::TCP, session_id: None };
     let mut watch = Watch::start(request.method(), &request_id, &link);
+    #[cfg(feature = "otel")]
+    {
+        let headers = extensions.get::<http::HeaderMap>();
+        let transport = headers.map(crate::observe::otel::Carrier::headers).unwrap_or_default();
+        watch.adopt_remote_parent(&request, transport);
+    }
+    watch.name(&request);
     let _entered = watch.span().clone().entered();
     let era = (client.era, client.protocol_version);
     let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };

@@ -80,6 +80,28 @@ pub(crate) struct Session {
     /// Taken when the session ends (DELETE, expiry), else dropped with it: ends the engine
     /// and aborts its handlers, even while a POST still holds the session.
     stop: Mutex<Option<Stop>>,
+    /// Counts the session in the open-sessions gauge while it lives (feature `otel`).
+    #[cfg(feature = "otel")]
+    _gauge: SessionGauge,
+}
+
+/// One open session in the open-sessions gauge, until dropped with its session.
+#[cfg(feature = "otel")]
+struct SessionGauge;
+
+#[cfg(feature = "otel")]
+impl SessionGauge {
+    fn open() -> SessionGauge {
+        crate::observe::otel::sessions(1);
+        SessionGauge
+    }
+}
+
+#[cfg(feature = "otel")]
+impl Drop for SessionGauge {
+    fn drop(&mut self) {
+        crate::observe::otel::sessions(-1);
+    }
 }
 
 /// Where the engine's output goes, and the state resumption needs.
@@ -211,7 +233,12 @@ fn expired(map: &Mutex<HashMap<String, Arc<Session>>>, idle: Duration) -> Vec<Ar
 }
 
 /// One open stream counted against a limit; dropping it (with the response body) frees it.
-pub(crate) struct StreamSlot(Arc<AtomicUsize>);
+pub(crate) struct StreamSlot {
+    counter: Arc<AtomicUsize>,
+    /// The endpoint's slot, the one the open-streams gauge counts (feature `otel`).
+    #[cfg(feature = "otel")]
+    gauged: bool,
+}
 
 impl StreamSlot {
     /// A slot of `counter` if fewer than `max` are taken.
@@ -221,13 +248,21 @@ impl StreamSlot {
             counter.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        Some(StreamSlot(counter.clone()))
+        Some(StreamSlot {
+            counter: counter.clone(),
+            #[cfg(feature = "otel")]
+            gauged: false,
+        })
     }
 }
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.counter.fetch_sub(1, Ordering::AcqRel);
+        #[cfg(feature = "otel")]
+        if self.gauged {
+            crate::observe::otel::sse_streams(-1);
+        }
     }
 }
 
@@ -235,7 +270,14 @@ impl Drop for StreamSlot {
 #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn endpoint_stream_slot(shared: &Shared) -> Result<StreamSlot, Response> {
     let max = shared.options.max_sse_streams;
-    StreamSlot::take(&shared.sse_streams, max).ok_or_else(|| {
+    let slot = StreamSlot::take(&shared.sse_streams, max);
+    #[cfg(feature = "otel")]
+    let slot = slot.map(|mut slot| {
+        crate::observe::otel::sse_streams(1);
+        slot.gauged = true;
+        slot
+    });
+    slot.ok_or_else(|| {
         let error =
             McpError::internal(format!("Too many SSE streams (limit {max}); try again later"));
         error_response(StatusCode::SERVICE_UNAVAILABLE, None, error)
@@ -382,6 +424,8 @@ impl Session {
             last_seen,
             sse_streams,
             stop,
+            #[cfg(feature = "otel")]
+            _gauge: SessionGauge::open(),
         }
     }
 
