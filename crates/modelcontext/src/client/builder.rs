@@ -160,6 +160,8 @@ impl ClientBuilder {
             server_capabilities: ServerCapabilities::default(),
             instructions: None,
             network_transport,
+            #[cfg(feature = "otel")]
+            instruments: crate::observe::otel::Instruments::from_global(),
         };
         client.negotiate().await?;
         Ok(client)

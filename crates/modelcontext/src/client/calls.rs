@@ -114,6 +114,7 @@ impl Client {
         let timing = {
             observe::otel::inject(&span, &mut params);
             let mut timing = observe::otel::Timing::start(
+                std::sync::Arc::clone(&self.instruments),
                 observe::otel::Side::Client,
                 method,
                 self.network_transport,

@@ -82,6 +82,10 @@ pub struct Client {
     instructions: Option<String>,
     /// `network.transport` of the client's spans.
     network_transport: &'static str,
+    /// The metric instruments (feature `otel`), made from the global meter provider when the
+    /// client connects.
+    #[cfg(feature = "otel")]
+    instruments: Arc<crate::observe::otel::Instruments>,
 }
 
 impl std::fmt::Debug for Stop {

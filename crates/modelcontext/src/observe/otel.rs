@@ -6,10 +6,10 @@
 //! is current. What a peer sends is checked by the W3C propagator: a malformed `traceparent`
 //! (wrong length, bad hex, all-zero ids, unknown version 0xff) yields no context and is ignored.
 //!
-//! Metrics go to the global meter provider (`opentelemetry::global`), read once on first use:
-//! set it before the first request.
+//! Metrics go to the global meter provider (`opentelemetry::global`), read by a server when its
+//! first connection starts and by a client when it connects: set it before.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::Instant;
 
 use modelcontext_types::{McpError, RawValue, RequestMeta};
@@ -145,8 +145,9 @@ impl Injector for MetaInjector<'_> {
 const DURATION_BOUNDARIES: [f64; 14] =
     [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
 
-/// The instruments, made once from the global meter provider.
-struct Instruments {
+/// The instruments of one server or client, made from the global meter provider when it
+/// first needs them.
+pub(crate) struct Instruments {
     server_duration: Histogram<f64>,
     client_duration: Histogram<f64>,
     in_flight: UpDownCounter<i64>,
@@ -154,9 +155,14 @@ struct Instruments {
     sse_streams: UpDownCounter<i64>,
 }
 
-fn instruments() -> &'static Instruments {
-    static INSTRUMENTS: OnceLock<Instruments> = OnceLock::new();
-    INSTRUMENTS.get_or_init(|| {
+impl std::fmt::Debug for Instruments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Instruments")
+    }
+}
+
+impl Instruments {
+    pub(crate) fn from_global() -> Arc<Instruments> {
         let meter = opentelemetry::global::meter("modelcontext");
         let duration = |name: &'static str, description: &'static str| {
             meter
@@ -166,7 +172,10 @@ fn instruments() -> &'static Instruments {
                 .with_boundaries(DURATION_BOUNDARIES.to_vec())
                 .build()
         };
-        Instruments {
+        let count = |name: &'static str, unit: &'static str, description: &'static str| {
+            meter.i64_up_down_counter(name).with_unit(unit).with_description(description).build()
+        };
+        Arc::new(Instruments {
             server_duration: duration(
                 "mcp.server.operation.duration",
                 "MCP request duration as observed on the receiver",
@@ -175,23 +184,33 @@ fn instruments() -> &'static Instruments {
                 "mcp.client.operation.duration",
                 "MCP request duration as observed on the sender",
             ),
-            in_flight: meter
-                .i64_up_down_counter("modelcontext.server.requests.in_flight")
-                .with_unit("{request}")
-                .with_description("Requests the server is answering")
-                .build(),
-            sessions: meter
-                .i64_up_down_counter("modelcontext.server.sessions.open")
-                .with_unit("{session}")
-                .with_description("Open Streamable HTTP sessions")
-                .build(),
-            sse_streams: meter
-                .i64_up_down_counter("modelcontext.server.sse_streams.open")
-                .with_unit("{stream}")
-                .with_description("Open SSE streams of the HTTP endpoints")
-                .build(),
-        }
-    })
+            in_flight: count(
+                "modelcontext.server.requests.in_flight",
+                "{request}",
+                "Requests the server is answering",
+            ),
+            sessions: count(
+                "modelcontext.server.sessions.open",
+                "{session}",
+                "Open Streamable HTTP sessions",
+            ),
+            sse_streams: count(
+                "modelcontext.server.sse_streams.open",
+                "{stream}",
+                "Open SSE streams of the HTTP endpoints",
+            ),
+        })
+    }
+
+    /// One more (`1`) or one less (`-1`) open HTTP session.
+    pub(crate) fn sessions(&self, delta: i64) {
+        self.sessions.add(delta, &[]);
+    }
+
+    /// One more (`1`) or one less (`-1`) open SSE stream.
+    pub(crate) fn sse_streams(&self, delta: i64) {
+        self.sse_streams.add(delta, &[]);
+    }
 }
 
 /// Which side measures an operation.
@@ -203,6 +222,7 @@ pub(crate) enum Side {
 
 /// One operation being timed, with the attributes known so far.
 pub(crate) struct Timing {
+    instruments: Arc<Instruments>,
     side: Side,
     start: Instant,
     attributes: Vec<KeyValue>,
@@ -210,15 +230,20 @@ pub(crate) struct Timing {
 
 impl Timing {
     /// Starts timing a request of `method` (counted in flight on the server side).
-    pub(crate) fn start(side: Side, method: &str, transport: &'static str) -> Timing {
+    pub(crate) fn start(
+        instruments: Arc<Instruments>,
+        side: Side,
+        method: &str,
+        transport: &'static str,
+    ) -> Timing {
         if side == Side::Server {
-            instruments().in_flight.add(1, &[]);
+            instruments.in_flight.add(1, &[]);
         }
         let attributes = vec![
             KeyValue::new("mcp.method.name", method.to_owned()),
             KeyValue::new("network.transport", transport),
         ];
-        Timing { side, start: Instant::now(), attributes }
+        Timing { instruments, side, start: Instant::now(), attributes }
     }
 
     /// Adds what the parsed request says: its target and protocol version.
@@ -247,7 +272,7 @@ impl Timing {
             }
         }
         let seconds = self.start.elapsed().as_secs_f64();
-        let instruments = instruments();
+        let instruments = &self.instruments;
         match self.side {
             Side::Server => {
                 instruments.server_duration.record(seconds, &self.attributes);
@@ -261,17 +286,7 @@ impl Drop for Timing {
     fn drop(&mut self) {
         // Finished or abandoned (a cancelled handler), the request is no longer in flight.
         if self.side == Side::Server {
-            instruments().in_flight.add(-1, &[]);
+            self.instruments.in_flight.add(-1, &[]);
         }
     }
-}
-
-/// One more (`1`) or one less (`-1`) open HTTP session.
-pub(crate) fn sessions(delta: i64) {
-    instruments().sessions.add(delta, &[]);
-}
-
-/// One more (`1`) or one less (`-1`) open SSE stream.
-pub(crate) fn sse_streams(delta: i64) {
-    instruments().sse_streams.add(delta, &[]);
 }

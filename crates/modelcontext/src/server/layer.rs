@@ -79,17 +79,32 @@ impl RequestInfo {
 pub(crate) type Layers = Arc<[Arc<dyn RequestLayer>]>;
 
 /// What a server connection knows about where its requests come from.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Link {
     /// `network.transport`.
     pub transport: &'static str,
     /// The HTTP session, if any.
     pub session_id: Option<Arc<str>>,
+    /// The server's metric instruments (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub instruments: Arc<observe::otel::Instruments>,
 }
 
-impl Default for Link {
-    fn default() -> Link {
-        Link { transport: observe::PIPE, session_id: None }
+impl Link {
+    /// A connection of `server` over `transport`, in HTTP session `session_id` if any.
+    pub(crate) fn new(
+        server: &super::ServerInner,
+        transport: &'static str,
+        session_id: Option<Arc<str>>,
+    ) -> Link {
+        #[cfg(not(feature = "otel"))]
+        let _ = server;
+        Link {
+            transport,
+            session_id,
+            #[cfg(feature = "otel")]
+            instruments: server.instruments(),
+        }
     }
 }
 
@@ -135,6 +150,7 @@ impl Watch {
             layers: None,
             #[cfg(feature = "otel")]
             timing: Some(observe::otel::Timing::start(
+                Arc::clone(&link.instruments),
                 observe::otel::Side::Server,
                 method,
                 link.transport,

@@ -163,6 +163,10 @@ pub(crate) struct ServerInner {
     pub info_json: std::sync::OnceLock<Arc<serde_json::Value>>,
     /// Code around every request ([`McpServer::layer`]), in the order it was added.
     pub layers: layer::Layers,
+    /// The metric instruments, made from the global meter provider on first use (feature
+    /// `otel`): per server, so a provider set before the first connection is the one used.
+    #[cfg(feature = "otel")]
+    pub instruments: Arc<std::sync::OnceLock<Arc<crate::observe::otel::Instruments>>>,
 }
 
 /// The tools, resources, templates and prompts of a server at one moment.
@@ -272,6 +276,8 @@ impl McpServer {
             bus: Arc::new(InMemoryBus::default()),
             info_json: std::sync::OnceLock::new(),
             layers: Arc::new([]),
+            #[cfg(feature = "otel")]
+            instruments: Arc::default(),
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -599,6 +605,12 @@ impl McpServer {
         run.await;
     }
 
+    /// The metric instruments of this server (feature `otel`).
+    #[cfg(all(feature = "otel", feature = "http"))]
+    pub(crate) fn instruments(&self) -> Arc<crate::observe::otel::Instruments> {
+        self.inner.instruments()
+    }
+
     /// The definition of a registered tool (the HTTP layer checks `x-mcp-header` mirrors).
     #[cfg(feature = "http")]
     pub(crate) fn tool_entry(&self, name: &str) -> Option<Arc<ToolEntry>> {
@@ -637,8 +649,7 @@ impl McpServer {
         extensions: Extensions,
         session_id: &str,
     ) -> SessionParts<impl std::future::Future<Output = ()> + Send + 'static> {
-        let link =
-            layer::Link { transport: crate::observe::TCP, session_id: Some(session_id.into()) };
+        let link = layer::Link::new(&self.inner, crate::observe::TCP, Some(session_id.into()));
         let session = session::ServerSession::new(self.inner.clone())
             .with_extensions(extensions)
             .with_link(link);
@@ -672,6 +683,13 @@ impl McpServer {
 }
 
 impl ServerInner {
+    /// The metric instruments, made on first use.
+    #[cfg(feature = "otel")]
+    pub(crate) fn instruments(&self) -> Arc<crate::observe::otel::Instruments> {
+        let made = self.instruments.get_or_init(crate::observe::otel::Instruments::from_global);
+        Arc::clone(made)
+    }
+
     /// The resource `uri` names, and the template variables it binds: fixed resources first,
     /// then templates in registration order.
     pub(crate) fn resolve_resource(

@@ -60,6 +60,7 @@ enum EraState {
 impl ServerSession {
     pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
         let server_info = server.info_json();
+        let link = Link::new(&server, crate::observe::PIPE, None);
         ServerSession {
             server,
             server_info,
@@ -68,7 +69,7 @@ impl ServerSession {
             subscribed: Subscribed::default(),
             forwarder: None,
             extensions: Arc::default(),
-            link: Link::default(),
+            link,
         }
     }
 
@@ -387,7 +388,7 @@ pub(crate) fn answer_stateless(
     peer: &Peer,
     extensions: Arc<Extensions>,
 ) -> Reply {
-    let link = Link { transport: crate::observe::TCP, session_id: None };
+    let link = Link::new(server, crate::observe::TCP, None);
     let mut watch = Watch::start(request.method(), &request_id, &link);
     #[cfg(feature = "otel")]
     {

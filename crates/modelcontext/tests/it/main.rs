@@ -24,6 +24,8 @@ mod layers;
 mod limits;
 mod mrtr;
 mod observe;
+#[cfg(feature = "otel")]
+mod otel;
 mod pagination;
 mod seed;
 mod stdio;

@@ -87,20 +87,20 @@ pub(crate) struct Session {
 
 /// One open session in the open-sessions gauge, until dropped with its session.
 #[cfg(feature = "otel")]
-struct SessionGauge;
+struct SessionGauge(Arc<crate::observe::otel::Instruments>);
 
 #[cfg(feature = "otel")]
 impl SessionGauge {
-    fn open() -> SessionGauge {
-        crate::observe::otel::sessions(1);
-        SessionGauge
+    fn open(instruments: Arc<crate::observe::otel::Instruments>) -> SessionGauge {
+        instruments.sessions(1);
+        SessionGauge(instruments)
     }
 }
 
 #[cfg(feature = "otel")]
 impl Drop for SessionGauge {
     fn drop(&mut self) {
-        crate::observe::otel::sessions(-1);
+        self.0.sessions(-1);
     }
 }
 
@@ -237,7 +237,7 @@ pub(crate) struct StreamSlot {
     counter: Arc<AtomicUsize>,
     /// The endpoint's slot, the one the open-streams gauge counts (feature `otel`).
     #[cfg(feature = "otel")]
-    gauged: bool,
+    gauged: Option<Arc<crate::observe::otel::Instruments>>,
 }
 
 impl StreamSlot {
@@ -251,7 +251,7 @@ impl StreamSlot {
         Some(StreamSlot {
             counter: counter.clone(),
             #[cfg(feature = "otel")]
-            gauged: false,
+            gauged: None,
         })
     }
 }
@@ -260,8 +260,8 @@ impl Drop for StreamSlot {
     fn drop(&mut self) {
         self.counter.fetch_sub(1, Ordering::AcqRel);
         #[cfg(feature = "otel")]
-        if self.gauged {
-            crate::observe::otel::sse_streams(-1);
+        if let Some(instruments) = &self.gauged {
+            instruments.sse_streams(-1);
         }
     }
 }
@@ -273,8 +273,9 @@ pub(crate) fn endpoint_stream_slot(shared: &Shared) -> Result<StreamSlot, Respon
     let slot = StreamSlot::take(&shared.sse_streams, max);
     #[cfg(feature = "otel")]
     let slot = slot.map(|mut slot| {
-        crate::observe::otel::sse_streams(1);
-        slot.gauged = true;
+        let instruments = shared.server.instruments();
+        instruments.sse_streams(1);
+        slot.gauged = Some(instruments);
         slot
     });
     slot.ok_or_else(|| {
@@ -425,7 +426,7 @@ impl Session {
             sse_streams,
             stop,
             #[cfg(feature = "otel")]
-            _gauge: SessionGauge::open(),
+            _gauge: SessionGauge::open(shared.server.instruments()),
         }
     }
 
