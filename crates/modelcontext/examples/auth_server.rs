@@ -36,6 +36,13 @@ fn delete_file(path: String) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
+    // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
     let issuer = std::env::var("ISSUER").unwrap_or_else(|_| "http://127.0.0.1:9000".to_owned());
     // The key set is found through the issuer's metadata and cached; rotated keys are fetched.
     let verifier = JwtVerifier::new(&issuer, RESOURCE)?;

@@ -81,6 +81,13 @@ pub fn bookshop() -> Result<McpServer, modelcontext::Error> {
 #[allow(dead_code)]
 #[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
+    // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
+    // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
     let server = bookshop()?;
     // `-- --http 127.0.0.1:8000` serves Streamable HTTP at /mcp; the default is stdio, where
     // stdout carries only protocol messages.

@@ -32,6 +32,13 @@ async fn delete_file(ctx: Context, path: String) -> Result<String, ToolError> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), modelcontext::Error> {
+    // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
+    // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
     let server = McpServer::new("confirm").tool(delete_file::tool())?;
     for era in [EraMode::Handshake, EraMode::Modern] {
         // Setting a handler declares the `elicitation` capability; this "user" always says yes.

@@ -26,6 +26,13 @@ async fn count(ctx: Context, #[arg(maximum = 100)] n: u32) -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
+    // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
+    // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
     let server = McpServer::new("http-example").tool(add::tool())?.tool(count::tool())?;
     // The defaults are right for a local server; this shows where a deployment adds its names.
     let options =

@@ -59,6 +59,13 @@ use tokio::sync::{Semaphore, watch};
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> Result<(), Error> {
+    // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
+    // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match args.first().map(String::as_str) {
