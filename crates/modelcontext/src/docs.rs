@@ -7,6 +7,9 @@ pub mod handling_errors {}
 #[doc = include_str!("../docs/limits.md")]
 pub mod limits {}
 
+#[doc = include_str!("../docs/observability.md")]
+pub mod observability {}
+
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}
 

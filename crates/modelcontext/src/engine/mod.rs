@@ -23,8 +23,9 @@ use crate::transport::Connection;
 mod incoming;
 mod peer;
 
+pub(crate) use incoming::catching_panics;
 #[cfg(feature = "http")]
-pub(crate) use incoming::{Handover, admit, catching_panics, poll_once};
+pub(crate) use incoming::{Handover, admit, poll_once};
 pub use peer::Peer;
 pub(crate) use peer::{ProgressCallback, RequestOptions, WeakPeer};
 

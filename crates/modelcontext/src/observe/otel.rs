@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use modelcontext_types::{McpError, RawValue, RequestMeta};
+use modelcontext_types::{McpError, RawValue};
 use opentelemetry::metrics::{Histogram, UpDownCounter};
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::TraceContextExt;
@@ -50,7 +50,8 @@ impl Extractor for Carrier<'_> {
 
 impl<'a> Carrier<'a> {
     /// From a parsed `_meta`.
-    pub(crate) fn meta(meta: Option<&'a RequestMeta>) -> Carrier<'a> {
+    #[cfg(feature = "http")]
+    pub(crate) fn meta(meta: Option<&'a modelcontext_types::RequestMeta>) -> Carrier<'a> {
         let field = |key| meta.and_then(|m| m.other.get(key)).and_then(Value::as_str);
         Carrier { traceparent: field(TRACEPARENT), tracestate: field(TRACESTATE) }
     }
@@ -147,6 +148,7 @@ const DURATION_BOUNDARIES: [f64; 14] =
 
 /// The instruments of one server or client, made from the global meter provider when it
 /// first needs them.
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the gauges of the HTTP endpoint
 pub(crate) struct Instruments {
     server_duration: Histogram<f64>,
     client_duration: Histogram<f64>,
@@ -203,11 +205,13 @@ impl Instruments {
     }
 
     /// One more (`1`) or one less (`-1`) open HTTP session.
+    #[cfg(feature = "http")]
     pub(crate) fn sessions(&self, delta: i64) {
         self.sessions.add(delta, &[]);
     }
 
     /// One more (`1`) or one less (`-1`) open SSE stream.
+    #[cfg(feature = "http")]
     pub(crate) fn sse_streams(&self, delta: i64) {
         self.sse_streams.add(delta, &[]);
     }

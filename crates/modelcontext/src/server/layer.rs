@@ -176,7 +176,7 @@ impl Watch {
     }
 
     /// [`Watch::adopt_remote_parent_raw`] for a parsed request.
-    #[cfg(feature = "otel")]
+    #[cfg(all(feature = "otel", feature = "http"))]
     pub(crate) fn adopt_remote_parent(
         &self,
         request: &ClientRequest,

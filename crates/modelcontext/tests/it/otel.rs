@@ -106,6 +106,7 @@ async fn one_trace_from_the_client_to_the_server_in_memory() {
     }
 }
 
+#[cfg(feature = "http")]
 #[tokio::test]
 async fn one_trace_from_the_client_to_the_server_over_http() {
     let endpoint = server().http_endpoint();

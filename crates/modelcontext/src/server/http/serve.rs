@@ -67,11 +67,14 @@ pub(super) async fn serve(
         let io = TokioIo::new(WriteTimeout::new(tcp, write_timeout));
         let service = TowerToHyperService::new(router.clone());
         let connection = builder.serve_connection(io, service);
-        tokio::spawn(async move {
+        // In the accept loop's span: one the application opened around `serve` is the parent
+        // of the MCP request spans.
+        let connection = async move {
             if let Err(err) = connection.await {
                 tracing::debug!(%err, "HTTP connection ended");
             }
-        });
+        };
+        tokio::spawn(tracing::Instrument::in_current_span(connection));
     }
 }
 
