@@ -22,29 +22,36 @@ pub(crate) const PIPE: &str = "pipe";
 #[cfg(feature = "http")]
 pub(crate) const TCP: &str = "tcp";
 
+/// A request span of one side, every field of the conventions declared (recorded later when
+/// not known yet): a span's fields are fixed where it is created.
+macro_rules! request_span {
+    ($target:literal, $name:literal, $kind:literal, $method:expr, $id:expr, $version:expr, $transport:expr) => {
+        tracing::debug_span!(
+            target: $target,
+            $name,
+            otel.name = $method,
+            otel.kind = $kind,
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            mcp.method.name = $method,
+            mcp.protocol.version = $version,
+            mcp.session.id = Empty,
+            jsonrpc.request.id = %$id,
+            gen_ai.operation.name = Empty,
+            gen_ai.tool.name = Empty,
+            gen_ai.prompt.name = Empty,
+            mcp.resource.uri = Empty,
+            network.transport = $transport,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        )
+    };
+}
+
 /// The span of a request the server answers (kind SERVER). Its name in OpenTelemetry is set
 /// by [`name_target`] once the request is parsed; until then it is the method alone.
 pub(crate) fn server_span(method: &str, id: &RequestId, transport: &'static str) -> Span {
-    let span = tracing::debug_span!(
-        target: "modelcontext::server",
-        "mcp.server",
-        otel.name = method,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        mcp.method.name = method,
-        mcp.protocol.version = Empty,
-        mcp.session.id = Empty,
-        jsonrpc.request.id = %id,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        mcp.resource.uri = Empty,
-        network.transport = transport,
-        error.type = Empty,
-        rpc.response.status_code = Empty,
-    );
-    span
+    request_span!("modelcontext::server", "mcp.server", "server", method, id, Empty, transport)
 }
 
 /// The span of a notification the server receives (no id, nothing to answer).
@@ -66,23 +73,14 @@ pub(crate) fn client_span(
     protocol_version: &str,
     transport: &'static str,
 ) -> Span {
-    tracing::debug_span!(
-        target: "modelcontext::client",
+    request_span!(
+        "modelcontext::client",
         "mcp.client",
-        otel.name = method,
-        otel.kind = "client",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        mcp.method.name = method,
-        mcp.protocol.version = protocol_version,
-        jsonrpc.request.id = %id,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        mcp.resource.uri = Empty,
-        network.transport = transport,
-        error.type = Empty,
-        rpc.response.status_code = Empty,
+        "client",
+        method,
+        id,
+        protocol_version,
+        transport
     )
 }
 
