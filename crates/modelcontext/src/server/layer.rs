@@ -186,18 +186,10 @@ impl Watch {
         observe::otel::adopt_remote_parent(&self.span, meta, transport);
     }
 
-    /// The request's span: what answering it runs in.
-    pub(crate) fn span(&self) -> &Span {
-        &self.span
-    }
-
-    /// Names the span after what the parsed request is about; before the span is entered.
-    pub(crate) fn name(&self, request: &ClientRequest) {
-        observe::name_target(&self.span, request.method(), Target::of(request));
-    }
-
-    /// The request is parsed and its era known: records what it is about, then asks the
-    /// layers. An error is the answer of the layer that refused.
+    /// The request is parsed and its era known: names the span and records what the request
+    /// is about (before the span is first entered: OpenTelemetry takes the name when the span
+    /// starts), then asks the layers, inside the span. An error is the answer of the layer
+    /// that refused.
     pub(crate) fn admit(
         &mut self,
         request: &ClientRequest,
@@ -207,6 +199,7 @@ impl Watch {
     ) -> Result<(), McpError> {
         let (era, protocol_version) = era;
         let target = Target::of(request);
+        observe::name_target(&self.span, request.method(), target);
         if !self.span.is_disabled() {
             self.span.record("mcp.protocol.version", protocol_version);
         }
@@ -228,7 +221,7 @@ impl Watch {
             extensions: Arc::clone(scope.extensions),
         });
         let mut ran = Ran { info, layers: Arc::clone(scope.layers), count: 0 };
-        let verdict = ran.before(request);
+        let verdict = self.span.in_scope(|| ran.before(request));
         self.layers = Some(ran);
         verdict
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
-    MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestId, RequestMeta,
+    MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
     UNSUPPORTED_PROTOCOL_VERSION, method, negotiate_handshake, to_raw,
 };
 use serde_json::{Value, json};
@@ -178,17 +178,7 @@ impl Dispatch for ServerSession {
         let mut watch = Watch::start(&request.method, &request.id, &self.link);
         #[cfg(feature = "otel")]
         watch.adopt_remote_parent_raw(request.params.as_deref(), Default::default());
-        // Parsed before the span is entered: OpenTelemetry takes its name (which names the
-        // tool or prompt) when it starts.
-        let parsed = self.parse(&request);
-        if let Ok(parsed) = &parsed {
-            watch.name(parsed);
-        }
-        let span = watch.span().clone();
-        let reply = span.in_scope(|| match parsed {
-            Ok(parsed) => self.answer(parsed, request.id, peer, &mut watch),
-            Err(error) => Reply::Now(Err(error)),
-        });
+        let reply = self.answer(request, peer, &mut watch);
         watch.finish(reply)
     }
 
@@ -208,31 +198,26 @@ impl Dispatch for ServerSession {
 
 impl ServerSession {
     /// Answers `request` (inside its span): parse, era, layers, then the method.
-    /// Parses `request` into the type its method names.
-    fn parse(&self, request: &Request) -> Result<ClientRequest, McpError> {
+    /// Answers `request`: parse, era, layers (in the request's span), then the method. The
+    /// span is named by [`Watch::admit`] before it is first entered: OpenTelemetry takes the
+    /// name (which names the tool or prompt) when the span starts.
+    fn answer(&mut self, request: Request, peer: &Peer, watch: &mut Watch) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
-            return Err(McpError::method_not_found(&request.method));
+            return Reply::Now(Err(McpError::method_not_found(&request.method)));
         }
-        match ClientRequest::parse(&request.method, request.params.as_deref()) {
-            Ok(parsed) => Ok(parsed),
-            Err(ParamsError::UnknownMethod) => Err(McpError::method_not_found(&request.method)),
+        let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
+            Ok(parsed) => parsed,
+            Err(ParamsError::UnknownMethod) => {
+                return Reply::Now(Err(McpError::method_not_found(&request.method)));
+            }
             Err(ParamsError::Invalid(reason)) => {
                 let message = format!("Invalid params for '{}': {reason}", request.method);
-                Err(McpError::invalid_params(message))
+                return Reply::Now(Err(McpError::invalid_params(message)));
             }
-            Err(other) => Err(McpError::invalid_params(other.to_string())),
-        }
-    }
-
-    /// Answers a parsed request (inside its span): era, layers, then the method.
-    fn answer(
-        &mut self,
-        parsed: ClientRequest,
-        id: RequestId,
-        peer: &Peer,
-        watch: &mut Watch,
-    ) -> Reply {
+            Err(other) => return Reply::Now(Err(McpError::invalid_params(other.to_string()))),
+        };
+        let id = request.id;
         if let ClientRequest::Initialize(params) = &parsed {
             let version = negotiate_handshake(&params.protocol_version);
             let era = (Era::Handshake, version);
@@ -396,8 +381,6 @@ pub(crate) fn answer_stateless(
         let transport = headers.map(crate::observe::otel::Carrier::headers).unwrap_or_default();
         watch.adopt_remote_parent(&request, transport);
     }
-    watch.name(&request);
-    let _entered = watch.span().clone().entered();
     let era = (client.era, client.protocol_version);
     let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };
     if let Err(refused) = watch.admit(&request, &request_id, era, scope) {
