@@ -50,6 +50,7 @@ macro_rules! request_span {
 
 /// The span of a request the server answers (kind SERVER). Its name in OpenTelemetry is set
 /// by [`name_target`] once the request is parsed; until then it is the method alone.
+#[inline]
 pub(crate) fn server_span(method: &str, id: &RequestId, transport: &'static str) -> Span {
     request_span!("modelcontext::server", "mcp.server", "server", method, id, Empty, transport)
 }

@@ -136,6 +136,7 @@ struct Ran {
 
 impl Watch {
     /// Starts watching `request` (its span starts now, before it is parsed).
+    #[inline]
     pub(crate) fn start(method: &str, id: &RequestId, link: &Link) -> Watch {
         let span = observe::server_span(method, id, link.transport);
         if let Some(session) = &link.session_id {
@@ -190,6 +191,7 @@ impl Watch {
     /// is about (before the span is first entered: OpenTelemetry takes the name when the span
     /// starts), then asks the layers, inside the span. An error is the answer of the layer
     /// that refused.
+    #[inline]
     pub(crate) fn admit(
         &mut self,
         request: &ClientRequest,
@@ -197,6 +199,11 @@ impl Watch {
         era: (Era, &'static str),
         scope: Scope<'_>,
     ) -> Result<(), McpError> {
+        #[cfg(not(feature = "otel"))]
+        if self.span.is_disabled() && scope.layers.is_empty() {
+            // Nobody records this request: nothing to name, nobody to ask.
+            return Ok(());
+        }
         let (era, protocol_version) = era;
         let target = Target::of(request);
         observe::name_target(&self.span, request.method(), target);
@@ -228,6 +235,7 @@ impl Watch {
 
     /// Wraps the reply so that its end is recorded and the layers' `after` hooks run; an idle
     /// watch returns it as it is.
+    #[inline]
     pub(crate) fn finish(mut self, reply: Reply) -> Reply {
         match reply {
             Reply::Now(outcome) => {
@@ -240,6 +248,7 @@ impl Watch {
         }
     }
 
+    #[inline]
     fn is_idle(&self) -> bool {
         #[cfg(feature = "otel")]
         if self.timing.is_some() {
@@ -250,6 +259,7 @@ impl Watch {
 
     /// The handler, run inside the request's span, its end recorded (a panic too: it is
     /// answered here, as the engine would).
+    #[inline]
     fn around(mut self, future: BoxFuture<Outcome>) -> BoxFuture<Outcome> {
         if self.is_idle() {
             return future;
