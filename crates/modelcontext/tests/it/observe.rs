@@ -43,6 +43,20 @@ impl Capture {
         closed.iter().filter(|span| span.name == name).cloned().collect()
     }
 
+    /// Waits (a bounded number of scheduler turns) until no SDK span is open: a handler's
+    /// task drops its span as it ends, which may be after the client has its answer.
+    pub async fn settled(&self) {
+        for _ in 0..1000 {
+            let open = self.open.lock().expect("lock");
+            if !open.values().any(|span| span.name.starts_with("mcp.")) {
+                return;
+            }
+            drop(open);
+            tokio::task::yield_now().await;
+        }
+        panic!("SDK spans still open: {:#?}", self.open.lock().expect("lock"));
+    }
+
     /// The one closed span whose `mcp.method.name` is `method`, on side `name`.
     pub fn one(&self, name: &str, method: &str) -> Captured {
         let mut found: Vec<_> = self
@@ -141,7 +155,7 @@ async fn each_request_has_a_server_span_and_a_client_span_on_the_conventions() {
         let client = Client::builder().era(mode).connect(connection).await.expect("up");
         client.call_tool("get_author", json!({})).await.expect("answered");
         drop(client);
-        tokio::task::yield_now().await;
+        capture.settled().await;
 
         let server = capture.one("mcp.server", "tools/call");
         assert_eq!(server.field("otel.name"), Some("tools/call get_author"), "{mode:?}");
@@ -173,7 +187,7 @@ async fn failures_set_the_error_attributes() {
         client.call_tool("no_such_tool", json!({})).await.expect_err("a protocol error");
         let _ = client.call_tool("broken", json!({})).await;
         drop(client);
-        tokio::task::yield_now().await;
+        capture.settled().await;
 
         let spans = capture.spans("mcp.server");
         let by_tool = |name: &str| {
@@ -212,7 +226,7 @@ async fn handler_work_and_its_logs_run_inside_the_request_span() {
     let client = Client::connect(server().in_memory()).await.expect("up");
     client.call_tool("slow", json!({})).await.expect("answered");
     drop(client);
-    tokio::task::yield_now().await;
+    capture.settled().await;
     let slow = capture.one("mcp.server", "tools/call");
     assert_eq!(slow.events, ["inside the slow tool"]);
 }
@@ -228,7 +242,7 @@ async fn a_user_span_around_serve_is_the_parent() {
     let client = Client::connect(client_end).await.expect("up");
     client.call_tool("slow", json!({})).await.expect("answered");
     drop(client);
-    tokio::task::yield_now().await;
+    capture.settled().await;
     let slow = capture.one("mcp.server", "tools/call");
     assert_eq!(slow.ancestors, ["serving"]);
 }
