@@ -117,9 +117,22 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Ca
     }
 }
 
+/// Installs, once, a global subscriber that is interested in everything and records nothing
+/// (a bare registry). `tracing` caches per call site whether any subscriber is interested;
+/// with only per-thread subscribers coming and going in parallel tests, a cache rebuilt while
+/// none was alive can leave a test's spans disabled. A subscriber that is always there and
+/// always interested keeps every call site enabled; each test's own subscriber still decides.
+pub fn always_interested() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+    });
+}
+
 /// Captures the spans of this thread's tasks until the guard is dropped (the tests run on a
 /// current-thread runtime, so every task of the test is on this thread).
 pub fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
+    always_interested();
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
     (capture, tracing::subscriber::set_default(subscriber))

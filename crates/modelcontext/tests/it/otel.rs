@@ -25,6 +25,7 @@ struct Traces {
 
 impl Traces {
     fn install() -> Traces {
+        crate::observe::always_interested();
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
         let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("it"));
