@@ -269,3 +269,49 @@ async fn n_calls_give_histograms_with_count_n_and_the_attributes() {
         assert!(attributes.iter().any(|kv| kv.key.as_str() == "mcp.protocol.version"));
     }
 }
+
+/// Over stateless HTTP, a request whose `_meta` has no trace context takes the HTTP
+/// `traceparent` header's; one whose `_meta` has it keeps that, and links the header's.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn an_http_traceparent_header_is_the_fallback_parent() {
+    use http_body_util::{BodyExt, Full};
+    const HEADER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const META: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let (addr, serve) = server().http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<bytes::Bytes>>();
+    for in_meta in [None, Some(META)] {
+        let traces = Traces::install();
+        let extra = in_meta.map(|tp| format!(r#""traceparent":"{tp}""#)).unwrap_or_default();
+        let meta = crate::support::modern_meta("{}", &extra);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"get_author","arguments":{{}},{meta}}}}}"#
+        );
+        let request = http::Request::post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "get_author")
+            .header("traceparent", HEADER)
+            .body(Full::new(bytes::Bytes::from(body)))
+            .expect("request");
+        let response = http.request(request).await.expect("response");
+        let answer = response.into_body().collect().await.expect("body").to_bytes();
+        assert!(String::from_utf8_lossy(&answer).contains("Frank Herbert"));
+        let span = traces.one("tools/call get_author", SpanKind::Server);
+        let (trace, parent) = match in_meta {
+            None => ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"),
+            Some(_) => ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"),
+        };
+        assert_eq!(span.span_context.trace_id().to_string(), trace, "{in_meta:?}");
+        assert_eq!(span.parent_span_id.to_string(), parent);
+        if in_meta.is_some() {
+            let linked: Vec<_> =
+                span.links.iter().map(|l| l.span_context.trace_id().to_string()).collect();
+            assert!(linked.contains(&"4bf92f3577b34da6a3ce929d0e0e4736".to_owned()), "{linked:?}");
+        }
+    }
+}
