@@ -43,15 +43,18 @@ impl Capture {
         closed.iter().filter(|span| span.name == name).cloned().collect()
     }
 
+    fn any_open(&self) -> bool {
+        let open = self.open.lock().expect("lock");
+        open.values().any(|span| span.name.starts_with("mcp."))
+    }
+
     /// Waits (a bounded number of scheduler turns) until no SDK span is open: a handler's
     /// task drops its span as it ends, which may be after the client has its answer.
     pub async fn settled(&self) {
         for _ in 0..1000 {
-            let open = self.open.lock().expect("lock");
-            if !open.values().any(|span| span.name.starts_with("mcp.")) {
+            if !self.any_open() {
                 return;
             }
-            drop(open);
             tokio::task::yield_now().await;
         }
         panic!("SDK spans still open: {:#?}", self.open.lock().expect("lock"));
