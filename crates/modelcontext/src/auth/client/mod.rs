@@ -46,10 +46,12 @@ use std::time::{Duration, SystemTime};
 use futures_util::future::BoxFuture;
 
 mod discovery;
+mod file_store;
 mod flow;
 mod http;
 
 pub use discovery::BearerChallenge;
+pub use file_store::FileTokenStore;
 
 /// Why a token could not be obtained.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,7 +143,8 @@ impl StoredTokens {
 }
 
 /// Keeps tokens (per MCP server URL) and client registrations (per authorization server
-/// issuer). [`MemoryTokenStore`] is the default; implement it to persist them.
+/// issuer). [`MemoryTokenStore`] is the default; [`FileTokenStore`] keeps them in a file
+/// for later processes; implement it to persist them elsewhere.
 pub trait TokenStore: Send + Sync + 'static {
     /// The tokens for the MCP server at `server_url`.
     fn tokens(&self, server_url: &str) -> Option<StoredTokens>;
