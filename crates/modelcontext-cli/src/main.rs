@@ -103,7 +103,7 @@ struct Cli {
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", global = true)]
     headers: Vec<String>,
 
-    /// Send 'Authorization: Bearer <token>' with the token held in the environment variable
+    /// Send 'Authorization: Bearer TOKEN' with the TOKEN held in the environment variable
     /// NAME (unlike -H, the token does not show in `ps`); overrides a stored login.
     #[arg(long, value_name = "NAME", global = true)]
     token_env: Option<String>,
