@@ -181,7 +181,14 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
         Err(message) => return Some(Err(Failure::Usage(message.into()))),
     };
     Some(match &cli.command {
-        Command::Login { no_browser, wait, .. } => login::login(cli, url, *no_browser, *wait).await,
+        Command::Login { no_browser, wait, client_metadata_url, .. } => {
+            let options = login::LoginOptions {
+                no_browser: *no_browser,
+                wait: *wait,
+                client_metadata_url: client_metadata_url.clone(),
+            };
+            login::login(cli, url, options).await
+        }
         _ => login::logout(url),
     })
 }

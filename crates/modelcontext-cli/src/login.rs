@@ -117,10 +117,21 @@ fn stored_login(url: &str, store: FileTokenStore) -> OAuthClient {
     .token_store(store)
 }
 
+/// The options of `mcp login`.
+pub struct LoginOptions {
+    /// Only print the authorization URL.
+    pub no_browser: bool,
+    /// How long the browser has to come back.
+    pub wait: Duration,
+    /// This client's Client ID Metadata Document, if it has one.
+    pub client_metadata_url: Option<String>,
+}
+
 /// `mcp login`: connects with an OAuth client whose user step is this machine's browser and a
 /// loopback listener; the server's 401 starts discovery, registration and the authorization
 /// code grant; the tokens land in the token file.
-pub async fn login(cli: &Cli, url: &str, no_browser: bool, wait: Duration) -> Result<(), Failure> {
+pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Failure> {
+    let LoginOptions { no_browser, wait, client_metadata_url } = options;
     if cli.token_env.is_some() {
         return Err(Failure::Usage("--token-env and login do not go together".into()));
     }
@@ -138,6 +149,10 @@ pub async fn login(cli: &Cli, url: &str, no_browser: bool, wait: Duration) -> Re
         browser.clone().visit(auth_url)
     })
     .token_store(LoginStore { file: file.clone(), fresh: MemoryTokenStore::default() });
+    let oauth = match client_metadata_url {
+        Some(document) => oauth.client_metadata_url(document),
+        None => oauth,
+    };
     let provider = Arc::new(OneAttempt { oauth, failure: Mutex::default() });
     let transport = http_transport(cli, url)?.auth_provider(provider.clone());
     // The request that meets the 401 waits for the person at the browser as well.

@@ -208,6 +208,10 @@ enum Command {
         /// How long to wait for the browser to come back: 30s, 5m, ...
         #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
         wait: Duration,
+        /// The https URL of a Client ID Metadata Document describing this client, used as its
+        /// client_id where the authorization server supports them (else: dynamic registration).
+        #[arg(long, value_name = "URL")]
+        client_metadata_url: Option<String>,
     },
     /// Forget the tokens `login` stored for a server.
     Logout {

@@ -30,6 +30,8 @@ struct Issuer {
     url: String,
     /// Answer every authorization with `error=access_denied`.
     deny: bool,
+    /// Accept Client ID Metadata Documents (as clients that authenticate with `none`).
+    metadata_documents: bool,
     state: Arc<Mutex<IssuerState>>,
 }
 
@@ -52,10 +54,12 @@ impl Issuer {
 }
 
 const CLIENT_BASIC: &str = "Basic Y2xpLWNsaWVudDpjbGktc2VjcmV0"; // cli-client:cli-secret
+/// The Client ID Metadata Document `mcp login --client-metadata-url` names (never fetched).
+const METADATA_DOCUMENT: &str = "https://client.example/mcp.json";
 
 async fn metadata(State(issuer): State<Issuer>) -> Response {
     let url = &issuer.url;
-    axum::Json(json!({
+    let mut metadata = json!({
         "issuer": url,
         "authorization_endpoint": format!("{url}/authorize"),
         "token_endpoint": format!("{url}/token"),
@@ -65,8 +69,12 @@ async fn metadata(State(issuer): State<Issuer>) -> Response {
         "token_endpoint_auth_methods_supported": ["client_secret_basic"],
         "scopes_supported": ["mcp", "offline_access"],
         "authorization_response_iss_parameter_supported": true,
-    }))
-    .into_response()
+    });
+    if issuer.metadata_documents {
+        metadata["client_id_metadata_document_supported"] = json!(true);
+        metadata["token_endpoint_auth_methods_supported"] = json!(["client_secret_basic", "none"]);
+    }
+    axum::Json(metadata).into_response()
 }
 
 async fn register(State(issuer): State<Issuer>, body: String) -> Response {
@@ -97,7 +105,9 @@ async fn authorize(State(issuer): State<Issuer>, uri: Uri) -> Response {
 async fn token(State(issuer): State<Issuer>, headers: HeaderMap, body: String) -> Response {
     let params = form(&body);
     let grant = params.get("grant_type").cloned().unwrap_or_default();
-    let authenticated = headers.get("authorization").is_some_and(|v| v == CLIENT_BASIC);
+    let authenticated = headers.get("authorization").is_some_and(|v| v == CLIENT_BASIC)
+        || (issuer.metadata_documents
+            && params.get("client_id").map(String::as_str) == Some(METADATA_DOCUMENT));
     let mut seen = issuer.state();
     seen.grants.push((grant.clone(), authenticated));
     let valid = match grant.as_str() {
@@ -150,7 +160,7 @@ struct Servers {
 }
 
 impl Servers {
-    fn start(deny: bool) -> Servers {
+    fn start(configure: impl FnOnce(&mut Issuer)) -> Servers {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -158,11 +168,13 @@ impl Servers {
             .expect("runtime");
         let (issuer, url) = runtime.block_on(async {
             let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let issuer = Issuer {
+            let mut issuer = Issuer {
                 url: format!("http://{}", as_listener.local_addr().expect("addr")),
-                deny,
+                deny: false,
+                metadata_documents: false,
                 state: Arc::default(),
             };
+            configure(&mut issuer);
             let app = axum::Router::new()
                 .route("/.well-known/oauth-authorization-server", get(metadata))
                 .route("/register", post(register))
@@ -218,8 +230,9 @@ impl Servers {
 
     /// Runs `mcp login` and plays the browser. Returns the exit code, everything `mcp`
     /// printed on stderr, and the page the loopback listener showed.
-    fn login(&self) -> (i32, String, String) {
-        let mut child = self.command(&["login", &self.url, "--wait", "30s"]).spawn().expect("mcp");
+    fn login(&self, options: &[&str]) -> (i32, String, String) {
+        let args = [&["login", self.url.as_str(), "--wait", "30s"], options].concat();
+        let mut child = self.command(&args).spawn().expect("mcp");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
         let mut printed = String::new();
         let auth_url = loop {
@@ -251,8 +264,8 @@ impl Drop for Servers {
 
 #[test]
 fn login_stores_private_tokens_that_later_commands_use_and_refresh() {
-    let servers = Servers::start(false);
-    let (code, stderr, page) = servers.login();
+    let servers = Servers::start(|_| {});
+    let (code, stderr, page) = servers.login(&[]);
     assert_eq!(code, 0, "mcp login failed:\n{stderr}");
     assert!(stderr.contains("logged in to"), "{stderr}");
     assert!(page.contains("You can close this tab"), "{page}");
@@ -320,8 +333,8 @@ fn login_stores_private_tokens_that_later_commands_use_and_refresh() {
 
 #[test]
 fn a_refused_authorization_is_a_clear_error() {
-    let servers = Servers::start(true);
-    let (code, stderr, page) = servers.login();
+    let servers = Servers::start(|issuer| issuer.deny = true);
+    let (code, stderr, page) = servers.login(&[]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("access_denied"), "{stderr}");
     assert!(page.contains("refused the login (access_denied)"), "{page}");
@@ -329,6 +342,26 @@ fn a_refused_authorization_is_a_clear_error() {
     // The registration is kept (a later login registers afresh anyway); no tokens are.
     let stored = servers.tokens();
     assert!(stored["servers"].as_object().is_some_and(|s| s.is_empty()), "{stored}");
+}
+
+#[test]
+fn a_client_metadata_document_stands_in_for_registration_and_refreshes_later() {
+    let servers = Servers::start(|issuer| issuer.metadata_documents = true);
+    let (code, stderr, _) = servers.login(&["--client-metadata-url", METADATA_DOCUMENT]);
+    assert_eq!(code, 0, "mcp login failed:\n{stderr}");
+    assert!(servers.issuer.state().registrations.is_empty(), "no dynamic registration");
+    let stored = servers.tokens();
+    assert_eq!(stored["clients"][&servers.issuer.url]["client_id"], METADATA_DOCUMENT);
+
+    // A later command, not told the document's URL, refreshes as the same client.
+    let mut expired = stored.clone();
+    expired["servers"][&servers.url]["expires_at"] = json!(1);
+    std::fs::write(servers.token_file(), expired.to_string()).expect("expire the token");
+    let (code, _, stderr) = servers.run(&[&servers.url, "tools"]);
+    assert_eq!(code, 0, "{stderr}");
+    let seen = servers.issuer.state();
+    assert_eq!(seen.grants.last(), Some(&("refresh_token".to_owned(), true)));
+    assert!(seen.registrations.is_empty());
 }
 
 /// A blocking HTTP/1.1 GET: the status, the headers, the body.

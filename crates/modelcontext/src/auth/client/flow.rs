@@ -32,11 +32,15 @@ impl OAuthClient {
         }
         if let Some(url) = self.client_metadata_url.as_ref() {
             if metadata.client_id_metadata_document_supported {
-                return Ok(ClientCredentials {
+                let credentials = ClientCredentials {
                     client_id: url.clone(),
                     client_secret: None,
                     token_endpoint_auth_method: Some("none".into()),
-                });
+                };
+                // Kept like a registration: a later process refreshing the tokens needs the
+                // client_id they were issued to, and may not be configured with the URL.
+                self.store.save_client(&metadata.issuer, credentials.clone());
+                return Ok(credentials);
             }
         }
         let Some(endpoint) = &metadata.registration_endpoint else {
