@@ -59,7 +59,7 @@ Examples:
   mcp --stdio \"target/debug/examples/bookshop\" tools
   mcp --stdio \"target/debug/examples/bookshop\" call get_author title=Dune
   mcp http://127.0.0.1:8000/mcp read books://Dune
-  mcp login https://example.com/mcp          (then: mcp https://example.com/mcp tools)
+  mcp login http://127.0.0.1:8000/mcp      (then: mcp http://127.0.0.1:8000/mcp tools)
   MCP_TOKEN=... mcp --token-env MCP_TOKEN http://127.0.0.1:8000/mcp tools
 
 Logins are stored in $XDG_CONFIG_HOME/mcp/tokens.json (else ~/.config/mcp/tokens.json).";
@@ -195,9 +195,11 @@ enum Command {
     Discover(JsonFlag),
     /// Check that the server answers, and how fast.
     Ping(JsonFlag),
-    /// Log in to a server behind OAuth: opens the authorization page in a browser (the URL is
-    /// printed too), waits for its redirect to 127.0.0.1, and stores the tokens for later
-    /// commands, which refresh them as needed.
+    /// Log in to a server behind OAuth, for the commands that follow.
+    ///
+    /// Opens the authorization page in a browser (the URL is printed too, for a shell on
+    /// another machine), waits for its redirect to 127.0.0.1, and stores the tokens for later
+    /// commands against the same URL, which refresh them as needed.
     Login {
         /// The server's URL (or give it before `login`).
         #[arg(value_name = "URL")]

@@ -21,7 +21,10 @@
 //!   means a new registration); token endpoint authentication `client_secret_basic`,
 //!   `client_secret_post` or `none`;
 //! - the client credentials grant (machine to machine) with a secret or a `private_key_jwt`
-//!   assertion (ES256).
+//!   assertion (ES256);
+//! - where tokens and registrations are kept: a [`TokenStore`], in memory by default
+//!   ([`MemoryTokenStore`]) or in a private JSON file a later process reads
+//!   ([`FileTokenStore`], what the `mcp` command uses).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), modelcontext::Error> {
