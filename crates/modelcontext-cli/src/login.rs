@@ -184,16 +184,25 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
     }
 }
 
-/// `mcp logout`: forgets the stored tokens for `url` (and the registration with their
+/// `mcp logout`: revokes the stored tokens for `url` where the authorization server offers
+/// revocation (best effort), then forgets them (and the registration with their
 /// authorization server when no other server uses it).
-pub fn logout(url: &str) -> Result<(), Failure> {
+pub async fn logout(url: &str) -> Result<(), Failure> {
     let path = token_file().map_err(Failure::Other)?;
     let store = FileTokenStore::new(&path);
-    match store.remove(&token_key(url)) {
-        Ok(Some(_)) => eprintln!("mcp: logged out of {url} (removed from {})", path.display()),
-        Ok(None) => eprintln!("mcp: no stored login for {url} in {}", path.display()),
-        Err(err) => return Err(Failure::Other(err.to_string())),
+    let key = token_key(url);
+    let stored = store.load(&key).map_err(|err| Failure::Other(err.to_string()))?;
+    let Some(tokens) = stored else {
+        eprintln!("mcp: no stored login for {url} in {}", path.display());
+        return Ok(());
+    };
+    match stored_login(url, FileTokenStore::new(&path)).revoke(&tokens).await {
+        Ok(true) => eprintln!("mcp: the tokens were revoked at {}", tokens.issuer),
+        Ok(false) => {}
+        Err(err) => eprintln!("mcp: could not revoke the tokens ({err}); forgetting them anyway"),
     }
+    store.remove(&key).map_err(|err| Failure::Other(err.to_string()))?;
+    eprintln!("mcp: logged out of {url} (removed from {})", path.display());
     Ok(())
 }
 

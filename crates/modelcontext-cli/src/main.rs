@@ -13,7 +13,7 @@
 //! A server behind OAuth: `mcp login URL` logs in once (browser, loopback redirect, PKCE) and
 //! stores the tokens in `$XDG_CONFIG_HOME/mcp/tokens.json` (else `~/.config/mcp/`, mode 0600);
 //! every later command against that URL uses them and refreshes them when they expire;
-//! `mcp logout URL` forgets them. `--token-env NAME` sends the bearer token held in the
+//! `mcp logout URL` revokes and forgets them. `--token-env NAME` sends the bearer token held in the
 //! environment variable NAME instead (unlike `-H`, it does not show in `ps`). `key=value`
 //! arguments are typed by the tool's input schema: a property the schema types as integer,
 //! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
@@ -215,7 +215,8 @@ enum Command {
         #[arg(long, value_name = "URL")]
         client_metadata_url: Option<String>,
     },
-    /// Forget the tokens `login` stored for a server.
+    /// Forget the tokens `login` stored for a server (revoked first where the authorization
+    /// server offers revocation).
     Logout {
         /// The server's URL (or give it before `logout`).
         #[arg(value_name = "URL")]

@@ -45,6 +45,8 @@ struct IssuerState {
     issued: usize,
     access_token: Option<String>,
     refresh_token: Option<String>,
+    /// The tokens revoked, and whether the client authenticated.
+    revoked: Vec<(String, bool)>,
 }
 
 impl Issuer {
@@ -64,6 +66,7 @@ async fn metadata(State(issuer): State<Issuer>) -> Response {
         "authorization_endpoint": format!("{url}/authorize"),
         "token_endpoint": format!("{url}/token"),
         "registration_endpoint": format!("{url}/register"),
+        "revocation_endpoint": format!("{url}/revoke"),
         "response_types_supported": ["code"],
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic"],
@@ -133,6 +136,22 @@ async fn token(State(issuer): State<Issuer>, headers: HeaderMap, body: String) -
     .into_response()
 }
 
+/// RFC 7009: a revoked token is no longer the newest.
+async fn revoke(State(issuer): State<Issuer>, headers: HeaderMap, body: String) -> Response {
+    let params = form(&body);
+    let authenticated = headers.get("authorization").is_some_and(|v| v == CLIENT_BASIC);
+    let token = params.get("token").cloned().unwrap_or_default();
+    let mut guard = issuer.state();
+    let seen = &mut *guard;
+    for held in [&mut seen.access_token, &mut seen.refresh_token] {
+        if held.as_ref() == Some(&token) {
+            *held = None;
+        }
+    }
+    seen.revoked.push((token, authenticated));
+    StatusCode::OK.into_response()
+}
+
 /// The resource server's check: only the newest access token the issuer gave out is good.
 struct NewestToken(Issuer);
 
@@ -180,6 +199,7 @@ impl Servers {
                 .route("/register", post(register))
                 .route("/authorize", get(authorize))
                 .route("/token", post(token))
+                .route("/revoke", post(revoke))
                 .with_state(issuer.clone());
             tokio::spawn(async move { axum::serve(as_listener, app).await });
 
@@ -322,9 +342,13 @@ fn login_stores_private_tokens_that_later_commands_use_and_refresh() {
     assert_eq!(code, 64, "{stderr}");
     assert!(stderr.contains("MCP_UNSET_TOKEN"), "{stderr}");
 
-    // Logged out, the server refuses again.
+    // Logged out: the tokens are revoked and forgotten, and the server refuses again.
     let (code, _, stderr) = servers.run(&["logout", &servers.url]);
     assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("revoked"), "{stderr}");
+    let revoked = servers.issuer.state().revoked.clone();
+    let expected = [("refresh-2".to_owned(), true), ("access-2".to_owned(), true)];
+    assert_eq!(revoked, expected);
     assert!(servers.tokens()["servers"].get(&servers.url).is_none());
     let (code, _, stderr) = servers.run(&[&servers.url, "tools"]);
     assert_ne!(code, 0);

@@ -317,6 +317,14 @@ impl OAuthClient {
         self
     }
 
+    /// Asks the authorization server that issued `tokens` to revoke them (RFC 7009), with
+    /// this client's registration there from the token store. `Ok(false)` when the server
+    /// offers no revocation endpoint. The tokens stay in the store: removing them is the
+    /// caller's part (e.g. [`FileTokenStore::remove`]).
+    pub async fn revoke(&self, tokens: &StoredTokens) -> Result<bool, AuthError> {
+        self.revoke_tokens(tokens).await
+    }
+
     async fn current_token(&self, server_url: &str) -> Option<String> {
         let tokens = self.store.tokens(server_url)?;
         if !tokens.expired() {
