@@ -8,16 +8,16 @@
 //! ```
 //!
 //! The server is a command run as a child process (`--stdio "cmd args"`, split like a shell
-//! would but without a shell) or a Streamable HTTP endpoint (an `http://` URL).
+//! would but without a shell) or a Streamable HTTP endpoint (an `http://` URL). `key=value`
+//! arguments are typed by the tool's input schema: a property the schema types as integer,
+//! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
+//! string it is. `call --json '{..}'` gives the whole arguments object at once.
 //!
 //! A server behind OAuth: `mcp login URL` logs in once (browser, loopback redirect, PKCE) and
 //! stores the tokens in `$XDG_CONFIG_HOME/mcp/tokens.json` (else `~/.config/mcp/`, mode 0600);
 //! every later command against that URL uses them and refreshes them when they expire;
-//! `mcp logout URL` revokes and forgets them. `--token-env NAME` sends the bearer token held in the
-//! environment variable NAME instead (unlike `-H`, it does not show in `ps`). `key=value`
-//! arguments are typed by the tool's input schema: a property the schema types as integer,
-//! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
-//! string it is. `call --json '{..}'` gives the whole arguments object at once.
+//! `mcp logout URL` revokes and forgets them. `--token-env NAME` sends the bearer token held
+//! in the environment variable NAME instead (unlike `-H`, it does not show in `ps`).
 //!
 //! Output is for people by default; `--json` prints the result as JSON on stdout instead.
 //! Diagnostics and progress always go to stderr.
