@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use expect_test::{Expect, expect};
 use serde_json::Value;
 
+mod login;
+
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
 /// `deps/` folder this test binary runs from.
 fn bookshop() -> PathBuf {
