@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Interop tests against a real peer, the official Python MCP SDK (`mcp` 2.3.0 from PyPI):
 #   1. the Python client drives our `bookshop` example in each client mode (legacy,
-#      2026-07-28, auto): tests/interop/python_bookshop.py;
+#      2026-07-28, auto) over stdio, http and https (a CA made for the run by
+#      tests/interop/make_test_ca.py, trusted through httpx2's `verify=`):
+#      tests/interop/python_bookshop.py;
 #   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
 #      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto).
 #
@@ -45,13 +47,20 @@ cargo build -p modelcontext-cli
 
 # Every check prints `ok ...` or `FAIL ...`; the log collects both parts for the total.
 LOG=$(mktemp)
+CERTS=$(mktemp -d)
 SERVER_PID=""
-cleanup() {
-    if [[ -n "$SERVER_PID" ]]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
+TLS_SERVER_PID=""
+stop_server() {
+    if [[ -n "$1" ]]; then
+        kill "$1" 2>/dev/null || true
+        wait "$1" 2>/dev/null || true
     fi
-    rm -f "$LOG" "$LOG.server"
+}
+cleanup() {
+    stop_server "$SERVER_PID"
+    stop_server "$TLS_SERVER_PID"
+    rm -f "$LOG" "$LOG.server" "$LOG.tls-server"
+    rm -rf "$CERTS"
 }
 trap cleanup EXIT
 
@@ -71,7 +80,8 @@ wait_for_port() {
     return 1
 }
 
-# The Python client drives our bookshop over stdio (it spawns it) and over Streamable HTTP.
+# The Python client drives our bookshop over stdio (it spawns it) and over Streamable HTTP,
+# plain and TLS (HTTP/1.1: the venv's httpx2 has no HTTP/2 without the extra `h2` package).
 rc=0
 BOOKSHOP_PORT=$(free_port)
 "$BOOKSHOP" --http "127.0.0.1:$BOOKSHOP_PORT" >"$LOG.server" 2>&1 &
@@ -83,13 +93,29 @@ else
     echo "FAIL http bookshop_start: bookshop --http did not listen on $BOOKSHOP_PORT" | tee -a "$LOG"
     cat "$LOG.server" >&2
 fi
-PYTHONUNBUFFERED=1 timeout --kill-after=10 300 \
-    "$VENV/bin/python" tests/interop/python_bookshop.py "${targets[@]}" | tee -a "$LOG" || rc=${PIPESTATUS[0]}
-kill "$SERVER_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
+if "$VENV/bin/python" tests/interop/make_test_ca.py "$CERTS"; then
+    TLS_PORT=$(free_port)
+    "$BOOKSHOP" --http "127.0.0.1:$TLS_PORT" --tls-cert "$CERTS/cert.pem" --tls-key "$CERTS/key.pem" \
+        >"$LOG.tls-server" 2>&1 &
+    TLS_SERVER_PID=$!
+    if wait_for_port "$TLS_PORT" "$TLS_SERVER_PID"; then
+        targets+=("https://localhost:$TLS_PORT/mcp")
+    else
+        echo "FAIL https bookshop_start: bookshop --tls-cert did not listen on $TLS_PORT" | tee -a "$LOG"
+        cat "$LOG.tls-server" >&2
+    fi
+else
+    echo "FAIL https test_ca: make_test_ca.py could not write a certificate" | tee -a "$LOG"
+fi
+PYTHONUNBUFFERED=1 timeout --kill-after=10 420 \
+    "$VENV/bin/python" tests/interop/python_bookshop.py --cafile "$CERTS/ca.pem" "${targets[@]}" \
+    | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+stop_server "$SERVER_PID"
+stop_server "$TLS_SERVER_PID"
 SERVER_PID=""
+TLS_SERVER_PID=""
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-    echo "interop: python_bookshop.py did not finish within 300 s (exit $rc)" >&2
+    echo "interop: python_bookshop.py did not finish within 420 s (exit $rc)" >&2
 fi
 
 # Part 2: our HTTP client against the Python SDK's HTTP server, on a free loopback port:

@@ -69,7 +69,8 @@ impl Server {
     /// An HTTP connection over TLS in the protocol ALPN picks from `alpn`.
     async fn connect(&self, alpn: &[&str]) -> Link {
         let tls = self.tls(alpn).await;
-        let protocol = tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+        let protocol =
+            tls.get_ref().1.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
         let io = TokioIo::new(tls);
         let (sender, connection) = if protocol.as_deref() == Some("h2") {
             let (sender, conn) = http2::handshake(TokioExecutor::new(), io).await.expect("h2");
@@ -112,7 +113,12 @@ impl Answer {
 
 impl Link {
     /// Sends a request to `/mcp`; the answer's body is left to the caller (an SSE stream).
-    async fn open(&mut self, method: Method, headers: &[(&str, &str)], body: &str) -> http::Response<Incoming> {
+    async fn open(
+        &mut self,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> http::Response<Incoming> {
         let mut request = http::Request::builder().method(method);
         // HTTP/2 names the host in `:authority` (from the URI), HTTP/1.1 in `Host`.
         request = match self.sender {
@@ -166,7 +172,8 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 const DUNE_MODERN: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Bookshop","version":"1.0.0"}},"resultType":"complete","content":[{"type":"text","text":"Frank Herbert"}]}}"#;
 
-const DUNE_HANDSHAKE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Frank Herbert"}]}}"#;
+const DUNE_HANDSHAKE: &str =
+    r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Frank Herbert"}]}}"#;
 
 /// Both eras over one connection in the protocol `alpn` picks, with a handshake-era GET stream
 /// open while the session's requests are answered.
@@ -183,7 +190,10 @@ async fn serves_both_eras(alpn: &[&str], want: &str) {
     let session = init.header("mcp-session-id").expect("a session id").to_owned();
     let in_session = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(link.send(Method::POST, &in_session, initialized).await.status, StatusCode::ACCEPTED);
+    assert_eq!(
+        link.send(Method::POST, &in_session, initialized).await.status,
+        StatusCode::ACCEPTED
+    );
 
     // HTTP/1.1 carries one exchange at a time, so its GET stream gets a connection of its own.
     let mut get_link = if want == "h2" { None } else { Some(server.connect(alpn).await) };
@@ -226,8 +236,11 @@ async fn progress_arrives_as_sse_over_http2_in_both_eras() {
     let modern = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow",{meta}}}}}"#
     );
-    let headers =
-        [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "slow")];
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "slow"),
+    ];
     let answer = link.send(Method::POST, &headers, &modern).await;
     assert_eq!(answer.header("content-type"), Some("text/event-stream"));
     let events: Vec<&str> = answer.body.split("\n\n").filter(|e| !e.is_empty()).collect();
@@ -247,8 +260,12 @@ data: {"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/server
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"q"}}}"#;
     let answer = link.send(Method::POST, &in_session, call).await;
     assert_eq!(answer.header("content-type"), Some("text/event-stream"));
-    let data: Vec<&str> =
-        answer.body.lines().filter_map(|line| line.strip_prefix("data: ")).filter(|d| !d.is_empty()).collect();
+    let data: Vec<&str> = answer
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter(|d| !d.is_empty())
+        .collect();
     assert_eq!(
         data,
         [
@@ -275,7 +292,11 @@ async fn until_closed(tcp: &mut TcpStream) {
 #[tokio::test]
 async fn garbage_instead_of_a_client_hello_is_dropped_and_others_are_served() {
     let server = start(bookshop(), HttpOptions::default()).await;
-    for garbage in [&b"GET /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n"[..], &[0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5], &[0xff; 64]] {
+    for garbage in [
+        &b"GET /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n"[..],
+        &[0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5],
+        &[0xff; 64],
+    ] {
         let mut tcp = TcpStream::connect(server.addr).await.expect("connect");
         tcp.write_all(garbage).await.expect("write");
         until_closed(&mut tcp).await;
@@ -309,6 +330,7 @@ mod frames {
     pub const SETTINGS: u8 = 0x4;
     pub const PING: u8 = 0x6;
     pub const GOAWAY: u8 = 0x7;
+    pub const WINDOW_UPDATE: u8 = 0x8;
     pub const END_HEADERS: u8 = 0x4;
     pub const ACK: u8 = 0x1;
     pub const REFUSED_STREAM: u32 = 0x7;
@@ -366,32 +388,72 @@ async fn read_frame_until(
     .expect("the frame came")
 }
 
+/// Opens an HTTP/2 connection by hand and returns the server's first SETTINGS payload.
+async fn raw_http2(server: &Server) -> (TlsStream<TcpStream>, Vec<u8>) {
+    let mut tls = server.tls(H2).await;
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let mut hello = frames::PREFACE.to_vec();
+    hello.extend(frames::frame(frames::SETTINGS, 0, 0, &[]));
+    tls.write_all(&hello).await.expect("preface");
+    let (_, _, settings) = read_frame_until(&mut tls, |kind, flags, _, _| {
+        kind == frames::SETTINGS && flags & frames::ACK == 0
+    })
+    .await;
+    tls.write_all(&frames::frame(frames::SETTINGS, frames::ACK, 0, &[])).await.expect("ack");
+    (tls, settings)
+}
+
+/// The value of setting `id` in a SETTINGS payload.
+fn setting(settings: &[u8], id: u16) -> Option<u32> {
+    settings
+        .chunks(6)
+        .find(|s| s[..2] == id.to_be_bytes())
+        .map(|s| u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
+}
+
+#[tokio::test]
+async fn http2_settings_advertise_the_options() {
+    let options = HttpOptions::default()
+        .http2_max_concurrent_streams(7)
+        .http2_initial_stream_window_size(100_000)
+        .http2_initial_connection_window_size(300_000)
+        .http2_max_frame_size(32_768)
+        .max_header_bytes(20_000);
+    let server = start(bookshop(), options).await;
+    let (mut tls, settings) = raw_http2(&server).await;
+    // RFC 9113 §6.5.2: 3 MAX_CONCURRENT_STREAMS, 4 INITIAL_WINDOW_SIZE, 5 MAX_FRAME_SIZE,
+    // 6 MAX_HEADER_LIST_SIZE.
+    let advertised: Vec<Option<u32>> = [3, 4, 5, 6].map(|id| setting(&settings, id)).to_vec();
+    assert_eq!(advertised, [Some(7), Some(100_000), Some(32_768), Some(20_000)]);
+    // The connection window grows from the protocol's 65 535 by a WINDOW_UPDATE on stream 0.
+    let (_, _, increment) = read_frame_until(&mut tls, |kind, _, stream, _| {
+        kind == frames::WINDOW_UPDATE && stream == 0
+    })
+    .await;
+    assert_eq!(increment, (300_000u32 - 65_535).to_be_bytes());
+}
+
 #[tokio::test]
 async fn http2_streams_beyond_the_limit_are_refused_and_the_connection_serves_on() {
     let options = HttpOptions::default().http2_max_concurrent_streams(2);
     let server = start(bookshop(), options).await;
-    let mut tls = server.tls(H2).await;
-    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut tls, settings) = raw_http2(&server).await;
+    assert_eq!(setting(&settings, 3), Some(2), "MAX_CONCURRENT_STREAMS");
     let authority = format!("localhost:{}", server.addr.port());
-    let mut hello = frames::PREFACE.to_vec();
-    hello.extend(frames::frame(frames::SETTINGS, 0, 0, &[]));
-    tls.write_all(&hello).await.expect("preface");
-    // The server's SETTINGS advertise the limit: id 3 (MAX_CONCURRENT_STREAMS) = 2.
-    let (_, _, settings) =
-        read_frame_until(&mut tls, |kind, flags, _, _| kind == frames::SETTINGS && flags & frames::ACK == 0).await;
-    assert!(settings.chunks(6).any(|s| s == [0, 3, 0, 0, 0, 2]), "{settings:?}");
-    tls.write_all(&frames::frame(frames::SETTINGS, frames::ACK, 0, &[])).await.expect("ack");
 
     for stream in [1, 3, 5] {
         tls.write_all(&frames::open_post(stream, &authority)).await.expect("headers");
     }
-    let (_, stream, code) = read_frame_until(&mut tls, |kind, _, _, _| kind == frames::RST_STREAM).await;
+    let (_, stream, code) =
+        read_frame_until(&mut tls, |kind, _, _, _| kind == frames::RST_STREAM).await;
     assert_eq!((stream, code), (5, frames::REFUSED_STREAM.to_be_bytes().to_vec()));
 
     // The connection itself is fine: it answers a PING.
     tls.write_all(&frames::frame(frames::PING, 0, 0, b"stillup?")).await.expect("ping");
-    let (_, _, pong) =
-        read_frame_until(&mut tls, |kind, flags, _, _| kind == frames::PING && flags & frames::ACK != 0).await;
+    let (_, _, pong) = read_frame_until(&mut tls, |kind, flags, _, _| {
+        kind == frames::PING && flags & frames::ACK != 0
+    })
+    .await;
     assert_eq!(pong, b"stillup?");
     assert_serving(&server).await;
 }
@@ -400,10 +462,14 @@ async fn http2_streams_beyond_the_limit_are_refused_and_the_connection_serves_on
 async fn http2_requests_with_too_many_header_fields_get_431_and_the_connection_serves_on() {
     let server = start(bookshop(), HttpOptions::default().max_headers(8)).await;
     let mut link = server.connect(H2).await;
-    let many: Vec<(String, String)> = (0..8).map(|i| (format!("x-extra-{i}"), "1".to_owned())).collect();
+    let many: Vec<(String, String)> =
+        (0..8).map(|i| (format!("x-extra-{i}"), "1".to_owned())).collect();
     let many: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
     let refused = link.send(Method::POST, &many, INITIALIZE).await;
-    assert_eq!((refused.status, refused.body.as_str()), (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, ""));
+    assert_eq!(
+        (refused.status, refused.body.as_str()),
+        (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "")
+    );
     let answer = link.call_modern("get_author", r#"{"title":"Dune"}"#).await;
     assert_eq!(answer.body, DUNE_MODERN);
 }

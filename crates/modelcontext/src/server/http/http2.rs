@@ -58,7 +58,8 @@ where
     IO: Read + Write + Unpin + Send + 'static,
 {
     let (open, _) = watch::channel(0usize);
-    let service = Streams { inner: TowerToHyperService::new(router), open: open.clone(), max_headers };
+    let service =
+        Streams { inner: TowerToHyperService::new(router), open: open.clone(), max_headers };
     let connection = builder.serve_connection(io, service);
     tokio::pin!(connection);
     tokio::select! {
@@ -122,17 +123,21 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Streams {
     fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
         if request.headers().len() > self.max_headers {
             // HTTP/1.1 answers the same (hyper's own limit there); the connection serves on.
-            return Box::pin(async { Ok(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE.into_response()) });
+            return Box::pin(async {
+                Ok(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE.into_response())
+            });
         }
         let stream = OpenStream::new(&self.open);
         let answer = self.inner.call(request);
         Box::pin(async move {
             let response = answer.await?;
             // The guard lives as long as the body, which hyper drops when the stream ends.
-            Ok(response.map(|body| Body::new(body.map_frame(move |frame| {
-                let _ = &stream;
-                frame
-            }))))
+            Ok(response.map(|body| {
+                Body::new(body.map_frame(move |frame| {
+                    let _ = &stream;
+                    frame
+                }))
+            }))
         })
     }
 }

@@ -1,7 +1,9 @@
 //! The accept loop of [`HttpEndpoint::serve`](super::HttpEndpoint::serve): one hyper HTTP/1.1
 //! connection per TCP connection, with the connection-level limits of [`HttpOptions`]: header
 //! size and count, the header read timeout (slowloris) and the write timeout (a peer that
-//! stops reading). Mounted in an application's own axum stack, the endpoint gets that stack's
+//! stops reading). With [`HttpOptions::tls`] (feature `tls`) each connection first shakes
+//! hands (`tls.rs`) and may then speak HTTP/2 (`http2.rs`); the write timeout sits under TLS,
+//! on the socket. Mounted in an application's own axum stack, the endpoint gets that stack's
 //! connection settings instead.
 
 use std::future::Future as _;

@@ -51,7 +51,10 @@ impl ServerTls {
     /// Reads a PEM certificate chain (the server's certificate first, then the intermediates)
     /// and a PEM private key (PKCS#8 `PRIVATE KEY`, PKCS#1 `RSA PRIVATE KEY` or SEC1
     /// `EC PRIVATE KEY`) from two files. The errors name the file and what was wrong with it.
-    pub fn from_pem_files(cert_chain: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self, Error> {
+    pub fn from_pem_files(
+        cert_chain: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+    ) -> Result<Self, Error> {
         let (cert_path, key_path) = (cert_chain.as_ref(), key.as_ref());
         let chain = read_file(cert_path, "certificate chain")?;
         let key = read_file(key_path, "private key")?;
