@@ -154,10 +154,15 @@ impl Link {
         Answer { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
     }
 
-    /// A 2026-07-28 `tools/call`.
+    /// A 2026-07-28 `tools/call` with the usual `_meta`.
     async fn call_modern(&mut self, name: &str, arguments: &str) -> Answer {
+        self.call_modern_with(name, arguments, MODERN_META).await
+    }
+
+    /// A 2026-07-28 `tools/call` with `meta` (`"_meta":{..}`).
+    async fn call_modern_with(&mut self, name: &str, arguments: &str, meta: &str) -> Answer {
         let body = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}","arguments":{arguments},{MODERN_META}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}","arguments":{arguments},{meta}}}}}"#
         );
         let headers = [
             ("mcp-protocol-version", "2026-07-28"),
@@ -233,15 +238,7 @@ async fn progress_arrives_as_sse_over_http2_in_both_eras() {
     let server = start(progress_server(), HttpOptions::default()).await;
     let mut link = server.connect(H2).await;
     let meta = r#""_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-    let modern = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow",{meta}}}}}"#
-    );
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "slow"),
-    ];
-    let answer = link.send(Method::POST, &headers, &modern).await;
+    let answer = link.call_modern_with("slow", "{}", meta).await;
     assert_eq!(answer.header("content-type"), Some("text/event-stream"));
     let events: Vec<&str> = answer.body.split("\n\n").filter(|e| !e.is_empty()).collect();
     assert_eq!(
