@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Interop tests against a real peer, the official Python MCP SDK (`mcp` 2.3.0 from PyPI):
 #   1. the Python client drives our `bookshop` example in each client mode (legacy,
-#      2026-07-28, auto) over stdio, http and https (a CA made for the run by
-#      tests/interop/make_test_ca.py, trusted through httpx2's `verify=`):
+#      2026-07-28, auto) over stdio, http and https, the last over HTTP/1.1 and HTTP/2 (a CA
+#      made for the run by tests/interop/make_test_ca.py, trusted through httpx2's `verify=`):
 #      tests/interop/python_bookshop.py;
 #   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
 #      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto).
@@ -25,9 +25,11 @@ if [[ -z "$PYTHON" ]]; then
     if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
 fi
 
+# `httpx2[http2]` adds the `h2` package (and `hpack`, `hyperframe`), so that the Python
+# client can also reach bookshop over HTTP/2.
 venv_ok() {
     [[ -x "$VENV/bin/python" ]] &&
-        "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_VERSION')" \
+        "$VENV/bin/python" -c "import importlib.metadata as m, sys, h2; sys.exit(m.version('mcp') != '$MCP_VERSION')" \
             >/dev/null 2>&1
 }
 
@@ -37,7 +39,8 @@ else
     echo "interop: creating $VENV with $("$PYTHON" --version 2>&1), installing mcp==$MCP_VERSION"
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "mcp==$MCP_VERSION"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        "mcp==$MCP_VERSION" "httpx2[http2]"
     venv_ok || { echo "interop: mcp $MCP_VERSION is not importable in $VENV" >&2; exit 1; }
 fi
 
@@ -81,7 +84,7 @@ wait_for_port() {
 }
 
 # The Python client drives our bookshop over stdio (it spawns it) and over Streamable HTTP,
-# plain and TLS (HTTP/1.1: the venv's httpx2 has no HTTP/2 without the extra `h2` package).
+# plain and TLS; then over TLS again, in HTTP/2.
 rc=0
 BOOKSHOP_PORT=$(free_port)
 "$BOOKSHOP" --http "127.0.0.1:$BOOKSHOP_PORT" >"$LOG.server" 2>&1 &
@@ -110,6 +113,11 @@ fi
 PYTHONUNBUFFERED=1 timeout --kill-after=10 420 \
     "$VENV/bin/python" tests/interop/python_bookshop.py --cafile "$CERTS/ca.pem" "${targets[@]}" \
     | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+if [[ -n "${TLS_PORT:-}" && $rc -ne 124 && $rc -ne 137 ]]; then
+    PYTHONUNBUFFERED=1 timeout --kill-after=10 120 "$VENV/bin/python" tests/interop/python_bookshop.py \
+        --cafile "$CERTS/ca.pem" --http2 "https://localhost:$TLS_PORT/mcp" \
+        | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+fi
 stop_server "$SERVER_PID"
 stop_server "$TLS_SERVER_PID"
 SERVER_PID=""

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Drive the Rust `bookshop` example with the official Python MCP client (`mcp` 2.3.0).
 
-Usage: python tests/interop/python_bookshop.py [--cafile CA.pem] <target> [<target> ...]
+Usage: python tests/interop/python_bookshop.py [--cafile CA.pem] [--http2] <target> [<target> ...]
 
 A target is the path of the bookshop binary (spawned over stdio) or the URL of a running
 `bookshop --http` endpoint (`http://127.0.0.1:PORT/mcp`, or `https://...` when bookshop serves
 TLS: the client, an `httpx2.AsyncClient` handed to the SDK's transport, then trusts the CA in
-`--cafile` and nothing else). Each target is driven once per client
+`--cafile` and nothing else, and speaks HTTP/2 with `--http2`, HTTP/1.1 without; the check
+`tls.http_version` says which one every answer came in). Each target is driven once per client
 mode (`legacy`, `2026-07-28`, `auto`). Every check prints one line,
 `ok <transport>/<mode> <check>` or `FAIL <transport>/<mode> <check>: <detail>`, and the run ends
 with exactly one `N passed, M failed` line (CI reads it). The exit code is 1 when anything failed.
@@ -128,31 +129,62 @@ def scheme(target: str) -> str:
     return target.split("://", 1)[0] if is_url(target) else "stdio"
 
 
-async def server_for(stack: contextlib.AsyncExitStack, target: str, cafile: str | None) -> Any:
+class Https:
+    """How https targets are reached: the CA to trust, HTTP/2 or not; and the HTTP versions
+    the answers came in (httpx2 records each response's)."""
+
+    def __init__(self, cafile: str | None, http2: bool) -> None:
+        self.cafile = cafile
+        self.http2 = http2
+        self.versions: set[str] = set()
+
+    def want_version(self) -> str:
+        return "HTTP/2" if self.http2 else "HTTP/1.1"
+
+    async def record(self, response: httpx2.Response) -> None:
+        self.versions.add(response.http_version)
+
+
+async def server_for(stack: contextlib.AsyncExitStack, target: str, https: Https) -> Any:
     """What `Client` connects to: the URL itself over http, a transport whose httpx2 client
-    trusts `cafile` over https (the SDK's own default client would trust the system store)."""
+    trusts `--cafile` over https (the SDK's own default client would trust the system store)."""
     if not is_url(target):
         return StdioServerParameters(command=target, args=[])
     if scheme(target) != "https":
         return target
-    if cafile is None:
+    if https.cafile is None:
         raise CheckFailed(f"{target}: an https target needs --cafile")
-    tls = ssl.create_default_context(cafile=cafile)
-    # The SDK's default timeouts (create_mcp_http_client): 30 s, and 300 s to read SSE.
-    http = httpx2.AsyncClient(verify=tls, timeout=httpx2.Timeout(30.0, read=300.0))
+    tls = ssl.create_default_context(cafile=https.cafile)
+    http = httpx2.AsyncClient(
+        verify=tls,
+        http1=not https.http2,
+        http2=https.http2,
+        # The SDK's default timeouts (create_mcp_http_client): 30 s, and 300 s to read SSE.
+        timeout=httpx2.Timeout(30.0, read=300.0),
+        event_hooks={"response": [https.record]},
+    )
     await stack.enter_async_context(http)
     return streamable_http_client(target, http_client=http)
 
 
 async def check_mode(
-    target: str, label: str, mode: str, want_version: str, report: Report, cafile: str | None
+    target: str, label: str, mode: str, want_version: str, report: Report, https: Https
 ) -> None:
     async with contextlib.AsyncExitStack() as stack:
-        server = await server_for(stack, target, cafile)
+        server = await server_for(stack, target, https)
         client = await stack.enter_async_context(
             Client(server, mode=mode, read_timeout_seconds=REQUEST_TIMEOUT_S)
         )
         await check_client(client, label, mode, want_version, report)
+        if scheme(target) == "https":
+
+            async def http_version() -> None:
+                want = https.want_version()
+                expect(https.versions == {want}, f"answers came in {sorted(https.versions)}, want {want}")
+
+            https.versions.clear()
+            await client.list_tools()
+            await report.run(label, "tls.http_version", http_version)
 
 
 async def check_client(client: Client, label: str, mode: str, want_version: str, report: Report) -> None:
@@ -325,14 +357,15 @@ def describe_leaves(e: BaseException) -> list[str]:
     return [f"{type(e).__name__}: {e}"]
 
 
-async def main(targets: list[str], cafile: str | None) -> int:
+async def main(targets: list[str], https: Https) -> int:
     report = Report()
     for target, (client_mode, want_version) in [(t, m) for t in targets for m in MODES]:
-        mode = f"{scheme(target)}/{client_mode}"
+        transport = scheme(target) + ("-h2" if https.http2 and scheme(target) == "https" else "")
+        mode = f"{transport}/{client_mode}"
         print(f"== {mode} ({target})", flush=True)
         try:
             with anyio.fail_after(MODE_TIMEOUT_S):
-                await check_mode(target, mode, client_mode, want_version, report, cafile)
+                await check_mode(target, mode, client_mode, want_version, report, https)
         except TimeoutError:
             report.fail(mode, "session", f"timed out after {MODE_TIMEOUT_S:.0f} s")
         except BaseException as e:  # noqa: BLE001 - ExceptionGroup from anyio, connection loss, ...
@@ -341,7 +374,7 @@ async def main(targets: list[str], cafile: str | None) -> int:
             sys.stderr.write(traceback.format_exc())
             report.fail(mode, "session", "; ".join(describe_leaves(e)))
         seen = report.seen.get(mode, set())
-        for check in CHECKS:
+        for check in CHECKS + (["tls.http_version"] if scheme(target) == "https" else []):
             if check not in seen:
                 report.fail(mode, check, "not run (the session ended early)")
     print(f"{report.passed} passed, {report.failed} failed", flush=True)
@@ -353,7 +386,9 @@ if __name__ == "__main__":
     cafile = None
     if args[:1] == ["--cafile"] and len(args) >= 2:
         cafile, args = args[1], args[2:]
+    http2 = args[:1] == ["--http2"]
+    args = args[1:] if http2 else args
     if not args:
-        sys.stderr.write(f"usage: {sys.argv[0]} [--cafile CA.pem] <bookshop-binary | http(s)-url> ...\n")
+        sys.stderr.write(f"usage: {sys.argv[0]} [--cafile CA.pem] [--http2] <bookshop-binary | http(s)-url> ...\n")
         sys.exit(2)
-    sys.exit(anyio.run(main, args, cafile))
+    sys.exit(anyio.run(main, args, Https(cafile, http2)))
