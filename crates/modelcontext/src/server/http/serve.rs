@@ -10,6 +10,7 @@ use std::future::Future as _;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -52,7 +53,8 @@ pub(super) async fn serve(
     options: &HttpOptions,
     router: axum::Router,
 ) -> io::Result<()> {
-    let connections = Connections::new(options, router);
+    // Shared, not cloned per connection: each one only clones the router (as before TLS).
+    let connections = Arc::new(Connections::new(options, router));
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -67,12 +69,12 @@ pub(super) async fn serve(
         // Small JSON-RPC answers must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
         let io = WriteTimeout::new(tcp, options.write_timeout);
-        tokio::spawn(connections.clone().serve(io, peer));
+        let connections = connections.clone();
+        tokio::spawn(async move { connections.serve(io, peer).await });
     }
 }
 
 /// What every connection of one listener shares: the protocol settings and the router.
-#[derive(Clone)]
 struct Connections {
     http1: http1::Builder,
     router: axum::Router,
@@ -91,12 +93,13 @@ impl Connections {
     }
 
     /// Serves one connection; its end, orderly or not, concerns only its peer (debug log).
-    async fn serve(self, io: WriteTimeout, peer: SocketAddr) {
+    async fn serve(&self, io: WriteTimeout, peer: SocketAddr) {
+        let router = self.router.clone();
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
-            return tls.serve(io, peer, &self.http1, self.router).await;
+            return tls.serve(io, peer, &self.http1, router).await;
         }
-        serve_http1(&self.http1, io, self.router, peer).await;
+        serve_http1(&self.http1, io, router, peer).await;
     }
 }
 

@@ -176,7 +176,6 @@ where
 }
 
 /// The TLS side of one listener: the acceptor, the handshake limit and the HTTP/2 settings.
-#[derive(Clone)]
 pub(super) struct Secure {
     acceptor: TlsAcceptor,
     handshake_timeout: Duration,
