@@ -484,6 +484,28 @@ async fn an_idle_http2_connection_is_closed_after_the_header_read_timeout() {
 }
 
 #[tokio::test]
+async fn an_open_get_stream_keeps_its_http2_connection_past_the_idle_timeout() {
+    let idle = Duration::from_millis(200);
+    let options =
+        HttpOptions::default().header_read_timeout(idle).keep_alive(Duration::from_millis(50));
+    let server = start(bookshop(), options).await;
+    let mut link = server.connect(H2).await;
+    let init = link.send(Method::POST, &[], INITIALIZE).await;
+    let session = init.header("mcp-session-id").expect("a session id").to_owned();
+    let in_session = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    let mut stream = link.open(Method::GET, &in_session, "").await.into_body();
+    // Keep-alive comments for three idle timeouts: the clock, without a sleep.
+    let started = Instant::now();
+    while started.elapsed() < 3 * idle {
+        let frame = tokio::time::timeout(PROMPTLY, stream.frame()).await.expect("a comment");
+        assert!(frame.expect("the stream is open").is_ok());
+    }
+    let answer = link.call_modern("get_author", r#"{"title":"Dune"}"#).await;
+    assert_eq!(answer.body, DUNE_MODERN);
+    assert!(!link.connection.is_finished());
+}
+
+#[tokio::test]
 async fn pem_errors_say_what_is_wrong_with_which_input() {
     let ca = TestCa::new();
     let leaf = ca.leaf(&["localhost"]);
