@@ -255,7 +255,7 @@ fn usage_errors_exit_64() {
     mcp(&["tools"]).code(64).stderr_has("say which server");
     stdio(&["call", "get_author", "title"]).code(64).stderr_has("expected KEY=VALUE");
     mcp(&["--stdio", "x", "--era", "ancient", "tools"]).code(64);
-    mcp(&["https://example.com/mcp", "tools"]).code(64).stderr_has("https is not supported");
+    mcp(&["ftp://example.com/mcp", "tools"]).code(64).stderr_has("expected an http:// or https://");
     let help = mcp(&["--help"]).code(0);
     assert!(help.stdout.contains("Exit codes:"), "{help:#?}");
 }

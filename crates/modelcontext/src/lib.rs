@@ -30,6 +30,9 @@ pub mod client;
 pub mod docs;
 mod engine;
 mod error;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod net;
 pub mod server;
 pub mod transport;
 

@@ -634,8 +634,10 @@ fn resource_metadata_urls_and_resource_checks() {
     for bad in ["mcp.example.com", "https://mcp.example.com#frag", "ftp://x/y", "/mcp"] {
         assert!(AuthOptions::new(bad, "http://as.test", verifier()).is_err(), "{bad}");
     }
-    // Keys fetched over TLS need a TLS connector, which is not built in yet.
-    assert!(JwtVerifier::new("https://as.example.com", RESOURCE).is_err());
+    // Keys are fetched over TLS with the `tls` feature (on by default); only a URL that is
+    // neither http:// nor https:// is refused.
+    assert_eq!(JwtVerifier::new("https://as.example.com", RESOURCE).is_ok(), cfg!(feature = "tls"));
+    assert!(JwtVerifier::new("ftp://as.example.com", RESOURCE).is_err());
 }
 
 async fn fetch(method: &str, url: &str, token: Option<&str>) -> (StatusCode, HeaderMap, String) {

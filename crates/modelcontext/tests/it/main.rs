@@ -28,3 +28,5 @@ mod stdio;
 mod support;
 #[cfg(feature = "tls")]
 mod test_ca;
+#[cfg(feature = "tls")]
+mod tls_client;

@@ -165,7 +165,7 @@ impl Shared {
             headers.insert(LAST_EVENT_ID, value);
         }
         let answer =
-            self.send(Method::GET, headers, Bytes::new()).await.map_err(|e| e.to_string())?;
+            self.send(Method::GET, headers, Bytes::new()).await?;
         let status = answer.status();
         if !status.is_success() {
             return Err(format!("HTTP {}", status.as_u16()));
