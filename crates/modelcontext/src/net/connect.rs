@@ -92,7 +92,11 @@ async fn connect(config: &ConnectConfig, uri: &Uri) -> Result<Stream, ConnectErr
 }
 
 #[cfg(feature = "tls")]
-async fn secure(config: &ConnectConfig, tcp: TcpStream, host: &str) -> Result<Stream, ConnectError> {
+async fn secure(
+    config: &ConnectConfig,
+    tcp: TcpStream,
+    host: &str,
+) -> Result<Stream, ConnectError> {
     let tls = config.tls.config().map_err(ConnectError)?;
     let stream = super::tls::handshake(tls, tcp, host).await.map_err(ConnectError)?;
     Ok(Stream::Tls(Box::new(stream)))
@@ -129,7 +133,10 @@ fn warn_plain_http(host: &str) {
 
 fn is_loopback(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
-        || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A connection: plain TCP or TLS over it.
@@ -166,7 +173,11 @@ impl AsyncRead for Stream {
 }
 
 impl AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
             #[cfg(feature = "tls")]

@@ -32,9 +32,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, USER_AGENT};
-use http::{Request, Response, StatusCode};
+use http::{Request, Response};
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame, Incoming};
 use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::rt::TokioExecutor;
@@ -54,8 +54,10 @@ pub use proxy::Proxies;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A fetched document (metadata, a key set, a token answer) must arrive whole within this.
+#[cfg(feature = "auth")]
 pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Metadata documents, key sets and token answers are a few KiB; anything far larger is not one.
+#[cfg(feature = "auth")]
 pub(crate) const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -79,6 +81,8 @@ struct Inner {
     headers: HeaderMap,
 }
 
+// One per client, behind its `Arc`: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Backend {
     /// Ours: hyper's pool over our connector. Answers need no boxing.
     Hyper(Hyper<connect::Connector, Full<Bytes>>),
@@ -122,7 +126,10 @@ impl HttpClient {
                 response.map(|body| ResponseBody::Boxed(body.map_err(Into::into).boxed_unsync()))
             })
             .map_err(Into::into);
-        let inner = Inner { backend: Backend::Service(BoxCloneSyncService::new(service)), headers: HeaderMap::new() };
+        let inner = Inner {
+            backend: Backend::Service(BoxCloneSyncService::new(service)),
+            headers: HeaderMap::new(),
+        };
         HttpClient { inner: Arc::new(inner) }
     }
 
@@ -151,15 +158,16 @@ impl HttpClient {
     /// Sends a request for a small document (metadata, a key set, a token answer): the whole
     /// exchange within [`FETCH_TIMEOUT`], the body up to [`MAX_DOCUMENT_BYTES`]. Errors start
     /// with the method and URL, and never carry a header or body (they hold secrets).
+    #[cfg(feature = "auth")]
     pub(crate) async fn fetch(
         &self,
         request: Request<Full<Bytes>>,
-    ) -> Result<(StatusCode, Bytes), String> {
+    ) -> Result<(http::StatusCode, Bytes), String> {
         let what = format!("{} {}", request.method(), request.uri());
         let exchange = async {
             let response = self.send(request).await?;
             let status = response.status();
-            let limited = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES);
+            let limited = http_body_util::Limited::new(response.into_body(), MAX_DOCUMENT_BYTES);
             let body = limited.collect().await.map_err(|e| format!("reading the answer: {e}"))?;
             Ok::<_, String>((status, body.to_bytes()))
         };
@@ -264,7 +272,10 @@ impl HttpClientBuilder {
     /// roots, besides the system's: a private CA.
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-    pub fn root_certificate(mut self, certificate: impl AsRef<[u8]>) -> Result<HttpClientBuilder, Error> {
+    pub fn root_certificate(
+        mut self,
+        certificate: impl AsRef<[u8]>,
+    ) -> Result<HttpClientBuilder, Error> {
         let parsed = tls::parse_certificates(certificate.as_ref())
             .map_err(|e| invalid_input(format!("root certificate: {e}")))?;
         self.roots.extend(parsed);

@@ -280,7 +280,8 @@ pub(crate) async fn tunnel(
     host: &str,
     port: u16,
 ) -> Result<(), String> {
-    let authority = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+    let authority =
+        if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
     let mut head = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n");
     if let Some(authorization) = &proxy.authorization {
         head.push_str(&format!("Proxy-Authorization: {authorization}\r\n"));
@@ -362,26 +363,34 @@ mod tests {
 
     #[test]
     fn proxy_urls_parse_with_credentials_and_defaults() {
-        let proxy = ProxyUrl::parse("http://user:p%40ss@proxy.local:3128/").unwrap();
+        let proxy = ProxyUrl::parse("http://user:p%40ss@proxy.local:3128/").expect("parsed");
         assert_eq!((proxy.host.as_str(), proxy.port), ("proxy.local", 3128));
         let expected = format!("Basic {}", crate::base64::encode(b"user:p@ss"));
         assert_eq!(proxy.authorization.as_deref(), Some(expected.as_str()));
         assert!(!format!("{proxy:?}").contains("p%40ss"));
-        let bare = ProxyUrl::parse("proxy.local").unwrap();
+        let bare = ProxyUrl::parse("proxy.local").expect("parsed");
         assert_eq!((bare.host.as_str(), bare.port, bare.authorization), ("proxy.local", 80, None));
-        let v6 = ProxyUrl::parse("http://[::1]:8080").unwrap();
+        let v6 = ProxyUrl::parse("http://[::1]:8080").expect("parsed");
         assert_eq!((v6.host.as_str(), v6.port), ("::1", 8080));
     }
 
     #[test]
     fn bad_proxy_urls_say_what_is_wrong() {
-        let socks = ProxyUrl::parse("socks5://proxy:1080").unwrap_err();
+        let socks = ProxyUrl::parse("socks5://proxy:1080").expect_err("refused");
         assert!(socks.contains("only http:// proxies"), "{socks}");
-        let https = ProxyUrl::parse("https://proxy:443").unwrap_err();
+        let https = ProxyUrl::parse("https://proxy:443").expect_err("refused");
         assert!(https.contains("only http:// proxies"), "{https}");
-        assert!(ProxyUrl::parse("http://proxy:port").unwrap_err().contains("invalid host or port"));
+        assert!(
+            ProxyUrl::parse("http://proxy:port")
+                .expect_err("refused")
+                .contains("invalid host or port")
+        );
         assert!(ProxyUrl::parse("http://:8080").is_err());
-        assert!(ProxyUrl::parse("http://proxy:8080/path").unwrap_err().contains("without a path"));
+        assert!(
+            ProxyUrl::parse("http://proxy:8080/path")
+                .expect_err("refused")
+                .contains("without a path")
+        );
     }
 
     #[test]
@@ -396,15 +405,15 @@ mod tests {
             ("HTTP_PROXY", "http://plain:3"),
             ("NO_PROXY", "internal.test"),
         ]));
-        assert_eq!(proxies.for_target(&target(true, "a.test")).unwrap().host, "lower");
-        assert_eq!(proxies.for_target(&target(false, "a.test")).unwrap().host, "plain");
+        assert_eq!(proxies.for_target(&target(true, "a.test")).expect("parsed").host, "lower");
+        assert_eq!(proxies.for_target(&target(false, "a.test")).expect("parsed").host, "plain");
         assert!(proxies.for_target(&target(true, "x.internal.test")).is_none());
         let all = Proxies::from_vars(vars(&[("ALL_PROXY", "http://all:4")]));
-        assert_eq!(all.for_target(&target(true, "a.test")).unwrap().port, 4);
+        assert_eq!(all.for_target(&target(true, "a.test")).expect("parsed").port, 4);
         let broken = Proxies::from_vars(vars(&[("HTTPS_PROXY", "socks5://x:1")]));
         assert!(broken.for_target(&target(true, "a.test")).is_none());
         assert!(Proxies::none().for_target(&target(true, "a.test")).is_none());
-        let bypassed = Proxies::all("http://p:5").unwrap().no_proxy("*");
+        let bypassed = Proxies::all("http://p:5").expect("parsed").no_proxy("*");
         assert!(bypassed.for_target(&target(true, "a.test")).is_none());
     }
 }

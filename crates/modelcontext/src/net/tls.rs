@@ -54,7 +54,9 @@ fn system_roots() -> &'static RootCertStore {
 }
 
 /// The rustls configuration of one client: the system roots plus the client's own.
-pub(crate) fn client_config(extra_roots: &[CertificateDer<'static>]) -> Result<ClientConfig, String> {
+pub(crate) fn client_config(
+    extra_roots: &[CertificateDer<'static>],
+) -> Result<ClientConfig, String> {
     let mut roots = system_roots().clone();
     for root in extra_roots {
         roots.add(root.clone()).map_err(|e| format!("a root certificate was refused: {e}"))?;

@@ -116,7 +116,10 @@ impl HttpTransport {
     /// [`HttpTransport::http_client`] (give the client the root instead).
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-    pub fn root_certificate(mut self, certificate: impl AsRef<[u8]>) -> Result<HttpTransport, Error> {
+    pub fn root_certificate(
+        mut self,
+        certificate: impl AsRef<[u8]>,
+    ) -> Result<HttpTransport, Error> {
         self.client_settings = self.client_settings.root_certificate(certificate)?;
         Ok(self)
     }

@@ -63,7 +63,13 @@ async fn mock_as(configure: impl FnOnce(&mut MockAs)) -> MockAs {
 }
 
 fn new_mock_as(url: String) -> MockAs {
-    MockAs { redirect_iss: Some(url.clone()), url, pkce: true, expires_in: 600, seen: Arc::default() }
+    MockAs {
+        redirect_iss: Some(url.clone()),
+        url,
+        pkce: true,
+        expires_in: 600,
+        seen: Arc::default(),
+    }
 }
 
 fn mock_as_app(mock: &MockAs) -> axum::Router {
@@ -185,7 +191,10 @@ async fn protected_server(issuer: &str) -> String {
 }
 
 /// [`protected_server`] whose verifier fetches the issuer's keys through `client`.
-async fn protected_server_fetching_with(issuer: &str, client: modelcontext::net::HttpClient) -> String {
+async fn protected_server_fetching_with(
+    issuer: &str,
+    client: modelcontext::net::HttpClient,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let resource = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let whoami = ToolDef::new(
@@ -235,7 +244,8 @@ async fn follow_over_tls(root_pem: String, url: String) -> Result<String, String
         .with_root_certificates(roots)
         .with_no_client_auth();
     let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| e.to_string())?;
-    let tcp = tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| e.to_string())?;
+    let tcp =
+        tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| e.to_string())?;
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let mut tls = connector.connect(name, tcp).await.map_err(|e| e.to_string())?;
     let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
@@ -486,18 +496,22 @@ async fn authorization_code_against_an_https_authorization_server() {
         .expect("root")
         .build();
     let url = protected_server_fetching_with(&issuer.url, trusted.clone()).await;
-    let browser = |root: String| {
-        move |url: String| follow_over_tls(root.clone(), url)
-    };
-    let untrusting =
-        OAuthClient::authorization_code("it-client", "http://127.0.0.1:9/callback", browser(ca.root_pem()));
+    let browser = |root: String| move |url: String| follow_over_tls(root.clone(), url);
+    let untrusting = OAuthClient::authorization_code(
+        "it-client",
+        "http://127.0.0.1:9/callback",
+        browser(ca.root_pem()),
+    );
     let err = connect(&url, untrusting).await.expect_err("an untrusted authorization server");
     let err = format!("{err:#}");
     assert!(err.contains("signed by an unknown issuer"), "{err}");
 
-    let oauth =
-        OAuthClient::authorization_code("it-client", "http://127.0.0.1:9/callback", browser(ca.root_pem()))
-            .http_client(trusted);
+    let oauth = OAuthClient::authorization_code(
+        "it-client",
+        "http://127.0.0.1:9/callback",
+        browser(ca.root_pem()),
+    )
+    .http_client(trusted);
     let client = connect(&url, oauth).await.expect("connect");
     let result = client.call_tool("whoami", json!({})).await.expect("whoami");
     assert!(serde_json::to_string(&result).expect("json").contains("alice"), "{result:?}");

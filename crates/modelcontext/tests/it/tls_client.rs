@@ -44,7 +44,12 @@ impl TlsServer {
 }
 
 /// Serves `app` over TLS with `leaf`, offering `alpn`, on `listener`.
-pub fn serve_tls(listener: TcpListener, app: axum::Router, leaf: &Leaf, alpn: &[&[u8]]) -> TlsServer {
+pub fn serve_tls(
+    listener: TcpListener,
+    app: axum::Router,
+    leaf: &Leaf,
+    alpn: &[&[u8]],
+) -> TlsServer {
     let chain = CertificateDer::pem_slice_iter(leaf.chain_pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .expect("chain PEM");
@@ -255,10 +260,8 @@ async fn tunnel(mut client: TcpStream, count: &AtomicUsize, record: &Mutex<Vec<O
     }
     let head = String::from_utf8_lossy(&head).into_owned();
     let target = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-    let credentials = head
-        .lines()
-        .find_map(|line| line.strip_prefix("Proxy-Authorization: "))
-        .map(str::to_owned);
+    let credentials =
+        head.lines().find_map(|line| line.strip_prefix("Proxy-Authorization: ")).map(str::to_owned);
     record.lock().expect("lock").push(credentials);
     count.fetch_add(1, Ordering::SeqCst);
     let Ok(mut upstream) = TcpStream::connect(&target).await else { return };
@@ -293,7 +296,10 @@ async fn https_proxy_tunnels_with_credentials_and_no_proxy_bypasses_it() {
     assert!(tunnels >= 1, "no tunnel");
     // Basic base64("user:pa ss"): the URL's user info, percent-decoded.
     let credentials = proxy.credentials.lock().expect("lock").clone();
-    assert!(credentials.iter().all(|c| c.as_deref() == Some("Basic dXNlcjpwYSBzcw==")), "{credentials:?}");
+    assert!(
+        credentials.iter().all(|c| c.as_deref() == Some("Basic dXNlcjpwYSBzcw==")),
+        "{credentials:?}"
+    );
 
     let bypassed = Proxies::from_vars(vars(vec![
         ("https_proxy", proxy.url.clone()),
@@ -339,22 +345,27 @@ async fn a_refused_tunnel_names_the_proxy_and_the_status() {
 /// A user's own service stands in for the network: nothing is connected.
 #[tokio::test]
 async fn a_users_service_carries_every_request() {
-    let service = tower::service_fn(|request: http::Request<http_body_util::Full<bytes::Bytes>>| async move {
-        let body = http_body_util::BodyExt::collect(request.into_body()).await?.to_bytes();
-        let message: Value = serde_json::from_slice(&body).expect("JSON");
-        let answer = match message["method"].as_str() {
-            Some("server/discover") | Some("initialize") => json!({"jsonrpc": "2.0", "id": message["id"],
-                "error": {"code": -32601, "message": "stand-in"}}),
-            _ => json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}),
-        };
-        let response = http::Response::builder()
-            .header("content-type", "application/json")
-            .body(http_body_util::Full::new(bytes::Bytes::from(answer.to_string())))
-            .expect("response");
-        Ok::<_, std::convert::Infallible>(response)
-    });
+    let service = tower::service_fn(
+        |request: http::Request<http_body_util::Full<bytes::Bytes>>| async move {
+            let body = http_body_util::BodyExt::collect(request.into_body()).await?.to_bytes();
+            let message: Value = serde_json::from_slice(&body).expect("JSON");
+            let answer = match message["method"].as_str() {
+                Some("server/discover") | Some("initialize") => {
+                    json!({"jsonrpc": "2.0", "id": message["id"],
+                "error": {"code": -32601, "message": "stand-in"}})
+                }
+                _ => json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}),
+            };
+            let response = http::Response::builder()
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(bytes::Bytes::from(answer.to_string())))
+                .expect("response");
+            Ok::<_, std::convert::Infallible>(response)
+        },
+    );
     let client = HttpClient::from_service(service);
-    let transport = HttpTransport::new("https://nowhere.invalid/mcp").expect("url").http_client(client);
+    let transport =
+        HttpTransport::new("https://nowhere.invalid/mcp").expect("url").http_client(client);
     let err = failure(transport).await;
     assert!(err.contains("stand-in"), "{err}");
 }
