@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use super::proxy::{Proxies, Target, tunnel};
+use super::proxy::{Proxies, Target, is_loopback, tunnel};
 
 /// A connection failure, in words that name the host. The client's error walks its sources
 /// to find this and shows it as is.
@@ -129,14 +129,6 @@ fn warn_plain_http(host: &str) {
     if warned.get_or_insert_with(HashSet::new).insert(host.to_owned()) {
         tracing::warn!(host, "plain http:// to a host beyond this machine: use https://");
     }
-}
-
-fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A connection: plain TCP or TLS over it.

@@ -25,11 +25,17 @@ pub(crate) struct Target<'a> {
 ///
 /// Only `http://` proxies are supported, and every request (`https://` and `http://` alike)
 /// goes through an HTTP `CONNECT` tunnel, so the proxy sees host names, never content.
+///
+/// Proxies read from variables never apply to loopback hosts (`localhost`, `127.0.0.0/8`,
+/// `::1`), as in Go: a proxy elsewhere cannot reach this machine's loopback, and a local MCP
+/// server must keep working in a shell that exports `HTTPS_PROXY`. [`Proxies::all`] applies
+/// to every host, loopback included.
 #[derive(Clone, Default)]
 pub struct Proxies {
     http: Option<ProxyUrl>,
     https: Option<ProxyUrl>,
     bypass: NoProxy,
+    loopback_direct: bool,
 }
 
 impl Proxies {
@@ -42,7 +48,13 @@ impl Proxies {
     /// the port defaults to 80, the scheme to `http`).
     pub fn all(url: &str) -> Result<Proxies, Error> {
         let proxy = ProxyUrl::parse(url).map_err(|e| invalid_input(format!("proxy {e}")))?;
-        Ok(Proxies { http: Some(proxy.clone()), https: Some(proxy), bypass: NoProxy::default() })
+        let bypass = NoProxy::default();
+        Ok(Proxies {
+            http: Some(proxy.clone()),
+            https: Some(proxy),
+            bypass,
+            loopback_direct: false,
+        })
     }
 
     /// The proxies the process environment names: `https_proxy` / `HTTPS_PROXY` for
@@ -72,6 +84,7 @@ impl Proxies {
             http: proxy("http_proxy"),
             https: proxy("https_proxy"),
             bypass: var("no_proxy").map(|list| NoProxy::parse(&list)).unwrap_or_default(),
+            loopback_direct: true,
         }
     }
 
@@ -86,7 +99,9 @@ impl Proxies {
     /// The proxy for `target`, or `None` to connect directly.
     pub(crate) fn for_target(&self, target: &Target<'_>) -> Option<&ProxyUrl> {
         let proxy = if target.https { self.https.as_ref() } else { self.http.as_ref() }?;
-        (!self.bypass.matches(target.host, target.port)).then_some(proxy)
+        let direct = (self.loopback_direct && is_loopback(target.host))
+            || self.bypass.matches(target.host, target.port);
+        (!direct).then_some(proxy)
     }
 }
 
@@ -99,6 +114,15 @@ impl fmt::Debug for Proxies {
             .field("no_proxy", &self.bypass.rules.len())
             .finish()
     }
+}
+
+/// `localhost` (and its subdomains, which resolve to loopback by RFC 6761) or a loopback
+/// address, with or without IPv6 brackets.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    let host = host.trim_matches(['[', ']']).trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// An `http://` proxy, with its `Proxy-Authorization` made once.
@@ -415,5 +439,11 @@ mod tests {
         assert!(Proxies::none().for_target(&target(true, "a.test")).is_none());
         let bypassed = Proxies::all("http://p:5").expect("parsed").no_proxy("*");
         assert!(bypassed.for_target(&target(true, "a.test")).is_none());
+        // Loopback goes direct when the proxy comes from variables, not when it is explicit.
+        for host in ["localhost", "api.localhost", "127.0.0.1", "127.9.9.9", "::1"] {
+            assert!(proxies.for_target(&target(true, host)).is_none(), "{host}");
+        }
+        let explicit = Proxies::all("http://p:5").expect("parsed");
+        assert!(explicit.for_target(&target(true, "localhost")).is_some());
     }
 }

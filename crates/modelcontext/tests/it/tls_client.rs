@@ -13,6 +13,7 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use modelcontext::net::{HttpClient, Proxies};
 use modelcontext::server::NoArgs;
+use modelcontext::server::http::{AllowList, HttpOptions};
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::Era;
 use modelcontext::{CallOptions, Client, Context, EraMode, McpServer, ToolDef, Transport};
@@ -230,29 +231,42 @@ fn bad_root_certificates_are_refused_with_a_reason() {
     assert!(format!("{err:#}").contains("root certificate: "), "{err:#}");
 }
 
-/// An HTTP CONNECT proxy: counts tunnels and records each `Proxy-Authorization`.
+/// An HTTP CONNECT proxy: counts tunnels and records each target and `Proxy-Authorization`.
+/// Every tunnel leads to `upstream`, whatever it was asked for: names like `mcp.test` need no
+/// DNS, so a connection that did not go through the proxy fails.
 struct ConnectProxy {
     url: String,
     tunnels: Arc<AtomicUsize>,
-    credentials: Arc<Mutex<Vec<Option<String>>>>,
+    asked: Arc<Mutex<Vec<(String, Option<String>)>>>,
 }
 
-async fn connect_proxy() -> ConnectProxy {
+impl ConnectProxy {
+    fn tunnels(&self) -> usize {
+        self.tunnels.load(Ordering::SeqCst)
+    }
+}
+
+async fn connect_proxy(upstream: std::net::SocketAddr) -> ConnectProxy {
     let listener = loopback().await;
     let url = format!("http://user:pa%20ss@{}", listener.local_addr().expect("addr"));
     let tunnels = Arc::new(AtomicUsize::new(0));
-    let credentials = Arc::new(Mutex::new(Vec::new()));
-    let (count, record) = (tunnels.clone(), credentials.clone());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let (count, record) = (tunnels.clone(), asked.clone());
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let (count, record) = (count.clone(), record.clone());
-            tokio::spawn(async move { tunnel(client, &count, &record).await });
+            tokio::spawn(async move { tunnel(client, upstream, &count, &record).await });
         }
     });
-    ConnectProxy { url, tunnels, credentials }
+    ConnectProxy { url, tunnels, asked }
 }
 
-async fn tunnel(mut client: TcpStream, count: &AtomicUsize, record: &Mutex<Vec<Option<String>>>) {
+async fn tunnel(
+    mut client: TcpStream,
+    upstream: std::net::SocketAddr,
+    count: &AtomicUsize,
+    record: &Mutex<Vec<(String, Option<String>)>>,
+) {
     let mut head = Vec::new();
     while !head.ends_with(b"\r\n\r\n") {
         let Ok(byte) = client.read_u8().await else { return };
@@ -262,9 +276,9 @@ async fn tunnel(mut client: TcpStream, count: &AtomicUsize, record: &Mutex<Vec<O
     let target = head.split_whitespace().nth(1).unwrap_or("").to_owned();
     let credentials =
         head.lines().find_map(|line| line.strip_prefix("Proxy-Authorization: ")).map(str::to_owned);
-    record.lock().expect("lock").push(credentials);
+    record.lock().expect("lock").push((target, credentials));
     count.fetch_add(1, Ordering::SeqCst);
-    let Ok(mut upstream) = TcpStream::connect(&target).await else { return };
+    let Ok(mut upstream) = TcpStream::connect(upstream).await else { return };
     if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.is_err() {
         return;
     }
@@ -275,53 +289,70 @@ fn vars(pairs: Vec<(&'static str, String)>) -> impl Fn(&str) -> Option<String> {
     move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| value.clone())
 }
 
+/// Our MCP server over TLS for `mcp.test` (a name only the proxy knows) and `localhost`.
+async fn proxied_server(ca: &TestCa) -> (std::net::SocketAddr, TlsServer) {
+    let listener = loopback().await;
+    let addr = listener.local_addr().expect("addr");
+    let allow = AllowList::default().allow_host("mcp.test");
+    let endpoint = counting_server().http_endpoint_with(HttpOptions::default().allow(allow));
+    let leaf = ca.leaf(&["mcp.test", "localhost"]);
+    (addr, serve_tls(listener, endpoint.router(), &leaf, BOTH))
+}
+
 #[tokio::test]
-async fn https_proxy_tunnels_with_credentials_and_no_proxy_bypasses_it() {
+async fn https_proxy_from_the_environment_tunnels_with_credentials_and_no_proxy_bypasses_it() {
     let ca = TestCa::new();
-    let server = serve_mcp(&ca.leaf(&["localhost"]), BOTH).await;
-    let proxy = connect_proxy().await;
-    let through = |proxies: Proxies| {
+    let (addr, server) = proxied_server(&ca).await;
+    let proxy = connect_proxy(addr).await;
+    let transport = |proxies: Proxies, url: &str| {
+        // Bounded: a resolver that does not answer for `mcp.test` must not stall the test.
         let client = HttpClient::builder()
             .proxies(proxies)
+            .connect_timeout(Some(Duration::from_secs(3)))
             .root_certificate(ca.root_pem())
             .expect("root")
             .build();
-        HttpTransport::new(&server.url("/mcp")).expect("url").http_client(client)
+        HttpTransport::new(url).expect("url").http_client(client)
     };
-    let proxied = Proxies::from_vars(vars(vec![("HTTPS_PROXY", proxy.url.clone())]));
-    let client = Client::connect(through(proxied)).await.expect("through the proxy");
+    let env = |extra: Vec<(&'static str, String)>| {
+        let mut pairs = vec![("HTTPS_PROXY", proxy.url.clone())];
+        pairs.extend(extra);
+        Proxies::from_vars(vars(pairs))
+    };
+    let client = Client::connect(transport(env(vec![]), "https://mcp.test/mcp"))
+        .await
+        .expect("through the proxy");
     client.call_tool("get_author", json!({"title": "Dune"})).await.expect("call");
     client.close().await;
-    let tunnels = proxy.tunnels.load(Ordering::SeqCst);
+    let tunnels = proxy.tunnels();
     assert!(tunnels >= 1, "no tunnel");
     // Basic base64("user:pa ss"): the URL's user info, percent-decoded.
-    let credentials = proxy.credentials.lock().expect("lock").clone();
-    assert!(
-        credentials.iter().all(|c| c.as_deref() == Some("Basic dXNlcjpwYSBzcw==")),
-        "{credentials:?}"
-    );
+    for (target, credentials) in proxy.asked.lock().expect("lock").iter() {
+        assert_eq!(target, "mcp.test:443");
+        assert_eq!(credentials.as_deref(), Some("Basic dXNlcjpwYSBzcw=="));
+    }
 
-    let bypassed = Proxies::from_vars(vars(vec![
-        ("https_proxy", proxy.url.clone()),
-        ("no_proxy", "example.com,localhost".to_owned()),
-    ]));
-    let client = Client::connect(through(bypassed)).await.expect("direct");
-    client.call_tool("get_author", json!({"title": "Dune"})).await.expect("call");
+    // NO_PROXY: mcp.test is reached directly, which fails (no such host), past the proxy.
+    let bypassing = env(vec![("NO_PROXY", "example.com,.mcp.test".to_owned())]);
+    let err = failure(transport(bypassing, "https://mcp.test/mcp")).await;
+    assert!(err.contains("mcp.test:443") && !err.contains("proxy"), "{err}");
+    // Loopback is never sent to a proxy named by the environment.
+    let client =
+        Client::connect(transport(env(vec![]), &server.url("/mcp"))).await.expect("direct");
     client.close().await;
-    assert_eq!(proxy.tunnels.load(Ordering::SeqCst), tunnels, "NO_PROXY went through the proxy");
+    assert_eq!(proxy.tunnels(), tunnels, "went through the proxy");
 
-    // An http:// target goes through HTTP_PROXY too (tunnelled as well).
+    // An explicit proxy applies to every host: an http:// target is tunnelled too.
     let plain_listener = loopback().await;
-    let plain = format!("http://{}/mcp", plain_listener.local_addr().expect("addr"));
+    let plain_addr = plain_listener.local_addr().expect("addr");
     let endpoint = counting_server().http_endpoint();
     tokio::spawn(async move { endpoint.serve(plain_listener).await });
-    let client = HttpClient::builder()
-        .proxies(Proxies::from_vars(vars(vec![("HTTP_PROXY", proxy.url.clone())])))
-        .build();
+    let plain_proxy = connect_proxy(plain_addr).await;
+    let plain = format!("http://{plain_addr}/mcp");
+    let client = HttpClient::builder().proxy(&plain_proxy.url).expect("proxy URL").build();
     let transport = HttpTransport::new(&plain).expect("url").http_client(client);
-    let client = Client::connect(transport).await.expect("through the proxy");
-    client.close().await;
-    assert!(proxy.tunnels.load(Ordering::SeqCst) > tunnels);
+    Client::connect(transport).await.expect("through the proxy").close().await;
+    assert!(plain_proxy.tunnels() >= 1);
 }
 
 #[tokio::test]
@@ -368,4 +399,34 @@ async fn a_users_service_carries_every_request() {
         HttpTransport::new("https://nowhere.invalid/mcp").expect("url").http_client(client);
     let err = failure(transport).await;
     assert!(err.contains("stand-in"), "{err}");
+}
+
+/// `SSL_CERT_FILE` names a bundle to trust, as for curl, OpenSSL and Python. The roots are read
+/// once per process from its environment, so a child test process is given the variable and
+/// this one's environment stays untouched.
+#[tokio::test]
+async fn ssl_cert_file_names_a_bundle_to_trust() {
+    let ca = TestCa::new();
+    let server = serve_mcp(&ca.leaf(&["localhost"]), BOTH).await;
+    let name = format!("modelcontext-test-ca-{}-{}.pem", std::process::id(), server.port);
+    let bundle = std::env::temp_dir().join(name);
+    std::fs::write(&bundle, ca.root_pem()).expect("write the bundle");
+    let child = tokio::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "tls_client::connects_with_the_default_trust", "--ignored"])
+        .env("SSL_CERT_FILE", &bundle)
+        .env("MODELCONTEXT_TEST_URL", server.url("/mcp"))
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), child).await;
+    let _ = std::fs::remove_file(&bundle);
+    let output = output.expect("the child finishes").expect("the child runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && stdout.contains("1 passed"), "{stdout}");
+}
+
+#[tokio::test]
+#[ignore = "run by ssl_cert_file_names_a_bundle_to_trust, in a child process"]
+async fn connects_with_the_default_trust() {
+    let url = std::env::var("MODELCONTEXT_TEST_URL").expect("set by the parent test");
+    let client = Client::connect_http(&url).await.expect("trusted through SSL_CERT_FILE");
+    client.close().await;
 }
