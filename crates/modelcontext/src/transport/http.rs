@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::net::{HttpClient, HttpClientBuilder, ResponseBody as Body};
+use crate::net::{HttpClient, HttpClientBuilder, ResponseBody as Body, invalid_input};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, Transport};
 use crate::{Client, Error};
 
@@ -158,8 +158,6 @@ impl std::fmt::Debug for HttpTransport {
             .finish()
     }
 }
-
-use crate::net::invalid_input;
 
 // Listed on `Client`'s page, which needs no feature: the badge names the one these need.
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

@@ -19,7 +19,7 @@ use modelcontext::types::Era;
 use modelcontext::{CallOptions, Client, Context, EraMode, McpServer, ToolDef, Transport};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -373,32 +373,29 @@ async fn a_refused_tunnel_names_the_proxy_and_the_status() {
     assert!(err.contains("407"), "{err}");
 }
 
-/// A user's own service stands in for the network: nothing is connected.
+/// A user's own service carries every request: here a hyper-util client of the user's,
+/// wrapped to count what it sends, against our server.
 #[tokio::test]
 async fn a_users_service_carries_every_request() {
-    let service = tower::service_fn(
-        |request: http::Request<http_body_util::Full<bytes::Bytes>>| async move {
-            let body = http_body_util::BodyExt::collect(request.into_body()).await?.to_bytes();
-            let message: Value = serde_json::from_slice(&body).expect("JSON");
-            let answer = match message["method"].as_str() {
-                Some("server/discover") | Some("initialize") => {
-                    json!({"jsonrpc": "2.0", "id": message["id"],
-                "error": {"code": -32601, "message": "stand-in"}})
-                }
-                _ => json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}),
-            };
-            let response = http::Response::builder()
-                .header("content-type", "application/json")
-                .body(http_body_util::Full::new(bytes::Bytes::from(answer.to_string())))
-                .expect("response");
-            Ok::<_, std::convert::Infallible>(response)
-        },
-    );
-    let client = HttpClient::from_service(service);
+    let listener = loopback().await;
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let endpoint = counting_server().http_endpoint();
+    tokio::spawn(async move { endpoint.serve(listener).await });
+    let hyper = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    let service = tower::service_fn(move |request| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        hyper.request(request)
+    });
     let transport =
-        HttpTransport::new("https://nowhere.invalid/mcp").expect("url").http_client(client);
-    let err = failure(transport).await;
-    assert!(err.contains("stand-in"), "{err}");
+        HttpTransport::new(&url).expect("url").http_client(HttpClient::from_service(service));
+    let client = Client::connect(transport).await.expect("connects through the service");
+    let author = client.call_tool("get_author", json!({"title": "Dune"})).await.expect("call");
+    assert!(serde_json::to_string(&author).expect("json").contains("Frank Herbert"));
+    client.close().await;
+    assert!(sent.load(Ordering::SeqCst) >= 2, "discovery and the call");
 }
 
 /// `SSL_CERT_FILE` names a bundle to trust, as for curl, OpenSSL and Python. The roots are read
