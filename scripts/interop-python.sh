@@ -3,7 +3,9 @@
 #   1. the Python client drives our `bookshop` example in each client mode (legacy,
 #      2026-07-28, auto): tests/interop/python_bookshop.py;
 #   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
-#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto).
+#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto), also
+#      behind TLS (uvicorn's `ssl_*` options, a CA made here with openssl, trusted by our client
+#      through `SSL_CERT_FILE`).
 #
 #   bash scripts/interop-python.sh
 #
@@ -96,8 +98,9 @@ fi
 # Streamable HTTP in every era, then the 2024-11-05 HTTP+SSE transport (client fallback).
 HTTP_CLIENT="$TARGET_DIR/debug/examples/http_client"
 
-# drive <server flag or ""> <path> <era>...: start the server, run the example once per era,
-# stop the server. Failures are counted from the log's FAIL lines.
+# drive <server flags or ""> <path> <era>...: start the server, run the example once per era,
+# stop the server. Failures are counted from the log's FAIL lines. $SCHEME is http or https.
+SCHEME=http
 drive() {
     local flag=$1 path=$2 port era http_rc
     shift 2
@@ -114,7 +117,7 @@ drive() {
     else
         for era in "$@"; do
             http_rc=0
-            timeout --kill-after=5 60 "$HTTP_CLIENT" "http://127.0.0.1:$port$path" --era "$era" \
+            timeout --kill-after=5 60 "$HTTP_CLIENT" "$SCHEME://127.0.0.1:$port$path" --era "$era" \
                 | tee -a "$LOG" || http_rc=${PIPESTATUS[0]}
             # Exit 1 comes with FAIL lines; anything else (a hang, a crash) needs its own.
             if [[ $http_rc -eq 124 || $http_rc -eq 137 ]]; then
@@ -130,6 +133,30 @@ drive() {
 }
 drive "" /mcp handshake modern auto
 drive --sse /sse legacy-sse
+
+# The same server behind TLS: a CA and a certificate for 127.0.0.1 made here (one day, EC
+# P-256), trusted by our client through SSL_CERT_FILE as curl and OpenSSL would be.
+TLS_DIR=$(mktemp -d)
+tls_cert() {
+    openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 1 \
+        -subj "/CN=modelcontext interop CA" -keyout "$TLS_DIR/ca.key" -out "$TLS_DIR/ca.pem" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" &&
+    openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -subj "/CN=127.0.0.1" \
+        -keyout "$TLS_DIR/key.pem" -out "$TLS_DIR/leaf.csr" &&
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' \
+        >"$TLS_DIR/leaf.ext" &&
+    openssl x509 -req -in "$TLS_DIR/leaf.csr" -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca.key" \
+        -CAcreateserial -days 1 -extfile "$TLS_DIR/leaf.ext" -out "$TLS_DIR/cert.pem"
+} >/dev/null 2>&1
+if tls_cert; then
+    SCHEME=https
+    SSL_CERT_FILE="$TLS_DIR/ca.pem" drive "--tls $TLS_DIR/cert.pem $TLS_DIR/key.pem" /mcp \
+        handshake modern auto
+    SCHEME=http
+else
+    echo "FAIL https certificates: openssl could not make the test CA" | tee -a "$LOG"
+fi
+rm -rf "$TLS_DIR"
 
 # Our client (through the `mcp` command) against the same Python server over stdio.
 MCP="$TARGET_DIR/debug/mcp"
