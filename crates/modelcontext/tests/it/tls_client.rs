@@ -221,6 +221,39 @@ async fn certificate_failures_say_what_failed_and_for_which_host() {
     client.close().await;
 }
 
+/// A server that never finishes the handshake is bounded by the connect timeout; one that
+/// answers in plain text is a TLS failure, not a hang.
+#[tokio::test]
+async fn a_stalled_or_plaintext_handshake_fails_in_time() {
+    let stalled = loopback().await;
+    let stalled_port = stalled.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((tcp, _)) = stalled.accept().await {
+            held.push(tcp);
+        }
+    });
+    let url = format!("https://localhost:{stalled_port}/mcp");
+    let transport =
+        HttpTransport::new(&url).expect("url").connect_timeout(Some(Duration::from_millis(300)));
+    let err = failure(transport).await;
+    assert!(
+        err.contains(&format!("no connection to localhost:{stalled_port} within 300ms")),
+        "{err}"
+    );
+
+    let plaintext = loopback().await;
+    let plaintext_port = plaintext.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = plaintext.accept().await {
+            let _ = tcp.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+        }
+    });
+    let url = format!("https://localhost:{plaintext_port}/mcp");
+    let err = failure(HttpTransport::new(&url).expect("url")).await;
+    assert!(err.contains("TLS handshake with localhost failed"), "{err}");
+}
+
 #[test]
 fn bad_root_certificates_are_refused_with_a_reason() {
     let transport = HttpTransport::new("https://localhost/mcp").expect("url");
