@@ -270,8 +270,11 @@ fn bad_root_certificates_are_refused_with_a_reason() {
 struct ConnectProxy {
     url: String,
     tunnels: Arc<AtomicUsize>,
-    asked: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    asked: Arc<Mutex<Vec<Asked>>>,
 }
+
+/// One CONNECT: its target and its `Proxy-Authorization`.
+type Asked = (String, Option<String>);
 
 impl ConnectProxy {
     fn tunnels(&self) -> usize {
@@ -298,7 +301,7 @@ async fn tunnel(
     mut client: TcpStream,
     upstream: std::net::SocketAddr,
     count: &AtomicUsize,
-    record: &Mutex<Vec<(String, Option<String>)>>,
+    record: &Mutex<Vec<Asked>>,
 ) {
     let mut head = Vec::new();
     while !head.ends_with(b"\r\n\r\n") {
