@@ -121,14 +121,19 @@ async fn tcp_connect(host: &str, port: u16) -> Result<TcpStream, ConnectError> {
 /// Plain HTTP beyond this machine can be read and changed on the way (tokens included): worth
 /// one warning per host and process, not one per request.
 fn warn_plain_http(host: &str) {
-    static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-    if is_loopback(host) {
-        return;
-    }
-    let mut warned = WARNED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if warned.get_or_insert_with(HashSet::new).insert(host.to_owned()) {
+    if should_warn_plain_http(host) {
         tracing::warn!(host, "plain http:// to a host beyond this machine: use https://");
     }
+}
+
+/// True the first time a non-loopback `host` is reached over plain HTTP in this process.
+fn should_warn_plain_http(host: &str) -> bool {
+    static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    if is_loopback(host) {
+        return false;
+    }
+    let mut warned = WARNED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    warned.get_or_insert_with(HashSet::new).insert(host.to_ascii_lowercase())
 }
 
 /// A connection: plain TCP or TLS over it.
@@ -210,6 +215,22 @@ impl AsyncWrite for Stream {
             Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
             #[cfg(feature = "tls")]
             Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_is_warned_about_once_per_host_and_never_for_loopback() {
+        assert!(should_warn_plain_http("plain-http-warning.test"));
+        assert!(!should_warn_plain_http("plain-http-warning.test"));
+        assert!(!should_warn_plain_http("PLAIN-HTTP-WARNING.test"));
+        assert!(should_warn_plain_http("another-plain-http-warning.test"));
+        for loopback in ["localhost", "127.0.0.1", "::1", "[::1]"] {
+            assert!(!should_warn_plain_http(loopback), "{loopback}");
         }
     }
 }
