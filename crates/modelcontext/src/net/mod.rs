@@ -107,7 +107,8 @@ impl HttpClient {
     /// settings (TLS, proxies, connect timeout) are then the service's business; redirects
     /// are still never followed by the SDK, and size limits and read timeouts still apply.
     ///
-    /// A hyper-util client is such a service:
+    /// Requests arrive as `http::Request<http_body_util::Full<bytes::Bytes>>` with an absolute
+    /// URI; any `http_body::Body` of `Bytes` may come back. A hyper-util client is such a service:
     /// `HttpClient::from_service(hyper_util::client::legacy::Client::builder(..).build(my_connector))`.
     pub fn from_service<S, B>(service: S) -> HttpClient
     where
