@@ -5,7 +5,9 @@
 #      made for the run by tests/interop/make_test_ca.py, trusted through httpx2's `verify=`):
 #      tests/interop/python_bookshop.py;
 #   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
-#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto).
+#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto), also
+#      behind TLS (uvicorn's `ssl_*` options, the same test CA, trusted by our client through
+#      `SSL_CERT_FILE`).
 #
 #   bash scripts/interop-python.sh
 #
@@ -130,8 +132,9 @@ fi
 # Streamable HTTP in every era, then the 2024-11-05 HTTP+SSE transport (client fallback).
 HTTP_CLIENT="$TARGET_DIR/debug/examples/http_client"
 
-# drive <server flag or ""> <path> <era>...: start the server, run the example once per era,
-# stop the server. Failures are counted from the log's FAIL lines.
+# drive <server flags or ""> <path> <era>...: start the server, run the example once per era,
+# stop the server. Failures are counted from the log's FAIL lines. $SCHEME is http or https.
+SCHEME=http
 drive() {
     local flag=$1 path=$2 port era http_rc
     shift 2
@@ -148,7 +151,7 @@ drive() {
     else
         for era in "$@"; do
             http_rc=0
-            timeout --kill-after=5 60 "$HTTP_CLIENT" "http://127.0.0.1:$port$path" --era "$era" \
+            timeout --kill-after=5 60 "$HTTP_CLIENT" "$SCHEME://127.0.0.1:$port$path" --era "$era" \
                 | tee -a "$LOG" || http_rc=${PIPESTATUS[0]}
             # Exit 1 comes with FAIL lines; anything else (a hang, a crash) needs its own.
             if [[ $http_rc -eq 124 || $http_rc -eq 137 ]]; then
@@ -164,6 +167,17 @@ drive() {
 }
 drive "" /mcp handshake modern auto
 drive --sse /sse legacy-sse
+
+# The same server behind TLS, with the certificate made above by make_test_ca.py, trusted by
+# our client through SSL_CERT_FILE as curl and OpenSSL would be.
+if [[ -s "$CERTS/ca.pem" ]]; then
+    SCHEME=https
+    SSL_CERT_FILE="$CERTS/ca.pem" drive "--tls $CERTS/cert.pem $CERTS/key.pem" /mcp \
+        handshake modern auto
+    SCHEME=http
+else
+    echo "FAIL https certificates: make_test_ca.py wrote no test CA" | tee -a "$LOG"
+fi
 
 # Our client (through the `mcp` command) against the same Python server over stdio.
 MCP="$TARGET_DIR/debug/mcp"

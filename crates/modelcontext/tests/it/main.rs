@@ -29,4 +29,6 @@ mod support;
 #[cfg(feature = "tls")]
 mod test_ca;
 #[cfg(feature = "tls")]
+mod tls_client;
+#[cfg(feature = "tls")]
 mod tls_server;

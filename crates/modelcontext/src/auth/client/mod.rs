@@ -268,7 +268,7 @@ impl OAuthClient {
             offline_access: true,
             store: Arc::new(MemoryTokenStore::default()),
             max_attempts: DEFAULT_MAX_AUTH_ATTEMPTS,
-            http: http::Http::new(),
+            http: http::Http::default(),
             flow: tokio::sync::Mutex::new(()),
             requested: Mutex::default(),
         }
@@ -295,6 +295,13 @@ impl OAuthClient {
     /// with authorization servers that support them.
     pub fn client_metadata_url(mut self, url: impl Into<String>) -> OAuthClient {
         self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Sends its requests (discovery, registration, tokens) through `client` (a private CA,
+    /// proxies, your own service) instead of a default [`HttpClient`](crate::net::HttpClient).
+    pub fn http_client(mut self, client: crate::net::HttpClient) -> OAuthClient {
+        self.http = http::Http::with_client(client);
         self
     }
 
