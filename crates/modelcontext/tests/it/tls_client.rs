@@ -1,5 +1,6 @@
-//! The client over TLS: our `Client` against our endpoint behind a TLS server made here (a
-//! tokio-rustls acceptor and hyper's auto HTTP/1.1 + HTTP/2 server), with a CA made per test;
+//! The client over TLS, with a CA made per test: our `Client` against our own TLS server, and
+//! against our endpoint behind a TLS server made here (a tokio-rustls acceptor and hyper's auto
+//! HTTP/1.1 + HTTP/2 server, which lets a test choose the ALPN offer and see what was picked);
 //! certificate failures and their words; proxies through a CONNECT proxy made here.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +14,7 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use modelcontext::net::{HttpClient, Proxies};
 use modelcontext::server::NoArgs;
-use modelcontext::server::http::{AllowList, HttpOptions};
+use modelcontext::server::http::{AllowList, HttpOptions, ServerTls};
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::Era;
 use modelcontext::{CallOptions, Client, Context, EraMode, McpServer, ToolDef, Transport};
@@ -67,16 +68,6 @@ pub fn serve_tls(
     let port = listener.local_addr().expect("addr").port();
     let alpn = Arc::new(Mutex::new(Vec::new()));
     let seen = alpn.clone();
-    // HTTP/2 carries the authority in `:authority`, not `Host`; the endpoint's Host check
-    // reads `Host` only (the server side is another change), so the test server copies it.
-    let app = app.layer(axum::middleware::map_request(|mut request: Request| async move {
-        if let Some(authority) = request.uri().authority().map(|a| a.as_str().to_owned()) {
-            if !request.headers().contains_key("host") {
-                request.headers_mut().insert("host", authority.parse().expect("authority"));
-            }
-        }
-        request
-    }));
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let (acceptor, app, seen) = (acceptor.clone(), app.clone(), seen.clone());
@@ -142,6 +133,32 @@ async fn our_client_over_https_on_http1_and_http2_in_both_eras_with_sse_progress
         }
         let protocols = server.protocols();
         assert!(!protocols.is_empty() && protocols.iter().all(|p| p == protocol), "{protocols:?}");
+    }
+}
+
+/// Our client against our own TLS server (`HttpOptions::tls`): ALPN picks HTTP/2 for both.
+#[tokio::test]
+async fn our_client_against_our_tls_server_in_both_eras() {
+    let ca = TestCa::new();
+    let leaf = ca.leaf(&["localhost", "127.0.0.1"]);
+    let tls = ServerTls::from_pem(leaf.chain_pem.as_bytes(), leaf.key_pem.as_bytes())
+        .expect("a valid chain and key");
+    let endpoint = counting_server().http_endpoint_with(HttpOptions::default().tls(tls));
+    let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    let url = format!("https://localhost:{}/mcp", addr.port());
+    for (mode, era) in [(EraMode::Modern, Era::Modern), (EraMode::Handshake, Era::Handshake)] {
+        let client =
+            Client::builder().era(mode).connect(trusting(&url, &ca)).await.expect("connects");
+        assert_eq!(client.era(), era);
+        let steps = Arc::new(Mutex::new(Vec::new()));
+        let log = steps.clone();
+        let options = CallOptions::new()
+            .on_progress(move |p| log.lock().expect("lock").push(p.message.clone()));
+        let counted = client.call_tool_with("count", json!({}), &options).await;
+        assert!(!counted.expect("count").is_error(), "{mode:?}");
+        assert_eq!(*steps.lock().expect("lock"), [Some("one".to_owned()), Some("two".to_owned())]);
+        client.close().await;
     }
 }
 
