@@ -189,7 +189,7 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
             };
             login::login(cli, url, options).await
         }
-        _ => login::logout(url).await,
+        _ => login::logout(cli, url).await,
     })
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
@@ -35,12 +36,14 @@ impl Target {
                 Ok(Target::Stdio(words))
             }
             (None, Some(url)) => {
-                let transport = login::authorize(cli, url, http_transport(cli, url)?)?;
+                let client = http_client(cli)?;
+                let transport = http_transport(cli, url, &client)?;
+                let transport = login::authorize(cli, url, transport, &client)?;
                 Ok(Target::Http(Box::new(transport)))
             }
             (Some(_), Some(_)) => Err(Failure::Usage("give --stdio or a URL, not both".into())),
             (None, None) => Err(Failure::Usage(
-                "say which server: --stdio \"command args\" or an http:// URL".into(),
+                "say which server: --stdio \"command args\" or an http:// or https:// URL".into(),
             )),
         }
     }
@@ -80,10 +83,25 @@ impl Target {
     }
 }
 
-/// The transport for `url` with the `--header`s applied.
-pub fn http_transport(cli: &Cli, url: &str) -> Result<HttpTransport, Failure> {
+/// The one HTTP client of a command, for the MCP server and its authorization server alike:
+/// `--cacert` trusted besides the system's roots, `--timeout` bounding each connection.
+pub fn http_client(cli: &Cli) -> Result<HttpClient, Failure> {
+    let timeout = (!cli.timeout.is_zero()).then_some(cli.timeout);
+    let builder = HttpClient::builder().connect_timeout(timeout);
+    let Some(path) = &cli.cacert else { return Ok(builder.build()) };
+    let pem = std::fs::read(path).map_err(|err| {
+        Failure::Usage(format!("--cacert {}: cannot read it: {err}", path.display()))
+    })?;
+    let builder = builder.root_certificate(pem).map_err(|err| {
+        Failure::Usage(format!("--cacert {}: {}", path.display(), io_message(&err)))
+    })?;
+    Ok(builder.build())
+}
+
+/// The transport for `url` with the `--header`s applied, sending through `client`.
+pub fn http_transport(cli: &Cli, url: &str, client: &HttpClient) -> Result<HttpTransport, Failure> {
     let usage = |err: modelcontext::Error| Failure::Usage(io_message(&err));
-    let mut transport = HttpTransport::new(url).map_err(usage)?;
+    let mut transport = HttpTransport::new(url).map_err(usage)?.http_client(client.clone());
     for header in &cli.headers {
         let Some((name, value)) = header.split_once(':') else {
             let message = format!("--header {header:?}: expected 'Name: value'");

@@ -17,12 +17,13 @@ use modelcontext::auth::client::{
     AuthError, AuthProvider, Challenge, ClientCredentials, FileTokenStore, MemoryTokenStore,
     OAuthClient, StoredTokens, TokenStore,
 };
+use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
 use tokio::net::TcpListener;
 
 use crate::Cli;
 use crate::commands::Failure;
-use crate::connect::{Target, http_transport};
+use crate::connect::{Target, http_client, http_transport};
 use crate::loopback::{CALLBACK_PATH, Callback, wait_for_callback};
 
 /// The name this client registers under.
@@ -54,7 +55,12 @@ pub fn token_key(url: &str) -> String {
 }
 
 /// Authorizes `transport` for a command other than `login`: `--token-env`, else stored tokens.
-pub fn authorize(cli: &Cli, url: &str, transport: HttpTransport) -> Result<HttpTransport, Failure> {
+pub fn authorize(
+    cli: &Cli,
+    url: &str,
+    transport: HttpTransport,
+    client: &HttpClient,
+) -> Result<HttpTransport, Failure> {
     if let Some(name) = &cli.token_env {
         let token = std::env::var(name).map_err(|_| {
             Failure::Usage(format!("--token-env {name}: the environment variable is not set"))
@@ -72,7 +78,7 @@ pub fn authorize(cli: &Cli, url: &str, transport: HttpTransport) -> Result<HttpT
     let store = FileTokenStore::new(path);
     let key = token_key(url);
     match store.load(&key) {
-        Ok(Some(_)) => Ok(transport.auth(stored_login(url, store))),
+        Ok(Some(_)) => Ok(transport.auth(stored_login(url, store, client))),
         Ok(None) => Ok(transport),
         Err(err) => Err(Failure::Other(format!("{err} (remove it, then run `mcp login {url}`)"))),
     }
@@ -106,7 +112,7 @@ pub fn refusal_hint(cli: &Cli, failure: &Failure) -> Option<String> {
 
 /// An OAuth client that uses and refreshes the stored tokens, and never starts a login: when
 /// they can no longer be refreshed it says to log in again.
-fn stored_login(url: &str, store: FileTokenStore) -> OAuthClient {
+fn stored_login(url: &str, store: FileTokenStore, client: &HttpClient) -> OAuthClient {
     let message = format!("the stored login for {url} no longer works; run `mcp login {url}`");
     // The redirect URI is only used to register, and the registration is stored too.
     let redirect_uri = format!("http://127.0.0.1{CALLBACK_PATH}");
@@ -115,6 +121,7 @@ fn stored_login(url: &str, store: FileTokenStore) -> OAuthClient {
         async move { Err(message) }
     })
     .token_store(store)
+    .http_client(client.clone())
 }
 
 /// The options of `mcp login`.
@@ -135,6 +142,7 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
     if cli.token_env.is_some() {
         return Err(Failure::Usage("--token-env and login do not go together".into()));
     }
+    let client = http_client(cli)?;
     let path = token_file().map_err(Failure::Other)?;
     let file = Arc::new(FileTokenStore::new(&path));
     file.check().map_err(|err| Failure::Other(err.to_string()))?;
@@ -148,13 +156,14 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
     let oauth = OAuthClient::authorization_code(CLIENT_NAME, redirect_uri, move |auth_url| {
         browser.clone().visit(auth_url)
     })
-    .token_store(LoginStore { file: file.clone(), fresh: MemoryTokenStore::default() });
+    .token_store(LoginStore { file: file.clone(), fresh: MemoryTokenStore::default() })
+    .http_client(client.clone());
     let oauth = match client_metadata_url {
         Some(document) => oauth.client_metadata_url(document),
         None => oauth,
     };
     let provider = Arc::new(OneAttempt { oauth, failure: Mutex::default() });
-    let transport = http_transport(cli, url)?.auth_provider(provider.clone());
+    let transport = http_transport(cli, url, &client)?.auth_provider(provider.clone());
     // The request that meets the 401 waits for the person at the browser as well.
     let timeout = (!cli.timeout.is_zero()).then(|| cli.timeout + wait);
     let connected = Target::Http(Box::new(transport)).connect_with(cli, timeout).await;
@@ -187,7 +196,8 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
 /// `mcp logout`: revokes the stored tokens for `url` where the authorization server offers
 /// revocation (best effort), then forgets them (and the registration with their
 /// authorization server when no other server uses it).
-pub async fn logout(url: &str) -> Result<(), Failure> {
+pub async fn logout(cli: &Cli, url: &str) -> Result<(), Failure> {
+    let client = http_client(cli)?;
     let path = token_file().map_err(Failure::Other)?;
     let store = FileTokenStore::new(&path);
     let key = token_key(url);
@@ -196,7 +206,7 @@ pub async fn logout(url: &str) -> Result<(), Failure> {
         eprintln!("mcp: no stored login for {url} in {}", path.display());
         return Ok(());
     };
-    match stored_login(url, FileTokenStore::new(&path)).revoke(&tokens).await {
+    match stored_login(url, FileTokenStore::new(&path), &client).revoke(&tokens).await {
         Ok(true) => eprintln!("mcp: the tokens were revoked at {}", tokens.issuer),
         Ok(false) => {}
         Err(err) => eprintln!("mcp: could not revoke the tokens ({err}); forgetting them anyway"),

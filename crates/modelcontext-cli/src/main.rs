@@ -85,7 +85,7 @@ impl From<Exit> for ExitCode {
 #[derive(Debug, Parser)]
 #[command(name = "mcp", version, after_help = EXIT_CODES)]
 struct Cli {
-    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp
+    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp or https://…
     #[arg(value_name = "URL")]
     url: Option<String>,
 
@@ -107,6 +107,11 @@ struct Cli {
     /// NAME (unlike -H, the token does not show in `ps`); overrides a stored login.
     #[arg(long, value_name = "NAME", global = true)]
     token_env: Option<String>,
+
+    /// Trust the CA certificates in FILE (PEM) for https, besides the system's and those of
+    /// $SSL_CERT_FILE: a private CA.
+    #[arg(long, value_name = "FILE", global = true)]
+    cacert: Option<std::path::PathBuf>,
 
     /// How long each request may take: 30, 30s, 500ms or 2m; 0 waits forever.
     #[arg(long, value_name = "DURATION", default_value = "60s", global = true,
