@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Interop tests against a real peer, the official Python MCP SDK (`mcp` 2.3.0 from PyPI):
 #   1. the Python client drives our `bookshop` example in each client mode (legacy,
-#      2026-07-28, auto): tests/interop/python_bookshop.py;
+#      2026-07-28, auto) over stdio, http and https, the last over HTTP/1.1 and HTTP/2 (a CA
+#      made for the run by tests/interop/make_test_ca.py, trusted through httpx2's `verify=`):
+#      tests/interop/python_bookshop.py;
 #   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
-#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto).
+#      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto), also
+#      behind TLS (uvicorn's `ssl_*` options, the same test CA, trusted by our client through
+#      `SSL_CERT_FILE`).
 #
 #   bash scripts/interop-python.sh
 #
@@ -23,9 +27,11 @@ if [[ -z "$PYTHON" ]]; then
     if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
 fi
 
+# `httpx2[http2]` adds the `h2` package (and `hpack`, `hyperframe`), so that the Python
+# client can also reach bookshop over HTTP/2.
 venv_ok() {
     [[ -x "$VENV/bin/python" ]] &&
-        "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_VERSION')" \
+        "$VENV/bin/python" -c "import importlib.metadata as m, sys, h2; sys.exit(m.version('mcp') != '$MCP_VERSION')" \
             >/dev/null 2>&1
 }
 
@@ -35,7 +41,8 @@ else
     echo "interop: creating $VENV with $("$PYTHON" --version 2>&1), installing mcp==$MCP_VERSION"
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "mcp==$MCP_VERSION"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        "mcp==$MCP_VERSION" "httpx2[http2]"
     venv_ok || { echo "interop: mcp $MCP_VERSION is not importable in $VENV" >&2; exit 1; }
 fi
 
@@ -45,13 +52,20 @@ cargo build -p modelcontext-cli
 
 # Every check prints `ok ...` or `FAIL ...`; the log collects both parts for the total.
 LOG=$(mktemp)
+CERTS=$(mktemp -d)
 SERVER_PID=""
-cleanup() {
-    if [[ -n "$SERVER_PID" ]]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
+TLS_SERVER_PID=""
+stop_server() {
+    if [[ -n "$1" ]]; then
+        kill "$1" 2>/dev/null || true
+        wait "$1" 2>/dev/null || true
     fi
-    rm -f "$LOG" "$LOG.server"
+}
+cleanup() {
+    stop_server "$SERVER_PID"
+    stop_server "$TLS_SERVER_PID"
+    rm -f "$LOG" "$LOG.server" "$LOG.tls-server"
+    rm -rf "$CERTS"
 }
 trap cleanup EXIT
 
@@ -71,7 +85,8 @@ wait_for_port() {
     return 1
 }
 
-# The Python client drives our bookshop over stdio (it spawns it) and over Streamable HTTP.
+# The Python client drives our bookshop over stdio (it spawns it) and over Streamable HTTP,
+# plain and TLS; then over TLS again, in HTTP/2.
 rc=0
 BOOKSHOP_PORT=$(free_port)
 "$BOOKSHOP" --http "127.0.0.1:$BOOKSHOP_PORT" >"$LOG.server" 2>&1 &
@@ -83,21 +98,43 @@ else
     echo "FAIL http bookshop_start: bookshop --http did not listen on $BOOKSHOP_PORT" | tee -a "$LOG"
     cat "$LOG.server" >&2
 fi
-PYTHONUNBUFFERED=1 timeout --kill-after=10 300 \
-    "$VENV/bin/python" tests/interop/python_bookshop.py "${targets[@]}" | tee -a "$LOG" || rc=${PIPESTATUS[0]}
-kill "$SERVER_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
+if "$VENV/bin/python" tests/interop/make_test_ca.py "$CERTS"; then
+    TLS_PORT=$(free_port)
+    "$BOOKSHOP" --http "127.0.0.1:$TLS_PORT" --tls-cert "$CERTS/cert.pem" --tls-key "$CERTS/key.pem" \
+        >"$LOG.tls-server" 2>&1 &
+    TLS_SERVER_PID=$!
+    if wait_for_port "$TLS_PORT" "$TLS_SERVER_PID"; then
+        targets+=("https://localhost:$TLS_PORT/mcp")
+    else
+        echo "FAIL https bookshop_start: bookshop --tls-cert did not listen on $TLS_PORT" | tee -a "$LOG"
+        cat "$LOG.tls-server" >&2
+    fi
+else
+    echo "FAIL https test_ca: make_test_ca.py could not write a certificate" | tee -a "$LOG"
+fi
+PYTHONUNBUFFERED=1 timeout --kill-after=10 420 \
+    "$VENV/bin/python" tests/interop/python_bookshop.py --cafile "$CERTS/ca.pem" "${targets[@]}" \
+    | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+if [[ -n "${TLS_PORT:-}" && $rc -ne 124 && $rc -ne 137 ]]; then
+    PYTHONUNBUFFERED=1 timeout --kill-after=10 120 "$VENV/bin/python" tests/interop/python_bookshop.py \
+        --cafile "$CERTS/ca.pem" --http2 "https://localhost:$TLS_PORT/mcp" \
+        | tee -a "$LOG" || rc=${PIPESTATUS[0]}
+fi
+stop_server "$SERVER_PID"
+stop_server "$TLS_SERVER_PID"
 SERVER_PID=""
+TLS_SERVER_PID=""
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-    echo "interop: python_bookshop.py did not finish within 300 s (exit $rc)" >&2
+    echo "interop: python_bookshop.py did not finish within 420 s (exit $rc)" >&2
 fi
 
 # Part 2: our HTTP client against the Python SDK's HTTP server, on a free loopback port:
 # Streamable HTTP in every era, then the 2024-11-05 HTTP+SSE transport (client fallback).
 HTTP_CLIENT="$TARGET_DIR/debug/examples/http_client"
 
-# drive <server flag or ""> <path> <era>...: start the server, run the example once per era,
-# stop the server. Failures are counted from the log's FAIL lines.
+# drive <server flags or ""> <path> <era>...: start the server, run the example once per era,
+# stop the server. Failures are counted from the log's FAIL lines. $SCHEME is http or https.
+SCHEME=http
 drive() {
     local flag=$1 path=$2 port era http_rc
     shift 2
@@ -114,7 +151,7 @@ drive() {
     else
         for era in "$@"; do
             http_rc=0
-            timeout --kill-after=5 60 "$HTTP_CLIENT" "http://127.0.0.1:$port$path" --era "$era" \
+            timeout --kill-after=5 60 "$HTTP_CLIENT" "$SCHEME://127.0.0.1:$port$path" --era "$era" \
                 | tee -a "$LOG" || http_rc=${PIPESTATUS[0]}
             # Exit 1 comes with FAIL lines; anything else (a hang, a crash) needs its own.
             if [[ $http_rc -eq 124 || $http_rc -eq 137 ]]; then
@@ -130,6 +167,17 @@ drive() {
 }
 drive "" /mcp handshake modern auto
 drive --sse /sse legacy-sse
+
+# The same server behind TLS, with the certificate made above by make_test_ca.py, trusted by
+# our client through SSL_CERT_FILE as curl and OpenSSL would be.
+if [[ -s "$CERTS/ca.pem" ]]; then
+    SCHEME=https
+    SSL_CERT_FILE="$CERTS/ca.pem" drive "--tls $CERTS/cert.pem $CERTS/key.pem" /mcp \
+        handshake modern auto
+    SCHEME=http
+else
+    echo "FAIL https certificates: make_test_ca.py wrote no test CA" | tee -a "$LOG"
+fi
 
 # Our client (through the `mcp` command) against the same Python server over stdio.
 MCP="$TARGET_DIR/debug/mcp"

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Drive the Rust `bookshop` example with the official Python MCP client (`mcp` 2.3.0).
 
-Usage: python tests/interop/python_bookshop.py <target> [<target> ...]
+Usage: python tests/interop/python_bookshop.py [--cafile CA.pem] [--http2] <target> [<target> ...]
 
 A target is the path of the bookshop binary (spawned over stdio) or the URL of a running
-`bookshop --http` endpoint (`http://127.0.0.1:PORT/mcp`). Each target is driven once per client
+`bookshop --http` endpoint (`http://127.0.0.1:PORT/mcp`, or `https://...` when bookshop serves
+TLS: the client, an `httpx2.AsyncClient` handed to the SDK's transport, then trusts the CA in
+`--cafile` and nothing else, and speaks HTTP/2 with `--http2`, HTTP/1.1 without; the check
+`tls.http_version` says which one every answer came in). Each target is driven once per client
 mode (`legacy`, `2026-07-28`, `auto`). Every check prints one line,
 `ok <transport>/<mode> <check>` or `FAIL <transport>/<mode> <check>: <detail>`, and the run ends
 with exactly one `N passed, M failed` line (CI reads it). The exit code is 1 when anything failed.
@@ -16,12 +19,16 @@ missing resource is -32602 with the URI in `data`.
 
 from __future__ import annotations
 
+import contextlib
+import ssl
 import sys
 import traceback
 from typing import Any, Awaitable, Callable
 
 import anyio
+import httpx2
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 MODES: list[tuple[str, str]] = [
     # (client mode, the protocol version it must end up on)
@@ -118,167 +125,227 @@ def is_url(target: str) -> bool:
     return target.startswith(("http://", "https://"))
 
 
-async def check_mode(target: str, label: str, mode: str, want_version: str, report: Report) -> None:
-    server: Any = target if is_url(target) else StdioServerParameters(command=target, args=[])
-    async with Client(server, mode=mode, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
-        r = report.run
+def scheme(target: str) -> str:
+    return target.split("://", 1)[0] if is_url(target) else "stdio"
 
-        async def protocol_version() -> None:
-            got = client.protocol_version
-            expect(got == want_version, f"negotiated {got!r}, want {want_version!r}")
 
-        await r(label, "protocol_version", protocol_version)
+class Https:
+    """How https targets are reached: the CA to trust, HTTP/2 or not; and the HTTP versions
+    the answers came in (httpx2 records each response's)."""
 
-        async def server_info() -> None:
-            if mode in ("legacy", "auto"):
-                info = client.server_info
-                expect(info is not None, "server_info is None")
-                expect(info.name == "Bookshop", f"server name {info.name!r}, want 'Bookshop'")
-                return
-            # A pinned client sends no discover and so knows no serverInfo: probe server/discover
-            # by hand (at the end, so the first request of this connection was an ordinary one).
-            raw = await client.session.send_discover(want_version)
-            supported = raw.get("supportedVersions")
-            expect(
-                isinstance(supported, list) and want_version in supported,
-                f"server/discover supportedVersions {supported!r} lacks {want_version!r}",
-            )
-            info = (raw.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo") or {}
-            expect(info.get("name") == "Bookshop", f"serverInfo stamp {info!r}, want name 'Bookshop'")
+    def __init__(self, cafile: str | None, http2: bool) -> None:
+        self.cafile = cafile
+        self.http2 = http2
+        self.versions: set[str] = set()
 
+    def want_version(self) -> str:
+        return "HTTP/2" if self.http2 else "HTTP/1.1"
+
+    async def record(self, response: httpx2.Response) -> None:
+        self.versions.add(response.http_version)
+
+
+async def server_for(stack: contextlib.AsyncExitStack, target: str, https: Https) -> Any:
+    """What `Client` connects to: the URL itself over http, a transport whose httpx2 client
+    trusts `--cafile` over https (the SDK's own default client would trust the system store)."""
+    if not is_url(target):
+        return StdioServerParameters(command=target, args=[])
+    if scheme(target) != "https":
+        return target
+    if https.cafile is None:
+        raise CheckFailed(f"{target}: an https target needs --cafile")
+    tls = ssl.create_default_context(cafile=https.cafile)
+    http = httpx2.AsyncClient(
+        verify=tls,
+        http1=not https.http2,
+        http2=https.http2,
+        # The SDK's default timeouts (create_mcp_http_client): 30 s, and 300 s to read SSE.
+        timeout=httpx2.Timeout(30.0, read=300.0),
+        event_hooks={"response": [https.record]},
+    )
+    await stack.enter_async_context(http)
+    return streamable_http_client(target, http_client=http)
+
+
+async def check_mode(
+    target: str, label: str, mode: str, want_version: str, report: Report, https: Https
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        server = await server_for(stack, target, https)
+        client = await stack.enter_async_context(
+            Client(server, mode=mode, read_timeout_seconds=REQUEST_TIMEOUT_S)
+        )
+        await check_client(client, label, mode, want_version, report)
+        if scheme(target) == "https":
+
+            async def http_version() -> None:
+                want = https.want_version()
+                expect(https.versions == {want}, f"answers came in {sorted(https.versions)}, want {want}")
+
+            https.versions.clear()
+            await client.list_tools()
+            await report.run(label, "tls.http_version", http_version)
+
+
+async def check_client(client: Client, label: str, mode: str, want_version: str, report: Report) -> None:
+    r = report.run
+
+    async def protocol_version() -> None:
+        got = client.protocol_version
+        expect(got == want_version, f"negotiated {got!r}, want {want_version!r}")
+
+    await r(label, "protocol_version", protocol_version)
+
+    async def server_info() -> None:
         if mode in ("legacy", "auto"):
-            await r(label, "server_info", server_info)
+            info = client.server_info
+            expect(info is not None, "server_info is None")
+            expect(info.name == "Bookshop", f"server name {info.name!r}, want 'Bookshop'")
+            return
+        # A pinned client sends no discover and so knows no serverInfo: probe server/discover
+        # by hand (at the end, so the first request of this connection was an ordinary one).
+        raw = await client.session.send_discover(want_version)
+        supported = raw.get("supportedVersions")
+        expect(
+            isinstance(supported, list) and want_version in supported,
+            f"server/discover supportedVersions {supported!r} lacks {want_version!r}",
+        )
+        info = (raw.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo") or {}
+        expect(info.get("name") == "Bookshop", f"serverInfo stamp {info!r}, want name 'Bookshop'")
 
-        tools: dict[str, Any] = {}
+    if mode in ("legacy", "auto"):
+        await r(label, "server_info", server_info)
 
-        async def list_tools() -> None:
-            result = await client.list_tools()
-            tools.update({t.name: t for t in result.tools})
-            want = {"get_author", "get_author_strict", "search_books"}
-            expect(want <= tools.keys(), f"tools {sorted(tools)}, missing {sorted(want - tools.keys())}")
+    tools: dict[str, Any] = {}
 
-        await r(label, "list_tools.names", list_tools)
+    async def list_tools() -> None:
+        result = await client.list_tools()
+        tools.update({t.name: t for t in result.tools})
+        want = {"get_author", "get_author_strict", "search_books"}
+        expect(want <= tools.keys(), f"tools {sorted(tools)}, missing {sorted(want - tools.keys())}")
 
-        async def get_author_description() -> None:
-            expect("get_author" in tools, "get_author not listed")
-            desc = tools["get_author"].description
-            want = "Look up the author of a book in the catalog."
-            expect(desc == want, f"description {desc!r}, want {want!r}")
+    await r(label, "list_tools.names", list_tools)
 
-        await r(label, "list_tools.get_author.description", get_author_description)
+    async def get_author_description() -> None:
+        expect("get_author" in tools, "get_author not listed")
+        desc = tools["get_author"].description
+        want = "Look up the author of a book in the catalog."
+        expect(desc == want, f"description {desc!r}, want {want!r}")
 
-        async def search_books_schema() -> None:
-            expect("search_books" in tools, "search_books not listed")
-            schema = tools["search_books"].input_schema
-            props = schema.get("properties") or {}
-            limit = props.get("limit")
-            expect(isinstance(limit, dict), f"no 'limit' property in {schema!r}")
-            for key, want in (("minimum", 1), ("maximum", 50), ("default", 10)):
-                expect(limit.get(key) == want, f"limit.{key} = {limit.get(key)!r}, want {want!r} (limit: {limit!r})")
-            expect("query" in props, f"no 'query' property in {schema!r}")
-            required = schema.get("required") or []
-            expect("query" in required, f"required {required!r} lacks 'query'")
-            expect("limit" not in required, f"required {required!r} has 'limit', which has a default")
+    await r(label, "list_tools.get_author.description", get_author_description)
 
-        await r(label, "list_tools.search_books.input_schema", search_books_schema)
+    async def search_books_schema() -> None:
+        expect("search_books" in tools, "search_books not listed")
+        schema = tools["search_books"].input_schema
+        props = schema.get("properties") or {}
+        limit = props.get("limit")
+        expect(isinstance(limit, dict), f"no 'limit' property in {schema!r}")
+        for key, want in (("minimum", 1), ("maximum", 50), ("default", 10)):
+            expect(limit.get(key) == want, f"limit.{key} = {limit.get(key)!r}, want {want!r} (limit: {limit!r})")
+        expect("query" in props, f"no 'query' property in {schema!r}")
+        required = schema.get("required") or []
+        expect("query" in required, f"required {required!r} lacks 'query'")
+        expect("limit" not in required, f"required {required!r} has 'limit', which has a default")
 
-        async def get_author_found() -> None:
-            res = await client.call_tool("get_author", {"title": "Dune"})
-            expect(not res.is_error, f"is_error=True, content {describe_content(res.content)}")
-            expect(texts(res.content) == ["Frank Herbert"], f"content {describe_content(res.content)}, want one text 'Frank Herbert'")
+    await r(label, "list_tools.search_books.input_schema", search_books_schema)
 
-        await r(label, "call_tool.get_author.found", get_author_found)
+    async def get_author_found() -> None:
+        res = await client.call_tool("get_author", {"title": "Dune"})
+        expect(not res.is_error, f"is_error=True, content {describe_content(res.content)}")
+        expect(texts(res.content) == ["Frank Herbert"], f"content {describe_content(res.content)}, want one text 'Frank Herbert'")
 
-        async def get_author_missing() -> None:
-            res = await client.call_tool("get_author", {"title": "Nothing"})
-            want = f"Error executing tool get_author: {MISSING}"
-            expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
-            expect(
-                len(res.content) == 1 and getattr(res.content[0], "type", None) == "text" and res.content[0].text == want,
-                f"content {describe_content(res.content)}, want exactly one text block {want!r}",
-            )
-            expect(res.structured_content is None, f"structured_content {res.structured_content!r}, want None")
+    await r(label, "call_tool.get_author.found", get_author_found)
 
-        await r(label, "call_tool.get_author.missing", get_author_missing)
+    async def get_author_missing() -> None:
+        res = await client.call_tool("get_author", {"title": "Nothing"})
+        want = f"Error executing tool get_author: {MISSING}"
+        expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
+        expect(
+            len(res.content) == 1 and getattr(res.content[0], "type", None) == "text" and res.content[0].text == want,
+            f"content {describe_content(res.content)}, want exactly one text block {want!r}",
+        )
+        expect(res.structured_content is None, f"structured_content {res.structured_content!r}, want None")
 
-        async def get_author_strict_missing() -> None:
-            await expect_mcp_error(
-                client.call_tool("get_author_strict", {"title": "Nothing"}),
-                -32602,
-                MISSING,
-                what="get_author_strict",
-            )
+    await r(label, "call_tool.get_author.missing", get_author_missing)
 
-        await r(label, "call_tool.get_author_strict.missing", get_author_strict_missing)
+    async def get_author_strict_missing() -> None:
+        await expect_mcp_error(
+            client.call_tool("get_author_strict", {"title": "Nothing"}),
+            -32602,
+            MISSING,
+            what="get_author_strict",
+        )
 
-        async def search_books_limit() -> None:
-            res = await client.call_tool("search_books", {"query": "d", "limit": 999})
-            expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
-            text = "\n".join(t or "" for t in texts(res.content))
-            prefix = "Error executing tool search_books: "
-            expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
-            expect("limit" in text and "50" in text, f"text {text!r} does not mention 'limit' and '50'")
+    await r(label, "call_tool.get_author_strict.missing", get_author_strict_missing)
 
-        await r(label, "call_tool.search_books.limit_too_big", search_books_limit)
+    async def search_books_limit() -> None:
+        res = await client.call_tool("search_books", {"query": "d", "limit": 999})
+        expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
+        text = "\n".join(t or "" for t in texts(res.content))
+        prefix = "Error executing tool search_books: "
+        expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
+        expect("limit" in text and "50" in text, f"text {text!r} does not mention 'limit' and '50'")
 
-        async def get_author_wrong_type() -> None:
-            res = await client.call_tool("get_author", {"title": 5})
-            expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
-            text = "\n".join(t or "" for t in texts(res.content))
-            prefix = "Error executing tool get_author: "
-            expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
-            expect("title" in text, f"text {text!r} does not mention 'title'")
+    await r(label, "call_tool.search_books.limit_too_big", search_books_limit)
 
-        await r(label, "call_tool.get_author.wrong_type", get_author_wrong_type)
+    async def get_author_wrong_type() -> None:
+        res = await client.call_tool("get_author", {"title": 5})
+        expect(res.is_error is True, f"is_error={res.is_error!r}, content {describe_content(res.content)}")
+        text = "\n".join(t or "" for t in texts(res.content))
+        prefix = "Error executing tool get_author: "
+        expect(text.startswith(prefix), f"text {text!r} does not start with {prefix!r}")
+        expect("title" in text, f"text {text!r} does not mention 'title'")
 
-        async def read_found() -> None:
-            res = await client.read_resource("books://Dune")
-            got = [getattr(c, "text", None) for c in res.contents]
-            expect(got == ["Dune by Frank Herbert"], f"contents {res.contents!r}, want one text 'Dune by Frank Herbert'")
+    await r(label, "call_tool.get_author.wrong_type", get_author_wrong_type)
 
-        await r(label, "read_resource.found", read_found)
+    async def read_found() -> None:
+        res = await client.read_resource("books://Dune")
+        got = [getattr(c, "text", None) for c in res.contents]
+        expect(got == ["Dune by Frank Herbert"], f"contents {res.contents!r}, want one text 'Dune by Frank Herbert'")
 
-        async def read_missing() -> None:
-            await expect_mcp_error(
-                client.read_resource("books://Nothing"),
-                -32602,
-                MISSING,
-                {"uri": "books://Nothing"},
-                what="books://Nothing",
-            )
+    await r(label, "read_resource.found", read_found)
 
-        await r(label, "read_resource.missing", read_missing)
+    async def read_missing() -> None:
+        await expect_mcp_error(
+            client.read_resource("books://Nothing"),
+            -32602,
+            MISSING,
+            {"uri": "books://Nothing"},
+            what="books://Nothing",
+        )
 
-        async def read_unknown() -> None:
-            await expect_mcp_error(
-                client.read_resource("nomatch://x"),
-                -32602,
-                "Unknown resource: nomatch://x",
-                what="nomatch://x",
-            )
+    await r(label, "read_resource.missing", read_missing)
 
-        await r(label, "read_resource.unknown", read_unknown)
+    async def read_unknown() -> None:
+        await expect_mcp_error(
+            client.read_resource("nomatch://x"),
+            -32602,
+            "Unknown resource: nomatch://x",
+            what="nomatch://x",
+        )
 
-        async def prompts_listed() -> None:
-            res = await client.list_prompts()
-            names = [p.name for p in res.prompts]
-            expect("review" in names, f"prompts {names!r} lack 'review'")
+    await r(label, "read_resource.unknown", read_unknown)
 
-        await r(label, "list_prompts.review", prompts_listed)
+    async def prompts_listed() -> None:
+        res = await client.list_prompts()
+        names = [p.name for p in res.prompts]
+        expect("review" in names, f"prompts {names!r} lack 'review'")
 
-        async def prompt_get() -> None:
-            res = await client.get_prompt("review", {"title": "Dune"})
-            msgs = res.messages
-            expect(len(msgs) == 1, f"{len(msgs)} messages, want 1: {msgs!r}")
-            msg = msgs[0]
-            expect(msg.role == "user", f"role {msg.role!r}, want 'user'")
-            text = getattr(msg.content, "text", None)
-            expect(isinstance(text, str) and "Dune" in text, f"content {msg.content!r} does not contain 'Dune'")
+    await r(label, "list_prompts.review", prompts_listed)
 
-        await r(label, "get_prompt.review", prompt_get)
+    async def prompt_get() -> None:
+        res = await client.get_prompt("review", {"title": "Dune"})
+        msgs = res.messages
+        expect(len(msgs) == 1, f"{len(msgs)} messages, want 1: {msgs!r}")
+        msg = msgs[0]
+        expect(msg.role == "user", f"role {msg.role!r}, want 'user'")
+        text = getattr(msg.content, "text", None)
+        expect(isinstance(text, str) and "Dune" in text, f"content {msg.content!r} does not contain 'Dune'")
 
-        if mode not in ("legacy", "auto"):
-            await r(label, "server_info", server_info)
+    await r(label, "get_prompt.review", prompt_get)
+
+    if mode not in ("legacy", "auto"):
+        await r(label, "server_info", server_info)
 
 
 def describe_leaves(e: BaseException) -> list[str]:
@@ -290,14 +357,15 @@ def describe_leaves(e: BaseException) -> list[str]:
     return [f"{type(e).__name__}: {e}"]
 
 
-async def main(targets: list[str]) -> int:
+async def main(targets: list[str], https: Https) -> int:
     report = Report()
     for target, (client_mode, want_version) in [(t, m) for t in targets for m in MODES]:
-        mode = f"{'http' if is_url(target) else 'stdio'}/{client_mode}"
+        transport = scheme(target) + ("-h2" if https.http2 and scheme(target) == "https" else "")
+        mode = f"{transport}/{client_mode}"
         print(f"== {mode} ({target})", flush=True)
         try:
             with anyio.fail_after(MODE_TIMEOUT_S):
-                await check_mode(target, mode, client_mode, want_version, report)
+                await check_mode(target, mode, client_mode, want_version, report, https)
         except TimeoutError:
             report.fail(mode, "session", f"timed out after {MODE_TIMEOUT_S:.0f} s")
         except BaseException as e:  # noqa: BLE001 - ExceptionGroup from anyio, connection loss, ...
@@ -306,7 +374,7 @@ async def main(targets: list[str]) -> int:
             sys.stderr.write(traceback.format_exc())
             report.fail(mode, "session", "; ".join(describe_leaves(e)))
         seen = report.seen.get(mode, set())
-        for check in CHECKS:
+        for check in CHECKS + (["tls.http_version"] if scheme(target) == "https" else []):
             if check not in seen:
                 report.fail(mode, check, "not run (the session ended early)")
     print(f"{report.passed} passed, {report.failed} failed", flush=True)
@@ -314,7 +382,13 @@ async def main(targets: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.stderr.write(f"usage: {sys.argv[0]} <bookshop-binary | http-url> ...\n")
+    args = sys.argv[1:]
+    cafile = None
+    if args[:1] == ["--cafile"] and len(args) >= 2:
+        cafile, args = args[1], args[2:]
+    http2 = args[:1] == ["--http2"]
+    args = args[1:] if http2 else args
+    if not args:
+        sys.stderr.write(f"usage: {sys.argv[0]} [--cafile CA.pem] [--http2] <bookshop-binary | http(s)-url> ...\n")
         sys.exit(2)
-    sys.exit(anyio.run(main, sys.argv[1:]))
+    sys.exit(anyio.run(main, args, Https(cafile, http2)))

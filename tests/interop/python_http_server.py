@@ -2,10 +2,12 @@
 """A Streamable HTTP server built with the official Python MCP SDK (`mcp` 2.3.0), for our client.
 
 Usage: python tests/interop/python_http_server.py <port> [--sse]
+       python tests/interop/python_http_server.py <port> --tls <cert.pem> <key.pem>
        python tests/interop/python_http_server.py --stdio
 
 Serves http://127.0.0.1:<port>/mcp until killed (with `--sse`: only the deprecated 2024-11-05
-HTTP+SSE transport, `GET /sse` and `POST /messages/`, which our client must fall back to). The SDK serves both eras on that one endpoint:
+HTTP+SSE transport, `GET /sse` and `POST /messages/`, which our client must fall back to; with
+`--tls`: https://127.0.0.1:<port>/mcp, by uvicorn's own `ssl_*` options). The SDK serves both eras on that one endpoint:
 2025-11-25 sessions (`initialize`, `Mcp-Session-Id`, GET stream, DELETE) and stateless 2026-07-28
 requests (checked against their `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and
 `Mcp-Param-*` headers). `crates/modelcontext/examples/http_client.rs` holds the expectations.
@@ -56,7 +58,15 @@ if __name__ == "__main__":
         # The same server over stdio: `interop-python.sh` drives it with our `mcp` command.
         mcp.run("stdio")
         sys.exit(0)
+    if len(args) == 4 and args[0].isdigit() and args[1] == "--tls":
+        # Streamable HTTP behind TLS: the SDK's app, served by uvicorn with a certificate.
+        import uvicorn
+
+        app = mcp.streamable_http_app(host="127.0.0.1")
+        uvicorn.run(app, host="127.0.0.1", port=int(args[0]), ssl_certfile=args[2],
+                    ssl_keyfile=args[3], log_level="warning")
+        sys.exit(0)
     if len(args) not in (1, 2) or not args[0].isdigit() or args[1:] not in ([], ["--sse"]):
-        sys.exit("usage: python_http_server.py <port> [--sse] | --stdio")
+        sys.exit("usage: python_http_server.py <port> [--sse | --tls <cert> <key>] | --stdio")
     transport = "sse" if args[1:] == ["--sse"] else "streamable-http"
     mcp.run(transport, host="127.0.0.1", port=int(args[0]))

@@ -12,7 +12,7 @@ use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 
 use crate::connect::Target;
-use crate::{Cli, Command, Exit, RefKind, args, output};
+use crate::{Cli, Command, Exit, RefKind, args, login, output};
 
 /// Why a run did not succeed. Each variant has its exit code.
 #[derive(Debug)]
@@ -130,6 +130,12 @@ enum Outcome {
 
 /// Connects, runs the subcommand, closes, and says how it went.
 pub async fn run(cli: Cli) -> Exit {
+    if let Some(result) = run_account(&cli).await {
+        return match result {
+            Ok(()) => Exit::Success,
+            Err(failure) => failure.report(false, None),
+        };
+    }
     let json_output = cli.json || subcommand_json(&cli.command);
     let target = match Target::from_cli(&cli) {
         Ok(target) => target,
@@ -148,8 +154,43 @@ pub async fn run(cli: Cli) -> Exit {
     match result.await {
         Ok(Outcome::Success) => Exit::Success,
         Ok(Outcome::ToolError) => Exit::ToolError,
-        Err(failure) => failure.report(json_output, Some(&target)),
+        Err(failure) => {
+            let hint = login::refusal_hint(&cli, &failure);
+            let exit = failure.report(json_output, Some(&target));
+            if let Some(hint) = hint {
+                eprintln!("mcp: {hint}");
+            }
+            exit
+        }
     }
+}
+
+/// `login` and `logout`, which manage stored tokens rather than run one command on a server.
+async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
+    let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
+        return None;
+    };
+    let url = match (url, &cli.url, &cli.stdio) {
+        (_, _, Some(_)) => Err("login and logout are for HTTP servers, not --stdio"),
+        (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
+        (Some(url), _, _) | (None, Some(url), _) => Ok(url.as_str()),
+        (None, None, None) => Err("say which server: mcp login URL"),
+    };
+    let url = match url {
+        Ok(url) => url,
+        Err(message) => return Some(Err(Failure::Usage(message.into()))),
+    };
+    Some(match &cli.command {
+        Command::Login { no_browser, wait, client_metadata_url, .. } => {
+            let options = login::LoginOptions {
+                no_browser: *no_browser,
+                wait: *wait,
+                client_metadata_url: client_metadata_url.clone(),
+            };
+            login::login(cli, url, options).await
+        }
+        _ => login::logout(cli, url).await,
+    })
 }
 
 /// `--json` given after the subcommand. For `call`, `--json` without an object.
@@ -165,6 +206,7 @@ fn subcommand_json(command: &Command) -> bool {
         | Command::Get { output: flag, .. }
         | Command::Complete { output: flag, .. } => flag.json,
         Command::Call { json, .. } => call_json(json).0,
+        Command::Login { .. } | Command::Logout { .. } => false,
     }
 }
 
@@ -254,6 +296,8 @@ async fn execute(
             print(value, human)
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
+        // Handled by `run_account` before any connection.
+        Command::Login { .. } | Command::Logout { .. } => Ok(Outcome::Success),
     }
 }
 

@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
+use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
 use crate::commands::{Failure, chain};
-use crate::{Cli, EraArg};
+use crate::{Cli, EraArg, login};
 
 /// Where the server is, checked before anything is started.
 pub enum Target {
@@ -21,43 +23,47 @@ pub enum Target {
 }
 
 impl Target {
-    /// Reads `--stdio`, the URL and `--header`; any mistake in them is a usage error.
+    /// Reads `--stdio`, the URL, `--header` and `--token-env`; any mistake in them is a usage
+    /// error. An HTTP target is authorized as [`login::authorize`] says.
     pub fn from_cli(cli: &Cli) -> Result<Target, Failure> {
         match (&cli.stdio, &cli.url) {
             (Some(command), None) => {
-                if !cli.headers.is_empty() {
-                    return Err(Failure::Usage("--header only applies to an HTTP URL".into()));
+                if !cli.headers.is_empty() || cli.token_env.is_some() {
+                    let message = "--header and --token-env only apply to an HTTP URL";
+                    return Err(Failure::Usage(message.into()));
                 }
                 let words = split_command(command).map_err(Failure::Usage)?;
                 Ok(Target::Stdio(words))
             }
             (None, Some(url)) => {
-                let usage = |err: modelcontext::Error| Failure::Usage(io_message(&err));
-                let mut transport = HttpTransport::new(url).map_err(usage)?;
-                for header in &cli.headers {
-                    let Some((name, value)) = header.split_once(':') else {
-                        let message = format!("--header {header:?}: expected 'Name: value'");
-                        return Err(Failure::Usage(message));
-                    };
-                    transport = transport.header(name.trim(), value.trim()).map_err(usage)?;
-                }
+                let client = http_client(cli)?;
+                let transport = http_transport(cli, url, &client)?;
+                let transport = login::authorize(cli, url, transport, &client)?;
                 Ok(Target::Http(Box::new(transport)))
             }
             (Some(_), Some(_)) => Err(Failure::Usage("give --stdio or a URL, not both".into())),
             (None, None) => Err(Failure::Usage(
-                "say which server: --stdio \"command args\" or an http:// URL".into(),
+                "say which server: --stdio \"command args\" or an http:// or https:// URL".into(),
             )),
         }
     }
 
-    /// Starts or reaches the server and negotiates.
+    /// Starts or reaches the server and negotiates, each request bounded by `--timeout`.
     pub async fn connect(&self, cli: &Cli) -> Result<Client, Failure> {
+        self.connect_with(cli, (!cli.timeout.is_zero()).then_some(cli.timeout)).await
+    }
+
+    /// [`Target::connect`] with another per-request timeout (`None`: wait forever).
+    pub async fn connect_with(
+        &self,
+        cli: &Cli,
+        timeout: Option<Duration>,
+    ) -> Result<Client, Failure> {
         let mode = match cli.era {
             EraArg::Auto => EraMode::Auto,
             EraArg::Handshake => EraMode::Handshake,
             EraArg::Modern => EraMode::Modern,
         };
-        let timeout = (!cli.timeout.is_zero()).then_some(cli.timeout);
         let builder =
             Client::builder().info("mcp", env!("CARGO_PKG_VERSION")).era(mode).timeout(timeout);
         match self {
@@ -75,6 +81,35 @@ impl Target {
             }
         }
     }
+}
+
+/// The one HTTP client of a command, for the MCP server and its authorization server alike:
+/// `--cacert` trusted besides the system's roots, `--timeout` bounding each connection.
+pub fn http_client(cli: &Cli) -> Result<HttpClient, Failure> {
+    let timeout = (!cli.timeout.is_zero()).then_some(cli.timeout);
+    let builder = HttpClient::builder().connect_timeout(timeout);
+    let Some(path) = &cli.cacert else { return Ok(builder.build()) };
+    let pem = std::fs::read(path).map_err(|err| {
+        Failure::Usage(format!("--cacert {}: cannot read it: {err}", path.display()))
+    })?;
+    let builder = builder.root_certificate(pem).map_err(|err| {
+        Failure::Usage(format!("--cacert {}: {}", path.display(), io_message(&err)))
+    })?;
+    Ok(builder.build())
+}
+
+/// The transport for `url` with the `--header`s applied, sending through `client`.
+pub fn http_transport(cli: &Cli, url: &str, client: &HttpClient) -> Result<HttpTransport, Failure> {
+    let usage = |err: modelcontext::Error| Failure::Usage(io_message(&err));
+    let mut transport = HttpTransport::new(url).map_err(usage)?.http_client(client.clone());
+    for header in &cli.headers {
+        let Some((name, value)) = header.split_once(':') else {
+            let message = format!("--header {header:?}: expected 'Name: value'");
+            return Err(Failure::Usage(message));
+        };
+        transport = transport.header(name.trim(), value.trim()).map_err(usage)?;
+    }
+    Ok(transport)
 }
 
 /// What was wrong with the URL or header typed: the error beneath the SDK's "I/O error" layer.

@@ -13,6 +13,12 @@
 //! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
 //! string it is. `call --json '{..}'` gives the whole arguments object at once.
 //!
+//! A server behind OAuth: `mcp login URL` logs in once (browser, loopback redirect, PKCE) and
+//! stores the tokens in `$XDG_CONFIG_HOME/mcp/tokens.json` (else `~/.config/mcp/`, mode 0600);
+//! every later command against that URL uses them and refreshes them when they expire;
+//! `mcp logout URL` revokes and forgets them. `--token-env NAME` sends the bearer token held
+//! in the environment variable NAME instead (unlike `-H`, it does not show in `ps`).
+//!
 //! Output is for people by default; `--json` prints the result as JSON on stdout instead.
 //! Diagnostics and progress always go to stderr.
 //!
@@ -35,6 +41,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod args;
 mod commands;
 mod connect;
+mod login;
+mod loopback;
 mod output;
 
 /// Appended to `--help`: the exit codes scripts can rely on.
@@ -50,7 +58,11 @@ Exit codes:
 Examples:
   mcp --stdio \"target/debug/examples/bookshop\" tools
   mcp --stdio \"target/debug/examples/bookshop\" call get_author title=Dune
-  mcp http://127.0.0.1:8000/mcp read books://Dune";
+  mcp http://127.0.0.1:8000/mcp read books://Dune
+  mcp login http://127.0.0.1:8000/mcp      (then: mcp http://127.0.0.1:8000/mcp tools)
+  MCP_TOKEN=... mcp --token-env MCP_TOKEN http://127.0.0.1:8000/mcp tools
+
+Logins are stored in $XDG_CONFIG_HOME/mcp/tokens.json (else ~/.config/mcp/tokens.json).";
 
 /// Exit codes, as documented in `--help` and the crate docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +85,7 @@ impl From<Exit> for ExitCode {
 #[derive(Debug, Parser)]
 #[command(name = "mcp", version, after_help = EXIT_CODES)]
 struct Cli {
-    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp
+    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp or https://…
     #[arg(value_name = "URL")]
     url: Option<String>,
 
@@ -90,6 +102,16 @@ struct Cli {
     /// An HTTP header for every request, e.g. 'Authorization: Bearer t' (repeatable; HTTP only).
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", global = true)]
     headers: Vec<String>,
+
+    /// Send 'Authorization: Bearer TOKEN' with the TOKEN held in the environment variable
+    /// NAME (unlike -H, the token does not show in `ps`); overrides a stored login.
+    #[arg(long, value_name = "NAME", global = true)]
+    token_env: Option<String>,
+
+    /// Trust the CA certificates in FILE (PEM) for https, besides the system's and those of
+    /// $SSL_CERT_FILE: a private CA.
+    #[arg(long, value_name = "FILE", global = true)]
+    cacert: Option<std::path::PathBuf>,
 
     /// How long each request may take: 30, 30s, 500ms or 2m; 0 waits forever.
     #[arg(long, value_name = "DURATION", default_value = "60s", global = true,
@@ -178,6 +200,33 @@ enum Command {
     Discover(JsonFlag),
     /// Check that the server answers, and how fast.
     Ping(JsonFlag),
+    /// Log in to a server behind OAuth, for the commands that follow.
+    ///
+    /// Opens the authorization page in a browser (the URL is printed too, for a shell on
+    /// another machine), waits for its redirect to 127.0.0.1, and stores the tokens for later
+    /// commands against the same URL, which refresh them as needed.
+    Login {
+        /// The server's URL (or give it before `login`).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// Only print the authorization URL; do not start a browser (also: MCP_NO_BROWSER=1).
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the browser to come back: 30s, 5m, ...
+        #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+        wait: Duration,
+        /// The https URL of a Client ID Metadata Document describing this client, used as its
+        /// client_id where the authorization server supports them (else: dynamic registration).
+        #[arg(long, value_name = "URL")]
+        client_metadata_url: Option<String>,
+    },
+    /// Forget the tokens `login` stored for a server (revoked first where the authorization
+    /// server offers revocation).
+    Logout {
+        /// The server's URL (or give it before `logout`).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+    },
 }
 
 /// What `complete` completes an argument of.

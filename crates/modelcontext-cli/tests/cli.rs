@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use expect_test::{Expect, expect};
 use serde_json::Value;
 
+mod login;
+
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
 /// `deps/` folder this test binary runs from.
 fn bookshop() -> PathBuf {
@@ -255,7 +257,6 @@ fn usage_errors_exit_64() {
     mcp(&["tools"]).code(64).stderr_has("say which server");
     stdio(&["call", "get_author", "title"]).code(64).stderr_has("expected KEY=VALUE");
     mcp(&["--stdio", "x", "--era", "ancient", "tools"]).code(64);
-    mcp(&["https://example.com/mcp", "tools"]).code(64).stderr_has("https is not supported");
     let help = mcp(&["--help"]).code(0);
     assert!(help.stdout.contains("Exit codes:"), "{help:#?}");
 }
@@ -268,16 +269,28 @@ struct HttpBookshop {
 
 impl HttpBookshop {
     fn start() -> HttpBookshop {
+        HttpBookshop::start_with("http", &[])
+    }
+
+    /// `bookshop --http ADDR --tls-cert .. --tls-key ..`, at `https://127.0.0.1:PORT/mcp`.
+    fn start_tls(cert: &std::path::Path, key: &std::path::Path) -> HttpBookshop {
+        let (cert, key) = (cert.to_str().expect("utf-8"), key.to_str().expect("utf-8"));
+        HttpBookshop::start_with("https", &["--tls-cert", cert, "--tls-key", key])
+    }
+
+    fn start_with(scheme: &str, args: &[&str]) -> HttpBookshop {
         let port =
             TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
         let address = format!("127.0.0.1:{port}");
         let child = Command::new(bookshop())
             .args(["--http", &address])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
             .expect("bookshop starts");
-        let server = HttpBookshop { child, url: format!("http://{address}/mcp") };
+        let url = format!("{scheme}://{address}/mcp");
+        let server = HttpBookshop { child, url };
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(&address).is_err() {
             assert!(Instant::now() < deadline, "bookshop did not listen on {address}");
@@ -336,10 +349,50 @@ fn over_http_in_both_eras() {
     server.mcp(&["-H", "no colon", "tools"]).code(64).stderr_has("expected 'Name: value'");
 }
 
+/// A root CA and a certificate it signs for `127.0.0.1`, written as PEM files into `dir`:
+/// `(ca.pem, cert.pem, key.pem)`.
+fn test_ca(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let mut root = CertificateParams::new(Vec::<String>::new()).expect("no names");
+    root.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let root_key = KeyPair::generate().expect("a key");
+    let root = root.self_signed(&root_key).expect("a root");
+    let leaf_key = KeyPair::generate().expect("a key");
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .expect("a name")
+        .signed_by(&leaf_key, &root, &root_key)
+        .expect("signed");
+    let paths = (dir.join("ca.pem"), dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&paths.0, root.pem()).expect("write ca.pem");
+    std::fs::write(&paths.1, leaf.pem()).expect("write cert.pem");
+    std::fs::write(&paths.2, leaf_key.serialize_pem()).expect("write key.pem");
+    paths
+}
+
+#[test]
+fn https_with_a_private_ca_named_by_cacert() {
+    let dir = std::env::temp_dir().join(format!("mcp-cli-cacert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (ca, cert, key) = test_ca(&dir);
+    let server = HttpBookshop::start_tls(&cert, &key);
+    let ca = ca.to_str().expect("utf-8");
+    let run = server.mcp(&["--cacert", ca, "call", "get_author", "title=Dune"]).code(0);
+    assert_eq!(run.stdout, "Frank Herbert\n");
+    server.mcp(&["--era", "handshake", "--cacert", ca, "tools"]).code(0);
+    // Without it, the system's roots do not know the CA, and the error says so.
+    server.mcp(&["tools"]).code(4).stderr_has("unknown issuer");
+    let missing = dir.join("missing.pem");
+    let missing = missing.to_str().expect("utf-8");
+    server.mcp(&["--cacert", missing, "tools"]).code(64).stderr_has("cannot read it");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
 #[test]
 fn a_url_that_is_not_http_is_a_usage_error_that_says_why() {
     let run = mcp(&["ftp://example.com/mcp", "tools"]);
-    let run = run.code(64).stderr_has("ftp://example.com/mcp: expected an http:// URL with a host");
+    let run = run
+        .code(64)
+        .stderr_has("ftp://example.com/mcp: expected an http:// or https:// URL with a host");
     assert!(!run.stderr.contains("I/O error"), "the SDK's layer is not news to a user: {run:#?}");
 }
 

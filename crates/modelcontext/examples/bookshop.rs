@@ -2,7 +2,9 @@
 //! a resource that may not exist, and arguments checked before any function runs.
 //!
 //! `cargo run --example bookshop` serves it over stdio; `cargo run --example bookshop -- --http
-//! 127.0.0.1:8000` serves Streamable HTTP at `http://127.0.0.1:8000/mcp`.
+//! 127.0.0.1:8000` serves Streamable HTTP at `http://127.0.0.1:8000/mcp`, and adding
+//! `--tls-cert cert.pem --tls-key key.pem` serves `https://127.0.0.1:8000/mcp` (HTTP/1.1 and
+//! HTTP/2) from a PEM certificate chain and key.
 
 use modelcontext::server::http::HttpOptions;
 use modelcontext::types::INVALID_PARAMS;
@@ -78,6 +80,55 @@ pub fn bookshop() -> Result<McpServer, modelcontext::Error> {
         .prompt(review::prompt())
 }
 
+/// What the command line asked for.
+#[derive(Default)]
+struct Args {
+    /// `--http HOST:PORT`; stdio without it.
+    http: Option<String>,
+    /// `--legacy-sse`: also the 2024-11-05 HTTP+SSE transport (`/sse`, `/messages`).
+    legacy_sse: bool,
+    /// `--tls-cert FILE --tls-key FILE`: https, HTTP/1.1 and HTTP/2.
+    tls_cert: Option<String>,
+    tls_key: Option<String>,
+}
+
+const USAGE: &str =
+    "usage: bookshop [--http HOST:PORT [--legacy-sse] [--tls-cert CHAIN.pem --tls-key KEY.pem]]";
+
+fn parse_args() -> Option<Args> {
+    let mut args = Args::default();
+    let mut words = std::env::args().skip(1);
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--http" => args.http = Some(words.next()?),
+            "--legacy-sse" => args.legacy_sse = true,
+            "--tls-cert" => args.tls_cert = Some(words.next()?),
+            "--tls-key" => args.tls_key = Some(words.next()?),
+            _ => return None,
+        }
+    }
+    let tls_alone = args.http.is_none() && (args.legacy_sse || args.tls_cert.is_some());
+    let half_tls = args.tls_cert.is_some() != args.tls_key.is_some();
+    (!tls_alone && !half_tls).then_some(args)
+}
+
+/// The HTTP options the flags ask for; a bad certificate or key stops the server here.
+fn http_options(args: &Args) -> Result<HttpOptions, modelcontext::Error> {
+    let options = HttpOptions::default().legacy_sse(args.legacy_sse);
+    match (&args.tls_cert, &args.tls_key) {
+        #[cfg(feature = "tls")]
+        (Some(cert), Some(key)) => {
+            Ok(options.tls(modelcontext::server::http::ServerTls::from_pem_files(cert, key)?))
+        }
+        #[cfg(not(feature = "tls"))]
+        (Some(_), Some(_)) => {
+            eprintln!("bookshop: built without the `tls` feature; https is not available");
+            std::process::exit(2);
+        }
+        _ => Ok(options),
+    }
+}
+
 #[allow(dead_code)]
 #[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
@@ -89,21 +140,14 @@ async fn main() -> Result<(), modelcontext::Error> {
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
     let server = bookshop()?;
-    // `-- --http 127.0.0.1:8000` serves Streamable HTTP at /mcp; the default is stdio, where
-    // stdout carries only protocol messages.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [flag, addr] if flag == "--http" => server.serve_http(addr).await,
-        // Also serve the 2024-11-05 HTTP+SSE transport (`/sse`, `/messages`) for old clients.
-        [flag, addr, legacy] if flag == "--http" && legacy == "--legacy-sse" => {
-            let options = HttpOptions::default().legacy_sse(true);
-            let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-            server.http_endpoint_with(options).serve(listener).await
-        }
-        [] => server.run_stdio().await,
-        _ => {
-            eprintln!("usage: bookshop [--http HOST:PORT [--legacy-sse]]");
-            std::process::exit(2);
-        }
-    }
+    // The default is stdio, where stdout carries only protocol messages. `--http` serves
+    // Streamable HTTP at /mcp: http://HOST:PORT/mcp, or https:// with a certificate and key.
+    let Some(args) = parse_args() else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
+    let Some(addr) = &args.http else { return server.run_stdio().await };
+    let options = http_options(&args)?;
+    let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
+    server.http_endpoint_with(options).serve(listener).await
 }

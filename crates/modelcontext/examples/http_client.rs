@@ -6,6 +6,9 @@
 //! cargo run --example http_client -- http://127.0.0.1:8000/mcp --era handshake
 //! ```
 //!
+//! An `https://` URL works the same way; a private CA is trusted through `SSL_CERT_FILE`
+//! (`scripts/interop-python.sh` serves the Python server behind TLS with one).
+//!
 //! `--era` is `auto` (probe with `server/discover`, fall back to `initialize`), `handshake`
 //! (2025-11-25: `initialize`, a session id, DELETE at the end), `modern` (2026-07-28: every
 //! request stateless, with the `Mcp-*` routing headers) or `legacy-sse` (as `handshake`, for a

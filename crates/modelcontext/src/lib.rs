@@ -16,6 +16,8 @@
 //! Features:
 //! - `macros` (default): `#[tool]`, `#[resource]`, `#[prompt]` and `#[tools]`.
 //! - `http` (default): Streamable HTTP server and client (axum, hyper).
+//! - `tls` (default): `https://` for the client, the auth module's fetches and the OAuth
+//!   client (rustls, the system's roots), HTTP/2 by ALPN; one [`net::HttpClient`] for all.
 //! - `auth`: OAuth 2.1 for HTTP: token verification (JWT/JWKS, introspection), protected
 //!   resource metadata, per-tool scopes.
 
@@ -30,6 +32,9 @@ pub mod client;
 pub mod docs;
 mod engine;
 mod error;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod net;
 mod observe;
 pub mod server;
 pub mod transport;

@@ -1,30 +1,20 @@
 //! The few HTTP calls a resource server makes itself: GET a JSON document (authorization server
-//! metadata, a key set) and POST a form (introspection). Bounded in time and size.
-//!
-//! Plain `http://` only, like the client transport: TLS is not built in yet. Errors never
+//! metadata, a key set) and POST a form (introspection), through the SDK's one
+//! [`HttpClient`] (`https://` with the `tls` feature), bounded in time and size. Errors never
 //! carry a request body or header, since those hold tokens and client secrets.
-
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use http::{HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client as Hyper;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http::{HeaderValue, Method, Request, StatusCode};
+use http_body_util::Full;
 use serde_json::{Map, Value};
 
 use crate::Error;
+use crate::net::HttpClient;
 
-/// The whole exchange (connect, send, read) must fit in this.
-const TIMEOUT: Duration = Duration::from_secs(10);
-/// Key sets and metadata documents are a few KiB; anything far larger is not one.
-const MAX_BODY: usize = 1024 * 1024;
-
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) struct Fetcher {
-    client: Hyper<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
 }
 
 /// What came back: the status and the body as a JSON object.
@@ -34,11 +24,8 @@ pub(crate) struct Answer {
 }
 
 impl Fetcher {
-    pub(crate) fn new() -> Fetcher {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(TIMEOUT));
-        connector.set_nodelay(true);
-        Fetcher { client: Hyper::builder(TokioExecutor::new()).build(connector) }
+    pub(crate) fn with_client(client: HttpClient) -> Fetcher {
+        Fetcher { client }
     }
 
     /// GET `url` as JSON; only a 200 with a JSON object counts.
@@ -68,18 +55,10 @@ impl Fetcher {
         body: Option<String>,
     ) -> Result<Answer, String> {
         let request = build(method.clone(), url, authorization, body)?;
-        let exchange = async {
-            let response = self.client.request(request).await.map_err(|e| e.to_string())?;
-            let status = response.status();
-            let limited = Limited::new(response.into_body(), MAX_BODY);
-            let bytes = limited.collect().await.map_err(|e| e.to_string())?.to_bytes();
-            let body = serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
-            Ok::<_, String>(Answer { status, body })
-        };
-        match tokio::time::timeout(TIMEOUT, exchange).await {
-            Ok(result) => result.map_err(|e| format!("{method} {url}: {e}")),
-            Err(_) => Err(format!("{method} {url}: no answer within {TIMEOUT:?}")),
-        }
+        let (status, bytes) = self.client.fetch(request).await?;
+        let body = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{method} {url}: not a JSON object: {e}"))?;
+        Ok(Answer { status, body })
     }
 }
 
@@ -105,29 +84,11 @@ fn build(
     builder.body(body).map_err(|_| format!("invalid request URL {url}"))
 }
 
-/// Checks that `url` is one this module can fetch: absolute `http://` with a host. A
-/// non-loopback host gets a warning, since keys and introspection answers fetched in the clear
-/// can be forged on the way.
+/// Checks that `url` is one this module can fetch: absolute `http://` or `https://` with a
+/// host. (A plain `http://` host beyond this machine is warned about when it is reached: keys
+/// and introspection answers fetched in the clear can be forged on the way.)
 pub(crate) fn check_url(url: &str, what: &str) -> Result<(), Error> {
-    let parsed: Uri = url.parse().map_err(|e| invalid_input(format!("{what} {url:?}: {e}")))?;
-    let host = parsed.host().unwrap_or("");
-    match parsed.scheme_str() {
-        Some("http") if !host.is_empty() => {}
-        Some("https") => {
-            let reason = "https is not supported yet (no TLS connector); use http://";
-            return Err(invalid_input(format!("{what} {url}: {reason}")));
-        }
-        _ => return Err(invalid_input(format!("{what} {url}: expected an http:// URL"))),
-    }
-    let loopback = host == "localhost"
-        || host
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    if !loopback {
-        tracing::warn!(url, "{what} is fetched over plain HTTP from a non-loopback host");
-    }
-    Ok(())
+    crate::net::check_url(url).map(drop).map_err(|e| invalid_input(format!("{what}: {e}")))
 }
 
 pub(crate) fn invalid_input(message: String) -> Error {

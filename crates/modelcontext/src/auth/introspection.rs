@@ -56,8 +56,15 @@ impl IntrospectionVerifier {
             issuer: None,
             leeway: Duration::from_secs(30),
             accept_missing_audience: false,
-            fetcher: Fetcher::new(),
+            fetcher: Fetcher::default(),
         })
+    }
+
+    /// Fetches through `client` (a private CA, proxies, your own service) instead of a
+    /// default [`HttpClient`](crate::net::HttpClient).
+    pub fn http_client(mut self, client: crate::net::HttpClient) -> IntrospectionVerifier {
+        self.fetcher = Fetcher::with_client(client);
+        self
     }
 
     /// Also accepts tokens whose `aud` is `audience` (an alias of this resource).

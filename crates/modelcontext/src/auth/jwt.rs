@@ -94,7 +94,7 @@ impl JwtVerifier {
             leeway: Duration::from_secs(30),
             cache_ttl: Duration::from_secs(60 * 60),
             min_refetch: Duration::from_secs(30),
-            fetcher: Fetcher::new(),
+            fetcher: Fetcher::default(),
             state: Arc::default(),
         })
     }
@@ -105,6 +105,13 @@ impl JwtVerifier {
         check_url(&url, "jwks_uri")?;
         self.jwks_uri = Some(url);
         Ok(self)
+    }
+
+    /// Fetches through `client` (a private CA, proxies, your own service) instead of a
+    /// default [`HttpClient`](crate::net::HttpClient).
+    pub fn http_client(mut self, client: crate::net::HttpClient) -> JwtVerifier {
+        self.fetcher = Fetcher::with_client(client);
+        self
     }
 
     /// Also accepts tokens whose `aud` is `audience` (an alias of this resource).

@@ -28,10 +28,6 @@ use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming as Body;
-use hyper_util::client::legacy::Client as Hyper;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use modelcontext_types::{
     CONNECTION_CLOSED, McpError, Message, Notification, PROTOCOL_VERSION_META_KEY, RawValue,
     RequestId, Response, method, to_raw,
@@ -40,6 +36,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use crate::net::{HttpClient, HttpClientBuilder, ResponseBody as Body, invalid_input};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, Transport};
 use crate::{Client, Error};
 
@@ -51,8 +48,8 @@ mod stream;
 
 /// Default limit for one incoming message (a JSON body or one SSE event): 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
-/// Default time allowed to open a TCP connection.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time allowed to open a connection (TCP, a proxy's tunnel and the TLS handshake).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = crate::net::DEFAULT_CONNECT_TIMEOUT;
 
 /// How long a notification or response POST may wait for its (202) answer. They are posted
 /// in order, so a server that never answers one must not stall every later message.
@@ -66,12 +63,16 @@ const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// A Streamable HTTP endpoint to connect a [`Client`] to, with its options.
 ///
-/// Plain `http://` only: TLS is not built in yet.
+/// `https://` and `http://` (a plain `http://` host beyond this machine is logged once as a
+/// warning). Connections go through an [`HttpClient`]: one built from this transport's
+/// settings, or the one handed to [`HttpTransport::http_client`].
 #[derive(Clone)]
 pub struct HttpTransport {
     url: Uri,
     headers: HeaderMap,
-    connect_timeout: Option<Duration>,
+    /// The settings of the client built at `open`, unless one was handed in.
+    client_settings: HttpClientBuilder,
+    client: Option<HttpClient>,
     read_timeout: Option<Duration>,
     max_message_bytes: usize,
     #[cfg(feature = "auth")]
@@ -79,23 +80,15 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// A transport for the endpoint at `url`, e.g. `http://127.0.0.1:8000/mcp`.
+    /// A transport for the endpoint at `url`, e.g. `https://mcp.example.com/mcp` or
+    /// `http://127.0.0.1:8000/mcp` (`https://` needs the `tls` feature, on by default).
     pub fn new(url: &str) -> Result<HttpTransport, Error> {
-        let parsed: Uri =
-            url.parse().map_err(|e| invalid_input(format!("invalid URL {url:?}: {e}")))?;
-        match parsed.scheme_str() {
-            Some("http") if parsed.host().is_some() => {}
-            Some("https") => {
-                return Err(invalid_input(format!(
-                    "{url}: https is not supported yet (no TLS connector); use http://"
-                )));
-            }
-            _ => return Err(invalid_input(format!("{url}: expected an http:// URL with a host"))),
-        }
+        let parsed = crate::net::check_url(url).map_err(invalid_input)?;
         Ok(HttpTransport {
             url: parsed,
             headers: HeaderMap::new(),
-            connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            client_settings: HttpClient::builder(),
+            client: None,
             read_timeout: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             #[cfg(feature = "auth")]
@@ -105,17 +98,36 @@ impl HttpTransport {
 
     /// Adds a header to every HTTP request (e.g. `Authorization`).
     pub fn header(mut self, name: &str, value: &str) -> Result<HttpTransport, Error> {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| invalid_input(format!("invalid header name {name:?}: {e}")))?;
-        let value = HeaderValue::from_str(value)
-            .map_err(|e| invalid_input(format!("invalid value for header {name}: {e}")))?;
+        let (name, value) = crate::net::parse_header(name, value)?;
         self.headers.append(name, value);
         Ok(self)
     }
 
-    /// Sets the time allowed to open a connection (default 30 s); `None` waits forever.
+    /// Sets the time allowed to open a connection: TCP, a proxy's tunnel and the TLS
+    /// handshake (default 30 s); `None` waits forever. Not used with
+    /// [`HttpTransport::http_client`] (the client has its own).
     pub fn connect_timeout(mut self, timeout: Option<Duration>) -> HttpTransport {
-        self.connect_timeout = timeout;
+        self.client_settings = self.client_settings.connect_timeout(timeout);
+        self
+    }
+
+    /// Trusts the certificates in `certificate` (PEM, one or many, or one DER certificate)
+    /// besides the system's roots: a private CA. Not used with
+    /// [`HttpTransport::http_client`] (give the client the root instead).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn root_certificate(
+        mut self,
+        certificate: impl AsRef<[u8]>,
+    ) -> Result<HttpTransport, Error> {
+        self.client_settings = self.client_settings.root_certificate(certificate)?;
+        Ok(self)
+    }
+
+    /// Sends through `client` (its TLS trust, proxies, connect timeout, or your own service),
+    /// e.g. one client shared by several transports and the auth module.
+    pub fn http_client(mut self, client: HttpClient) -> HttpTransport {
+        self.client = Some(client);
         self
     }
 
@@ -140,15 +152,11 @@ impl std::fmt::Debug for HttpTransport {
         f.debug_struct("HttpTransport")
             .field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("connect_timeout", &self.connect_timeout)
+            .field("client", &self.client_settings)
             .field("read_timeout", &self.read_timeout)
             .field("max_message_bytes", &self.max_message_bytes)
             .finish()
     }
-}
-
-fn invalid_input(message: String) -> Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidInput, message).into()
 }
 
 // Listed on `Client`'s page, which needs no feature: the badge names the one these need.
@@ -170,10 +178,7 @@ impl Transport for HttpTransport {
     fn open(self) -> Connection {
         let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
         let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(self.connect_timeout);
-        let http = Hyper::builder(TokioExecutor::new()).build(connector);
+        let http = self.client.clone().unwrap_or_else(|| self.client_settings.clone().build());
         let shared = Arc::new(Shared {
             http,
             config: self,
@@ -196,7 +201,7 @@ impl Transport for HttpTransport {
 
 /// What the dispatcher and every exchange of one connection share.
 struct Shared {
-    http: Hyper<HttpConnector, Full<Bytes>>,
+    http: HttpClient,
     config: HttpTransport,
     incoming: mpsc::Sender<Incoming>,
     /// Held for map and field operations only, never across an `.await`.
@@ -432,7 +437,7 @@ impl Shared {
         exchange: &Exchange,
         headers: HeaderMap,
         body: &Bytes,
-    ) -> Option<Result<http::Response<Body>, hyper_util::client::legacy::Error>> {
+    ) -> Option<Result<http::Response<Body>, String>> {
         let session = headers.get(SESSION_ID).cloned();
         let answer = match self.send(Method::POST, headers, body.clone()).await {
             Ok(answer) => answer,
@@ -546,7 +551,7 @@ impl Shared {
         method: Method,
         headers: HeaderMap,
         body: Bytes,
-    ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
+    ) -> Result<http::Response<Body>, String> {
         #[cfg(feature = "auth")]
         if let Some(provider) = self.config.auth.clone() {
             return self.send_authorized(&*provider, method, headers, body).await;
@@ -559,14 +564,14 @@ impl Shared {
         method: Method,
         headers: HeaderMap,
         body: Bytes,
-    ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
+    ) -> Result<http::Response<Body>, String> {
         let mut request = http::Request::new(Full::new(body));
         // Messages go to the legacy transport's POST endpoint once it is in use.
         let legacy = self.state().legacy_endpoint.clone().filter(|_| method == Method::POST);
         *request.uri_mut() = legacy.unwrap_or_else(|| self.config.url.clone());
         *request.method_mut() = method;
         *request.headers_mut() = headers;
-        self.http.request(request).await
+        self.http.send(request).await
     }
 
     /// A whole (JSON) body, up to the message limit.

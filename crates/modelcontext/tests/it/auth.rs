@@ -41,18 +41,37 @@ struct Issuer {
 async fn issuer(published: &[&'static str]) -> Issuer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr: SocketAddr = listener.local_addr().expect("addr");
-    let issuer = Issuer {
-        url: format!("http://{addr}"),
+    let issuer = new_issuer(format!("http://{addr}"), published);
+    let app = issuer_app(&issuer);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    issuer
+}
+
+fn new_issuer(url: String, published: &[&'static str]) -> Issuer {
+    Issuer {
+        url,
         published: Arc::new(Mutex::new(published.to_vec())),
         jwks_fetches: Arc::default(),
         introspection: Arc::default(),
-    };
-    let app = axum::Router::new()
+    }
+}
+
+fn issuer_app(issuer: &Issuer) -> axum::Router {
+    axum::Router::new()
         .route("/.well-known/oauth-authorization-server", get(as_metadata))
         .route("/jwks", get(jwks))
         .route("/introspect", post(introspect))
-        .with_state(issuer.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+        .with_state(issuer.clone())
+}
+
+/// The issuer over TLS, at `https://localhost:<port>`, with a certificate from `ca`.
+#[cfg(feature = "tls")]
+async fn issuer_over_tls(ca: &crate::test_ca::TestCa, published: &[&'static str]) -> Issuer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let issuer = new_issuer(format!("https://localhost:{port}"), published);
+    let leaf = ca.leaf(&["localhost"]);
+    crate::tls_client::serve_tls(listener, issuer_app(&issuer), &leaf, crate::tls_client::BOTH);
     issuer
 }
 
@@ -560,6 +579,39 @@ async fn introspection_verifier() {
     assert_eq!(kind(bad.verify("good/token+1").await), VerifyErrorKind::Unavailable);
 }
 
+/// Keys and introspection answers fetched over https, from an issuer whose certificate only a
+/// private CA vouches for: trusted once the verifier's client is given the CA.
+#[cfg(feature = "tls")]
+#[tokio::test]
+async fn keys_and_introspection_over_https_with_a_private_ca() {
+    let ca = crate::test_ca::TestCa::new();
+    let issuer = issuer_over_tls(&ca, &["ec-1"]).await;
+    let client = modelcontext::net::HttpClient::builder()
+        .root_certificate(ca.root_pem())
+        .expect("root")
+        .build();
+    let token = sign("ec-1", &issuer.claims());
+
+    let untrusting = options(issuer.verifier());
+    let refusal = untrusting.authorize(&bearer(&token)).await.expect_err("unknown issuer");
+    assert_ne!(refusal.status(), StatusCode::OK);
+    assert_eq!(issuer.fetches(), 0, "the key set must not be read from an untrusted server");
+
+    let trusting = options(issuer.verifier().http_client(client.clone()));
+    let principal = trusting.authorize(&bearer(&token)).await.expect("verified over https");
+    assert_eq!(principal.subject.as_deref(), Some("alice"));
+    assert_eq!(issuer.fetches(), 1);
+
+    let endpoint = format!("{}/introspect", issuer.url);
+    *issuer.introspection.lock().expect("lock") =
+        vec![("opaque".into(), json!({"active": true, "sub": "bob", "aud": RESOURCE}))];
+    let introspection = IntrospectionVerifier::new(&endpoint, "mcp-server", "s3cret", RESOURCE)
+        .expect("verifier")
+        .http_client(client);
+    let principal = introspection.verify("opaque").await.expect("active");
+    assert_eq!(principal.subject.as_deref(), Some("bob"));
+}
+
 // ---------------------------------------------------------------- metadata and routing
 
 #[tokio::test]
@@ -634,8 +686,10 @@ fn resource_metadata_urls_and_resource_checks() {
     for bad in ["mcp.example.com", "https://mcp.example.com#frag", "ftp://x/y", "/mcp"] {
         assert!(AuthOptions::new(bad, "http://as.test", verifier()).is_err(), "{bad}");
     }
-    // Keys fetched over TLS need a TLS connector, which is not built in yet.
-    assert!(JwtVerifier::new("https://as.example.com", RESOURCE).is_err());
+    // Keys are fetched over TLS with the `tls` feature (on by default); only a URL that is
+    // neither http:// nor https:// is refused.
+    assert_eq!(JwtVerifier::new("https://as.example.com", RESOURCE).is_ok(), cfg!(feature = "tls"));
+    assert!(JwtVerifier::new("ftp://as.example.com", RESOURCE).is_err());
 }
 
 async fn fetch(method: &str, url: &str, token: Option<&str>) -> (StatusCode, HeaderMap, String) {

@@ -55,23 +55,41 @@ impl MockAs {
 
 async fn mock_as(configure: impl FnOnce(&mut MockAs)) -> MockAs {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let mut mock = MockAs {
+    let mut mock = new_mock_as(format!("http://{}", listener.local_addr().expect("addr")));
+    configure(&mut mock);
+    let app = mock_as_app(&mock);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    mock
+}
+
+fn new_mock_as(url: String) -> MockAs {
+    MockAs {
         redirect_iss: Some(url.clone()),
         url,
         pkce: true,
         expires_in: 600,
         seen: Arc::default(),
-    };
-    configure(&mut mock);
-    let app = axum::Router::new()
+    }
+}
+
+fn mock_as_app(mock: &MockAs) -> axum::Router {
+    axum::Router::new()
         .route("/.well-known/oauth-authorization-server", get(as_metadata))
         .route("/jwks", get(jwks))
         .route("/register", post(register))
         .route("/authorize", get(authorize))
         .route("/token", post(token))
-        .with_state(mock.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+        .with_state(mock.clone())
+}
+
+/// The authorization server over TLS, at `https://localhost:<port>`, certified by `ca`.
+#[cfg(feature = "tls")]
+async fn mock_as_over_tls(ca: &crate::test_ca::TestCa) -> MockAs {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let mock = new_mock_as(format!("https://localhost:{port}"));
+    let leaf = ca.leaf(&["localhost"]);
+    crate::tls_client::serve_tls(listener, mock_as_app(&mock), &leaf, crate::tls_client::BOTH);
     mock
 }
 
@@ -169,6 +187,14 @@ async fn token(State(mock): State<MockAs>, headers: HeaderMap, body: Bytes) -> R
 /// The protected MCP server: `whoami` needs `files:read` (every request does),
 /// `delete_file` also `files:write`. Returns its endpoint URL.
 async fn protected_server(issuer: &str) -> String {
+    protected_server_fetching_with(issuer, modelcontext::net::HttpClient::new()).await
+}
+
+/// [`protected_server`] whose verifier fetches the issuer's keys through `client`.
+async fn protected_server_fetching_with(
+    issuer: &str,
+    client: modelcontext::net::HttpClient,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let resource = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let whoami = ToolDef::new(
@@ -181,7 +207,7 @@ async fn protected_server(issuer: &str) -> String {
         ToolDef::new("delete_file", || async { "deleted" }).required_scopes(["files:write"]);
     let server =
         McpServer::new("protected").tool(whoami).expect("whoami").tool(delete).expect("delete");
-    let verifier = JwtVerifier::new(issuer, &resource).expect("verifier");
+    let verifier = JwtVerifier::new(issuer, &resource).expect("verifier").http_client(client);
     let auth = AuthOptions::new(&resource, issuer, verifier)
         .expect("options")
         .scopes_supported(["files:read", "files:write"])
@@ -198,6 +224,42 @@ async fn follow(url: String) -> Result<String, String> {
     let answer = http.get(url.parse().map_err(|_| "bad URL")?).await.map_err(|e| e.to_string())?;
     let location = answer.headers().get("location").ok_or("no redirect")?;
     Ok(location.to_str().map_err(|e| e.to_string())?.to_owned())
+}
+
+/// The browser of [`follow`], for an https authorization server certified by `root_pem`.
+#[cfg(feature = "tls")]
+async fn follow_over_tls(root_pem: String, url: String) -> Result<String, String> {
+    use rustls::pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let uri: Uri = url.parse().map_err(|_| "bad URL")?;
+    let (host, port) = (uri.host().ok_or("no host")?.to_owned(), uri.port_u16().unwrap_or(443));
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add_parsable_certificates(
+        rustls::pki_types::CertificateDer::pem_slice_iter(root_pem.as_bytes()).flatten(),
+    );
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| e.to_string())?;
+    let tcp =
+        tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| e.to_string())?;
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let mut tls = connector.connect(name, tcp).await.map_err(|e| e.to_string())?;
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n");
+    tls.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
+    let mut answer = Vec::new();
+    // A peer that closes without close_notify still delivered its answer.
+    let _ = tls.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let location = answer.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("location").then(|| value.trim().to_owned())
+    });
+    location.ok_or_else(|| "no redirect".to_owned())
 }
 
 fn oauth() -> OAuthClient {
@@ -420,4 +482,41 @@ fn b64url_decode(text: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Discovery, registration, the authorization and the token requests against an https
+/// authorization server certified by a private CA; without the CA, the failure says why.
+#[cfg(feature = "tls")]
+#[tokio::test]
+async fn authorization_code_against_an_https_authorization_server() {
+    let ca = crate::test_ca::TestCa::new();
+    let issuer = mock_as_over_tls(&ca).await;
+    let trusted = modelcontext::net::HttpClient::builder()
+        .root_certificate(ca.root_pem())
+        .expect("root")
+        .build();
+    let url = protected_server_fetching_with(&issuer.url, trusted.clone()).await;
+    let browser = |root: String| move |url: String| follow_over_tls(root.clone(), url);
+    let untrusting = OAuthClient::authorization_code(
+        "it-client",
+        "http://127.0.0.1:9/callback",
+        browser(ca.root_pem()),
+    );
+    let err = connect(&url, untrusting).await.expect_err("an untrusted authorization server");
+    let err = format!("{err:#}");
+    assert!(err.contains("signed by an unknown issuer"), "{err}");
+
+    let oauth = OAuthClient::authorization_code(
+        "it-client",
+        "http://127.0.0.1:9/callback",
+        browser(ca.root_pem()),
+    )
+    .http_client(trusted);
+    let client = connect(&url, oauth).await.expect("connect");
+    let result = client.call_tool("whoami", json!({})).await.expect("whoami");
+    assert!(serde_json::to_string(&result).expect("json").contains("alice"), "{result:?}");
+    client.close().await;
+    let seen = issuer.seen();
+    assert_eq!((seen.registrations.len(), seen.authorizations.len()), (1, 1));
+    assert_eq!(seen.tokens.len(), 1);
 }

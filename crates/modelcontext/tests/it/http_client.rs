@@ -589,10 +589,16 @@ async fn oversized_messages_fail_the_request() {
 }
 
 #[test]
-fn urls_other_than_plain_http_are_refused() {
-    for url in ["https://example.com/mcp", "ftp://x/mcp", "not a url", "/mcp"] {
+fn urls_other_than_http_or_https_are_refused() {
+    for url in ["ftp://x/mcp", "not a url", "/mcp", "https:///mcp"] {
         let err = HttpTransport::new(url).expect_err(url);
         assert_eq!(err.kind(), modelcontext::ErrorKind::Io, "{url}: {err}");
+    }
+    // Without the `tls` feature, https:// is refused up front, naming the feature.
+    #[cfg(not(feature = "tls"))]
+    {
+        let err = HttpTransport::new("https://example.com/mcp").expect_err("no TLS built in");
+        assert!(format!("{err:#}").contains("needs the `tls` feature"), "{err:#}");
     }
     assert!(
         HttpTransport::new("http://127.0.0.1:1/mcp")

@@ -32,3 +32,7 @@ mod stdio;
 mod support;
 #[cfg(feature = "tls")]
 mod test_ca;
+#[cfg(feature = "tls")]
+mod tls_client;
+#[cfg(feature = "tls")]
+mod tls_server;

@@ -174,6 +174,8 @@ pub(super) struct ServerMetadata {
     pub authorization_endpoint: Option<String>,
     pub token_endpoint: String,
     pub registration_endpoint: Option<String>,
+    /// RFC 7009 token revocation, if the server offers it.
+    pub revocation_endpoint: Option<String>,
     pub scopes_supported: Option<Vec<String>>,
     pub code_challenge_methods: Option<Vec<String>>,
     pub token_endpoint_auth_methods: Option<Vec<String>>,
@@ -221,6 +223,7 @@ pub(super) async fn server_metadata(
             authorization_endpoint: text("authorization_endpoint"),
             token_endpoint,
             registration_endpoint: text("registration_endpoint"),
+            revocation_endpoint: text("revocation_endpoint"),
             scopes_supported: strings(&document, "scopes_supported"),
             code_challenge_methods: strings(&document, "code_challenge_methods_supported"),
             token_endpoint_auth_methods: strings(

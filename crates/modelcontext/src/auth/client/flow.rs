@@ -32,11 +32,15 @@ impl OAuthClient {
         }
         if let Some(url) = self.client_metadata_url.as_ref() {
             if metadata.client_id_metadata_document_supported {
-                return Ok(ClientCredentials {
+                let credentials = ClientCredentials {
                     client_id: url.clone(),
                     client_secret: None,
                     token_endpoint_auth_method: Some("none".into()),
-                });
+                };
+                // Kept like a registration: a later process refreshing the tokens needs the
+                // client_id they were issued to, and may not be configured with the URL.
+                self.store.save_client(&metadata.issuer, credentials.clone());
+                return Ok(credentials);
             }
         }
         let Some(endpoint) = &metadata.registration_endpoint else {
@@ -212,6 +216,32 @@ impl OAuthClient {
         let access = fresh.access_token.clone();
         self.store.save_tokens(server_url, fresh);
         Ok(access)
+    }
+
+    /// RFC 7009: asks the tokens' authorization server to revoke them (the refresh token,
+    /// which takes its access tokens with it on most servers, then the access token).
+    /// `Ok(false)` when the server has no revocation endpoint.
+    pub(super) async fn revoke_tokens(&self, tokens: &StoredTokens) -> Result<bool, AuthError> {
+        let metadata = super::discovery::server_metadata(&self.http, &tokens.issuer).await?;
+        let Some(endpoint) = metadata.revocation_endpoint.as_deref() else {
+            return Ok(false);
+        };
+        let client = self.store.client(&metadata.issuer).ok_or_else(|| {
+            AuthError::new(format!("no registration with {} to revoke with", metadata.issuer))
+        })?;
+        let refresh = tokens.refresh_token.as_deref().map(|t| (t, "refresh_token"));
+        let access = Some((tokens.access_token.as_str(), "access_token"));
+        for (token, hint) in refresh.into_iter().chain(access) {
+            let mut form = vec![("token", token), ("token_type_hint", hint)];
+            let headers = client_authentication(&client, &metadata, &mut form);
+            let answer = self.http.post_form(endpoint, headers, &form).await?;
+            // RFC 7009 §2.2: 200 for a token revoked or already invalid.
+            if !answer.status.is_success() {
+                let body = answer.json().unwrap_or_default();
+                return Err(oauth_error("revocation", answer.status.as_u16(), &body));
+            }
+        }
+        Ok(true)
     }
 
     /// The client credentials grant, authenticated with a secret or a signed JWT assertion.

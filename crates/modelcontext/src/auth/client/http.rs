@@ -1,28 +1,19 @@
-//! The OAuth client's own HTTP calls (metadata documents, registration, token requests):
-//! hyper-util like the transport, bounded in time and size, redirects never followed.
+//! The OAuth client's own HTTP calls (metadata documents, registration, token requests),
+//! through the SDK's one [`HttpClient`]: bounded in time and size, redirects never followed.
 //! Errors never carry request bodies or headers, which hold secrets.
-
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client as Hyper;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::Full;
 use serde_json::{Map, Value};
 
 use super::AuthError;
+use crate::net::HttpClient;
 
-/// Connect, send and read must fit in this.
-const TIMEOUT: Duration = Duration::from_secs(10);
-/// Metadata documents and token answers are small.
-const MAX_BODY: usize = 1024 * 1024;
-
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) struct Http {
-    client: Hyper<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
 }
 
 pub(super) struct Answer {
@@ -38,11 +29,8 @@ impl Answer {
 }
 
 impl Http {
-    pub fn new() -> Http {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(TIMEOUT));
-        connector.set_nodelay(true);
-        Http { client: Hyper::builder(TokioExecutor::new()).build(connector) }
+    pub fn with_client(client: HttpClient) -> Http {
+        Http { client }
     }
 
     pub async fn get(&self, url: &str) -> Result<Answer, AuthError> {
@@ -84,37 +72,16 @@ impl Http {
         headers: HeaderMap,
         body: Bytes,
     ) -> Result<Answer, AuthError> {
-        check_url(url)?;
+        crate::net::check_url(url).map_err(AuthError::new)?;
         let mut request = Request::builder()
-            .method(method.clone())
+            .method(method)
             .uri(url)
             .body(Full::new(body))
             .map_err(|_| AuthError::new(format!("invalid URL {url}")))?;
         *request.headers_mut() = headers;
         request.headers_mut().insert(ACCEPT, HeaderValue::from_static("application/json"));
-        let exchange = async {
-            let response = self.client.request(request).await.map_err(|e| e.to_string())?;
-            let status = response.status();
-            let limited = Limited::new(response.into_body(), MAX_BODY);
-            let body = limited.collect().await.map_err(|e| e.to_string())?.to_bytes();
-            Ok::<_, String>(Answer { status, body })
-        };
-        match tokio::time::timeout(TIMEOUT, exchange).await {
-            Ok(result) => result.map_err(|e| AuthError::new(format!("{method} {url}: {e}"))),
-            Err(_) => Err(AuthError::new(format!("{method} {url}: no answer within {TIMEOUT:?}"))),
-        }
-    }
-}
-
-/// Only `http://` URLs with a host (no TLS connector yet, as in the transport).
-fn check_url(url: &str) -> Result<(), AuthError> {
-    let uri: http::Uri = url.parse().map_err(|_| AuthError::new(format!("invalid URL {url:?}")))?;
-    match (uri.scheme_str(), uri.host()) {
-        (Some("http"), Some(_)) => Ok(()),
-        (Some("https"), _) => {
-            Err(AuthError::new(format!("{url}: https is not supported yet (no TLS connector)")))
-        }
-        _ => Err(AuthError::new(format!("{url}: expected an http:// URL"))),
+        let (status, body) = self.client.fetch(request).await.map_err(AuthError::new)?;
+        Ok(Answer { status, body })
     }
 }
 

@@ -21,7 +21,10 @@
 //!   means a new registration); token endpoint authentication `client_secret_basic`,
 //!   `client_secret_post` or `none`;
 //! - the client credentials grant (machine to machine) with a secret or a `private_key_jwt`
-//!   assertion (ES256).
+//!   assertion (ES256);
+//! - where tokens and registrations are kept: a [`TokenStore`], in memory by default
+//!   ([`MemoryTokenStore`]) or in a private JSON file a later process reads
+//!   ([`FileTokenStore`], what the `mcp` command uses).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), modelcontext::Error> {
@@ -46,10 +49,12 @@ use std::time::{Duration, SystemTime};
 use futures_util::future::BoxFuture;
 
 mod discovery;
+mod file_store;
 mod flow;
 mod http;
 
 pub use discovery::BearerChallenge;
+pub use file_store::FileTokenStore;
 
 /// Why a token could not be obtained.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,7 +146,8 @@ impl StoredTokens {
 }
 
 /// Keeps tokens (per MCP server URL) and client registrations (per authorization server
-/// issuer). [`MemoryTokenStore`] is the default; implement it to persist them.
+/// issuer). [`MemoryTokenStore`] is the default; [`FileTokenStore`] keeps them in a file
+/// for later processes; implement it to persist them elsewhere.
 pub trait TokenStore: Send + Sync + 'static {
     /// The tokens for the MCP server at `server_url`.
     fn tokens(&self, server_url: &str) -> Option<StoredTokens>;
@@ -262,7 +268,7 @@ impl OAuthClient {
             offline_access: true,
             store: Arc::new(MemoryTokenStore::default()),
             max_attempts: DEFAULT_MAX_AUTH_ATTEMPTS,
-            http: http::Http::new(),
+            http: http::Http::default(),
             flow: tokio::sync::Mutex::new(()),
             requested: Mutex::default(),
         }
@@ -292,6 +298,13 @@ impl OAuthClient {
         self
     }
 
+    /// Sends its requests (discovery, registration, tokens) through `client` (a private CA,
+    /// proxies, your own service) instead of a default [`HttpClient`](crate::net::HttpClient).
+    pub fn http_client(mut self, client: crate::net::HttpClient) -> OAuthClient {
+        self.http = http::Http::with_client(client);
+        self
+    }
+
     /// Whether to ask for `offline_access` (a refresh token) when the server offers it
     /// (default: yes).
     pub fn offline_access(mut self, request: bool) -> OAuthClient {
@@ -309,6 +322,14 @@ impl OAuthClient {
     pub fn max_attempts(mut self, attempts: usize) -> OAuthClient {
         self.max_attempts = attempts;
         self
+    }
+
+    /// Asks the authorization server that issued `tokens` to revoke them (RFC 7009), with
+    /// this client's registration there from the token store. `Ok(false)` when the server
+    /// offers no revocation endpoint. The tokens stay in the store: removing them is the
+    /// caller's part (e.g. [`FileTokenStore::remove`]).
+    pub async fn revoke(&self, tokens: &StoredTokens) -> Result<bool, AuthError> {
+        self.revoke_tokens(tokens).await
     }
 
     async fn current_token(&self, server_url: &str) -> Option<String> {

@@ -27,7 +27,7 @@ use crate::transport::CHANNEL_CAPACITY;
 
 /// Entry point for every request to the endpoint.
 pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
-    if let Some(refused) = check_request(&shared, request.headers()) {
+    if let Some(refused) = check_request(&shared, &request) {
         return refused;
     }
     let extensions = match caller::identify(&shared, request.headers()).await {
@@ -46,9 +46,13 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
 }
 
 /// Host first (421: the request was not meant for us), then Origin (403).
-pub(crate) fn check_request(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+pub(crate) fn check_request<B>(shared: &Shared, request: &http::Request<B>) -> Option<Response> {
     let allow = &shared.options.allow;
-    if !allow.host_ok(header_str(headers, header::HOST)) {
+    let headers = request.headers();
+    // HTTP/2 clients name the host in `:authority`, which hyper puts in the URI, and send no
+    // `Host` (RFC 9113 §8.3.1); an HTTP/1.1 request's URI has no authority (origin form).
+    let host = header_str(headers, header::HOST).or(request.uri().authority().map(|a| a.as_str()));
+    if !allow.host_ok(host) {
         let error = McpError::invalid_request("Invalid Host header");
         return Some(error_response(StatusCode::MISDIRECTED_REQUEST, None, error));
     }

@@ -31,7 +31,7 @@ pub(crate) fn routes(shared: Arc<Shared>) -> axum::Router {
 }
 
 async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    if let Some(refused) = check_request(&shared, request.headers()) {
+    if let Some(refused) = check_request(&shared, &request) {
         return refused;
     }
     let extensions = match caller::identify(&shared, request.headers()).await {
@@ -62,7 +62,7 @@ fn session_id(request: &Request) -> Option<String> {
 }
 
 async fn message(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    if let Some(refused) = check_request(&shared, request.headers()) {
+    if let Some(refused) = check_request(&shared, &request) {
         return refused;
     }
     let extensions = match caller::identify(&shared, request.headers()).await {

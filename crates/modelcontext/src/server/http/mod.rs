@@ -36,16 +36,23 @@ mod caller;
 mod events;
 mod exchange;
 mod headers;
+#[cfg(feature = "tls")]
+mod http2;
 mod legacy_sse;
 mod security;
 mod serve;
 mod sessions;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use events::{
     DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventStore,
     MemoryEventStore,
 };
 pub use security::AllowList;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use tls::ServerTls;
 
 /// Default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -80,6 +87,35 @@ pub const DEFAULT_MAX_SSE_STREAMS_PER_SESSION: usize = 16;
 /// Default limit of GET streams open on one endpoint: 10 000, one per session at the default
 /// [`HttpOptions::max_sessions`].
 pub const DEFAULT_MAX_SSE_STREAMS: usize = 10_000;
+
+#[cfg(feature = "tls")]
+/// Default time a client has to finish the TLS handshake: 10 s. A handshake is one or two
+/// round trips; the bound only matters against peers that connect and stall.
+pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[cfg(feature = "tls")]
+/// Default limit of HTTP/2 streams open at once on one connection: 100, the least RFC 9113
+/// §6.5.2 recommends and what nginx and Apache allow by default. A stream is a request in
+/// flight or an open SSE stream; a browser-like client needs a handful.
+pub const DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS: u32 = 100;
+
+#[cfg(feature = "tls")]
+/// Default HTTP/2 flow-control window of one stream: 1 MiB, hyper's default. Bounds what a
+/// client may send on one stream before the server reads it.
+pub const DEFAULT_HTTP2_STREAM_WINDOW: u32 = 1024 * 1024;
+
+#[cfg(feature = "tls")]
+/// Default HTTP/2 flow-control window of a connection: 1 MiB, hyper's default.
+pub const DEFAULT_HTTP2_CONNECTION_WINDOW: u32 = 1024 * 1024;
+
+#[cfg(feature = "tls")]
+/// Default largest HTTP/2 frame the server accepts: 16 KiB, the protocol's initial value.
+pub const DEFAULT_HTTP2_MAX_FRAME_SIZE: u32 = 16 * 1024;
+
+#[cfg(feature = "tls")]
+/// Default time an HTTP/2 keep-alive PING may go unanswered before the connection is
+/// closed: 20 s, hyper's default (only used when PINGs are on).
+pub const DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// An MCP endpoint over Streamable HTTP, configured and ready to serve or mount.
 #[derive(Clone)]
@@ -166,12 +202,45 @@ pub struct HttpOptions {
     /// [`auth::metadata_router`](crate::auth::metadata_router) at your path too.
     #[cfg(feature = "auth")]
     pub auth: Option<crate::auth::AuthOptions>,
+    /// Serve HTTPS with this certificate (feature `tls`): HTTP/1.1 and HTTP/2 by ALPN. `None`
+    /// (the default) serves plain HTTP/1.1. Used by [`HttpEndpoint::serve`]; mounted in your
+    /// own stack, the endpoint is served with that stack's TLS.
+    #[cfg(feature = "tls")]
+    pub tls: Option<ServerTls>,
+    /// Time a client has to finish the TLS handshake; after it the socket is closed. Default
+    /// [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`].
+    #[cfg(feature = "tls")]
+    pub tls_handshake_timeout: Duration,
+    /// HTTP/2 streams open at once on one connection (`SETTINGS_MAX_CONCURRENT_STREAMS`): a
+    /// stream beyond it is refused with `RST_STREAM(REFUSED_STREAM)`, the connection and its
+    /// other streams unaffected. Default [`DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS`].
+    #[cfg(feature = "tls")]
+    pub http2_max_concurrent_streams: u32,
+    /// HTTP/2 flow-control window of each stream. Default [`DEFAULT_HTTP2_STREAM_WINDOW`].
+    #[cfg(feature = "tls")]
+    pub http2_initial_stream_window_size: u32,
+    /// HTTP/2 flow-control window of each connection. Default
+    /// [`DEFAULT_HTTP2_CONNECTION_WINDOW`].
+    #[cfg(feature = "tls")]
+    pub http2_initial_connection_window_size: u32,
+    /// Largest HTTP/2 frame accepted (16 KiB to 16 MiB - 1). Default
+    /// [`DEFAULT_HTTP2_MAX_FRAME_SIZE`].
+    #[cfg(feature = "tls")]
+    pub http2_max_frame_size: u32,
+    /// Interval of HTTP/2 PINGs that check an idle peer is still there; `None` (the default)
+    /// sends none, since the idle timeout and the SSE keep-alive comments already do the work.
+    #[cfg(feature = "tls")]
+    pub http2_keep_alive_interval: Option<Duration>,
+    /// Time a PING may go unanswered before the connection is closed. Default
+    /// [`DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT`].
+    #[cfg(feature = "tls")]
+    pub http2_keep_alive_timeout: Duration,
 }
 
 impl std::fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("allow", &self.allow)
+        let mut out = f.debug_struct("HttpOptions");
+        out.field("allow", &self.allow)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_header_bytes", &self.max_header_bytes)
             .field("max_headers", &self.max_headers)
@@ -183,8 +252,20 @@ impl std::fmt::Debug for HttpOptions {
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
-            .field("legacy_sse", &self.legacy_sse)
-            .finish_non_exhaustive()
+            .field("legacy_sse", &self.legacy_sse);
+        #[cfg(feature = "tls")]
+        out.field("tls", &self.tls)
+            .field("tls_handshake_timeout", &self.tls_handshake_timeout)
+            .field("http2_max_concurrent_streams", &self.http2_max_concurrent_streams)
+            .field("http2_initial_stream_window_size", &self.http2_initial_stream_window_size)
+            .field(
+                "http2_initial_connection_window_size",
+                &self.http2_initial_connection_window_size,
+            )
+            .field("http2_max_frame_size", &self.http2_max_frame_size)
+            .field("http2_keep_alive_interval", &self.http2_keep_alive_interval)
+            .field("http2_keep_alive_timeout", &self.http2_keep_alive_timeout);
+        out.finish_non_exhaustive()
     }
 }
 
@@ -207,6 +288,22 @@ impl Default for HttpOptions {
             legacy_sse: false,
             #[cfg(feature = "auth")]
             auth: None,
+            #[cfg(feature = "tls")]
+            tls: None,
+            #[cfg(feature = "tls")]
+            tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
+            #[cfg(feature = "tls")]
+            http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
+            #[cfg(feature = "tls")]
+            http2_initial_stream_window_size: DEFAULT_HTTP2_STREAM_WINDOW,
+            #[cfg(feature = "tls")]
+            http2_initial_connection_window_size: DEFAULT_HTTP2_CONNECTION_WINDOW,
+            #[cfg(feature = "tls")]
+            http2_max_frame_size: DEFAULT_HTTP2_MAX_FRAME_SIZE,
+            #[cfg(feature = "tls")]
+            http2_keep_alive_interval: None,
+            #[cfg(feature = "tls")]
+            http2_keep_alive_timeout: DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT,
         }
     }
 }
@@ -214,10 +311,10 @@ impl Default for HttpOptions {
 /// `pub fn field(self, value) -> Self` for each field given, documented by the doc comment
 /// given, so the setters cannot drift from the fields they set.
 macro_rules! setters {
-    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty;)*) => {
+    ($($(#[$attr:meta])* $field:ident: $ty:ty;)*) => {
         impl HttpOptions {
             $(
-                $(#[doc = $doc])*
+                $(#[$attr])*
                 pub fn $field(mut self, $field: $ty) -> Self {
                     self.$field = $field;
                     self
@@ -261,6 +358,50 @@ setters! {
     legacy_sse: bool;
 }
 
+setters! {
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the time a client has to finish the TLS handshake (default
+    /// [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`]).
+    tls_handshake_timeout: Duration;
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the HTTP/2 streams open at once per connection (default
+    /// [`DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS`]).
+    http2_max_concurrent_streams: u32;
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the HTTP/2 window of each stream (default [`DEFAULT_HTTP2_STREAM_WINDOW`]).
+    http2_initial_stream_window_size: u32;
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the HTTP/2 window of each connection (default
+    /// [`DEFAULT_HTTP2_CONNECTION_WINDOW`]).
+    http2_initial_connection_window_size: u32;
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the largest HTTP/2 frame accepted (default [`DEFAULT_HTTP2_MAX_FRAME_SIZE`]).
+    http2_max_frame_size: u32;
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the interval of HTTP/2 keep-alive PINGs (default `None`: none sent).
+    http2_keep_alive_interval: Option<Duration>;
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    /// Sets the time a PING may go unanswered (default [`DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT`]).
+    http2_keep_alive_timeout: Duration;
+}
+
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+impl HttpOptions {
+    /// Serves HTTPS with this certificate chain and key (feature `tls`), HTTP/1.1 and HTTP/2.
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+}
+
 #[cfg(feature = "auth")]
 impl HttpOptions {
     /// Protects the endpoint with OAuth 2.1 (feature `auth`): every request needs a valid
@@ -293,6 +434,15 @@ impl McpServer {
     pub async fn serve_http(&self, addr: &str) -> Result<(), Error> {
         let listener = TcpListener::bind(addr).await?;
         self.http_endpoint().serve(listener).await
+    }
+
+    /// Serves Streamable HTTP at `https://<addr>/mcp` until the process ends (feature
+    /// `tls`): HTTP/1.1 and HTTP/2, chosen by ALPN. Other options: [`HttpOptions::tls`].
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub async fn serve_https(&self, addr: &str, tls: ServerTls) -> Result<(), Error> {
+        let listener = TcpListener::bind(addr).await?;
+        self.http_endpoint_with(HttpOptions::default().tls(tls)).serve(listener).await
     }
 }
 
@@ -328,9 +478,13 @@ impl HttpEndpoint {
         })
     }
 
-    /// Serves the endpoint at `/mcp` on `listener` over HTTP/1.1 (TCP_NODELAY on every
-    /// connection), with the connection limits of [`HttpOptions`]: head size and field count,
-    /// header read timeout, write timeout.
+    /// Serves the endpoint at `/mcp` on `listener` (TCP_NODELAY on every connection), with the
+    /// connection limits of [`HttpOptions`]: head size and field count, header read timeout,
+    /// write timeout. Plain HTTP/1.1 by default; with [`HttpOptions::tls`] (feature `tls`),
+    /// HTTPS with HTTP/1.1 or HTTP/2 as ALPN chooses, and the TLS and HTTP/2 limits too.
+    /// Plain-text connections do not accept HTTP/2 (no `h2c`): MCP clients speak HTTP/1.1 to
+    /// a plain-text server, and the TLS-terminating proxies that speak `h2c` to a backend can
+    /// speak HTTP/1.1 to it as well.
     pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
         serve::serve(listener, &self.inner.options, self.router()).await?;
         Ok(())

@@ -1,12 +1,16 @@
 //! The accept loop of [`HttpEndpoint::serve`](super::HttpEndpoint::serve): one hyper HTTP/1.1
 //! connection per TCP connection, with the connection-level limits of [`HttpOptions`]: header
 //! size and count, the header read timeout (slowloris) and the write timeout (a peer that
-//! stops reading). Mounted in an application's own axum stack, the endpoint gets that stack's
+//! stops reading). With [`HttpOptions::tls`] (feature `tls`) each connection first shakes
+//! hands (`tls.rs`) and may then speak HTTP/2 (`http2.rs`); the write timeout sits under TLS,
+//! on the socket. Mounted in an application's own axum stack, the endpoint gets that stack's
 //! connection settings instead.
 
 use std::future::Future as _;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -49,11 +53,11 @@ pub(super) async fn serve(
     options: &HttpOptions,
     router: axum::Router,
 ) -> io::Result<()> {
-    let builder = builder(options);
-    let write_timeout = options.write_timeout;
+    // Shared, not cloned per connection: each one only clones the router (as before TLS).
+    let connections = Arc::new(Connections::new(options, router));
     loop {
-        let tcp = match listener.accept().await {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(err) if is_per_connection(&err) => continue,
             Err(err) => {
                 // Out of file descriptors and the like: wait for some to close, as axum does.
@@ -64,17 +68,56 @@ pub(super) async fn serve(
         };
         // Small JSON-RPC answers must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
-        let io = TokioIo::new(WriteTimeout::new(tcp, write_timeout));
-        let service = TowerToHyperService::new(router.clone());
-        let connection = builder.serve_connection(io, service);
+        let io = WriteTimeout::new(tcp, options.write_timeout);
+        let connections = connections.clone();
         // In the accept loop's span: one the application opened around `serve` is the parent
         // of the MCP request spans.
-        let connection = async move {
-            if let Err(err) = connection.await {
-                tracing::debug!(%err, "HTTP connection ended");
-            }
-        };
+        let connection = async move { connections.serve(io, peer).await };
         tokio::spawn(tracing::Instrument::in_current_span(connection));
+    }
+}
+
+/// What every connection of one listener shares: the protocol settings and the router.
+struct Connections {
+    http1: http1::Builder,
+    router: axum::Router,
+    #[cfg(feature = "tls")]
+    tls: Option<super::tls::Secure>,
+}
+
+impl Connections {
+    fn new(options: &HttpOptions, router: axum::Router) -> Connections {
+        Connections {
+            http1: builder(options),
+            router,
+            #[cfg(feature = "tls")]
+            tls: options.tls.as_ref().map(|tls| super::tls::Secure::new(tls, options)),
+        }
+    }
+
+    /// Serves one connection; its end, orderly or not, concerns only its peer (debug log).
+    async fn serve(&self, io: WriteTimeout, peer: SocketAddr) {
+        let router = self.router.clone();
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            return tls.serve(io, peer, &self.http1, router).await;
+        }
+        serve_http1(&self.http1, io, router, peer).await;
+    }
+}
+
+/// Serves one HTTP/1.1 connection over `io` (TCP, or TLS on it).
+pub(super) async fn serve_http1<IO>(
+    builder: &http1::Builder,
+    io: IO,
+    router: axum::Router,
+    peer: SocketAddr,
+) where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = TowerToHyperService::new(router);
+    if let Err(err) = builder.serve_connection(TokioIo::new(io), service).await {
+        tracing::debug!(%err, %peer, "HTTP connection ended");
     }
 }
 
@@ -91,7 +134,7 @@ fn is_per_connection(err: &io::Error) -> bool {
 /// A TCP stream whose writes fail with `TimedOut` once one has been blocked for `limit`: a
 /// peer that stops reading (an SSE client that never drains its socket) loses its connection,
 /// and the stream's queued events are freed with it, instead of holding them forever.
-struct WriteTimeout {
+pub(super) struct WriteTimeout {
     tcp: TcpStream,
     limit: Duration,
     /// Armed while a write is blocked; allocated on the first blocked write only.

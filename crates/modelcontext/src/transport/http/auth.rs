@@ -36,7 +36,7 @@ impl Shared {
         method: Method,
         headers: HeaderMap,
         body: Bytes,
-    ) -> Result<http::Response<Body>, hyper_util::client::legacy::Error> {
+    ) -> Result<http::Response<Body>, String> {
         let url = self.config.url.to_string();
         let mut token = provider.access_token(&url).await;
         let mut attempts = 0;

@@ -164,8 +164,7 @@ impl Shared {
         if let Some(value) = last_id.and_then(|id| HeaderValue::from_str(id).ok()) {
             headers.insert(LAST_EVENT_ID, value);
         }
-        let answer =
-            self.send(Method::GET, headers, Bytes::new()).await.map_err(|e| e.to_string())?;
+        let answer = self.send(Method::GET, headers, Bytes::new()).await?;
         let status = answer.status();
         if !status.is_success() {
             return Err(format!("HTTP {}", status.as_u16()));

@@ -1,0 +1,449 @@
+//! Proxies: which one a request goes through (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
+//! `NO_PROXY`, read as curl reads them), and the HTTP CONNECT tunnel through it.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::Error;
+
+/// Where a request is going: what the proxy rules are matched against.
+pub(crate) struct Target<'a> {
+    pub https: bool,
+    /// Without IPv6 brackets.
+    pub host: &'a str,
+    pub port: u16,
+}
+
+/// Which proxy, if any, each request goes through.
+///
+/// By default an [`HttpClient`](super::HttpClient) reads the process environment as curl and
+/// Python's httpx do ([`Proxies::from_env`]). Build one by hand to decide yourself, or to read
+/// the variables from somewhere else ([`Proxies::from_vars`]).
+///
+/// Only `http://` proxies are supported, and every request (`https://` and `http://` alike)
+/// goes through an HTTP `CONNECT` tunnel, so the proxy sees host names, never content.
+///
+/// Proxies read from variables never apply to loopback hosts (`localhost`, `127.0.0.0/8`,
+/// `::1`), as in Go: a proxy elsewhere cannot reach this machine's loopback, and a local MCP
+/// server must keep working in a shell that exports `HTTPS_PROXY`. [`Proxies::all`] applies
+/// to every host, loopback included.
+#[derive(Clone, Default)]
+pub struct Proxies {
+    http: Option<ProxyUrl>,
+    https: Option<ProxyUrl>,
+    bypass: NoProxy,
+    loopback_direct: bool,
+}
+
+impl Proxies {
+    /// No proxy at all: every connection is direct, whatever the environment says.
+    pub fn none() -> Proxies {
+        Proxies::default()
+    }
+
+    /// Every request goes through the proxy at `url` (`http://[user:password@]host[:port]`;
+    /// the port defaults to 80, the scheme to `http`).
+    pub fn all(url: &str) -> Result<Proxies, Error> {
+        let proxy = ProxyUrl::parse(url).map_err(|e| invalid_input(format!("proxy {e}")))?;
+        let bypass = NoProxy::default();
+        Ok(Proxies {
+            http: Some(proxy.clone()),
+            https: Some(proxy),
+            bypass,
+            loopback_direct: false,
+        })
+    }
+
+    /// The proxies the process environment names: `https_proxy` / `HTTPS_PROXY` for
+    /// `https://` URLs, `http_proxy` / `HTTP_PROXY` for `http://` ones, `all_proxy` /
+    /// `ALL_PROXY` for either when the specific one is unset, and `no_proxy` / `NO_PROXY` for
+    /// the hosts that go direct (the lowercase form wins when both are set).
+    pub fn from_env() -> Proxies {
+        Proxies::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`Proxies::from_env`] with the variables looked up by `lookup` instead of the process
+    /// environment (tests, or settings read from a file). A value that is not a proxy URL is
+    /// logged and ignored: that scheme goes direct.
+    pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Proxies {
+        let var = |name: &str| {
+            let value = lookup(name).or_else(|| lookup(&name.to_ascii_uppercase()))?;
+            let value = value.trim().to_owned();
+            (!value.is_empty()).then_some(value)
+        };
+        let proxy = |name: &str| {
+            let value = var(name).or_else(|| var("all_proxy"))?;
+            ProxyUrl::parse(&value)
+                .inspect_err(|err| tracing::warn!("{name} is ignored: proxy {err}"))
+                .ok()
+        };
+        Proxies {
+            http: proxy("http_proxy"),
+            https: proxy("https_proxy"),
+            bypass: var("no_proxy").map(|list| NoProxy::parse(&list)).unwrap_or_default(),
+            loopback_direct: true,
+        }
+    }
+
+    /// Adds hosts that go direct, written as `NO_PROXY` is: a comma-separated list of host
+    /// names (each matches itself and its subdomains; a leading `.` changes nothing), IP
+    /// addresses or CIDR ranges, each optionally with `:port`, or `*` for every host.
+    pub fn no_proxy(mut self, list: &str) -> Proxies {
+        self.bypass.rules.extend(NoProxy::parse(list).rules);
+        self
+    }
+
+    /// The proxy for `target`, or `None` to connect directly.
+    pub(crate) fn for_target(&self, target: &Target<'_>) -> Option<&ProxyUrl> {
+        let proxy = if target.https { self.https.as_ref() } else { self.http.as_ref() }?;
+        let direct = (self.loopback_direct && is_loopback(target.host))
+            || self.bypass.matches(target.host, target.port);
+        (!direct).then_some(proxy)
+    }
+}
+
+/// Proxy passwords stay out of logs.
+impl fmt::Debug for Proxies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Proxies")
+            .field("http", &self.http)
+            .field("https", &self.https)
+            .field("no_proxy", &self.bypass.rules.len())
+            .finish()
+    }
+}
+
+/// `localhost` (and its subdomains, which resolve to loopback by RFC 6761) or a loopback
+/// address, with or without IPv6 brackets.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    let host = host.trim_matches(['[', ']']).trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// An `http://` proxy, with its `Proxy-Authorization` made once.
+#[derive(Clone, PartialEq)]
+pub(crate) struct ProxyUrl {
+    pub host: String,
+    pub port: u16,
+    /// `Basic <base64(user:password)>`, from the URL's user info.
+    pub authorization: Option<String>,
+}
+
+impl fmt::Debug for ProxyUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let auth = if self.authorization.is_some() { "<credentials>@" } else { "" };
+        write!(f, "http://{auth}{}:{}", self.host, self.port)
+    }
+}
+
+impl ProxyUrl {
+    /// `[http://][user[:password]@]host[:port][/]`. Errors say what is wrong, never the
+    /// password.
+    fn parse(url: &str) -> Result<ProxyUrl, String> {
+        let rest = match url.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+            Some((scheme, _)) => {
+                return Err(format!("{scheme}:// is not supported: only http:// proxies are"));
+            }
+            None => url,
+        };
+        let authority = rest.strip_suffix('/').unwrap_or(rest);
+        if authority.contains(['/', '?', '#']) {
+            return Err("URL must be http://host:port, without a path".to_owned());
+        }
+        let (userinfo, host_port) = match authority.rsplit_once('@') {
+            Some((userinfo, host_port)) => (Some(userinfo), host_port),
+            None => (None, authority),
+        };
+        let (host, port) = split_host_port(host_port)
+            .ok_or_else(|| format!("URL has an invalid host or port: {host_port:?}"))?;
+        let authorization = userinfo.map(|info| {
+            let (user, password) = info.split_once(':').unwrap_or((info, ""));
+            let pair = format!("{}:{}", percent_decode(user), percent_decode(password));
+            format!("Basic {}", crate::base64::encode(pair.as_bytes()))
+        });
+        Ok(ProxyUrl { host: host.to_owned(), port: port.unwrap_or(80), authorization })
+    }
+}
+
+/// `host`, `host:port`, `[v6]`, `[v6]:port`; the host without brackets. `None` when the host
+/// is empty or the port is not a number.
+fn split_host_port(text: &str) -> Option<(&str, Option<u16>)> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else if text.parse::<IpAddr>().is_ok() {
+        (text, None)
+    } else {
+        match text.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        }
+    };
+    let port = match port {
+        Some(port) => Some(port.parse::<u16>().ok()?),
+        None => None,
+    };
+    (!host.is_empty()).then_some((host, port))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The `NO_PROXY` rules.
+#[derive(Clone, Default, Debug)]
+struct NoProxy {
+    rules: Vec<Bypass>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Bypass {
+    Everything,
+    /// A host name (lowercase, no leading dot) and its subdomains.
+    Domain(String, Option<u16>),
+    /// An address range: the network and its prefix length (a lone address is a full prefix).
+    Network(IpAddr, u8, Option<u16>),
+}
+
+impl NoProxy {
+    fn parse(list: &str) -> NoProxy {
+        let rules = list
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .filter_map(Bypass::parse)
+            .collect();
+        NoProxy { rules }
+    }
+
+    fn matches(&self, host: &str, port: u16) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let ip = host.parse::<IpAddr>().ok();
+        self.rules.iter().any(|rule| rule.matches(&host, ip, port))
+    }
+}
+
+impl Bypass {
+    fn parse(entry: &str) -> Option<Bypass> {
+        if entry == "*" {
+            return Some(Bypass::Everything);
+        }
+        if let Some((network, bits)) = entry.split_once('/') {
+            let network: IpAddr = network.trim_matches(['[', ']']).parse().ok()?;
+            let max = if network.is_ipv4() { 32 } else { 128 };
+            let bits = bits.parse::<u8>().ok().filter(|bits| *bits <= max)?;
+            return Some(Bypass::Network(network, bits, None));
+        }
+        let (host, port) = split_host_port(entry)?;
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            let bits = if ip.is_ipv4() { 32 } else { 128 };
+            return Some(Bypass::Network(ip, bits, port));
+        }
+        let domain = host.trim_start_matches('.').trim_end_matches('.').to_ascii_lowercase();
+        (!domain.is_empty()).then_some(Bypass::Domain(domain, port))
+    }
+
+    fn matches(&self, host: &str, ip: Option<IpAddr>, port: u16) -> bool {
+        match self {
+            Bypass::Everything => true,
+            Bypass::Domain(domain, rule_port) => {
+                let same = host == domain
+                    || host.strip_suffix(domain.as_str()).is_some_and(|head| head.ends_with('.'));
+                same && rule_port.is_none_or(|p| p == port)
+            }
+            Bypass::Network(network, bits, rule_port) => {
+                ip.is_some_and(|ip| in_network(ip, *network, *bits))
+                    && rule_port.is_none_or(|p| p == port)
+            }
+        }
+    }
+}
+
+fn in_network(ip: IpAddr, network: IpAddr, bits: u8) -> bool {
+    let (ip, network, width) = match (ip, network) {
+        (IpAddr::V4(ip), IpAddr::V4(net)) => (u32::from(ip).into(), u32::from(net).into(), 32),
+        (IpAddr::V6(ip), IpAddr::V6(net)) => (u128::from(ip), u128::from(net), 128),
+        _ => return false,
+    };
+    let shift = width - u32::from(bits);
+    let mask = if bits == 0 { 0 } else { u128::MAX << shift };
+    // An IPv4 value fills the low 32 bits: its mask is cut to those bits.
+    let mask = if width == 32 { mask & u128::from(u32::MAX) } else { mask };
+    ip & mask == network & mask
+}
+
+/// The longest proxy answer head read before giving up on it.
+const MAX_PROXY_HEAD: usize = 8 * 1024;
+
+/// Asks the proxy on `stream` for a tunnel to `host:port`; on success the stream is the tunnel.
+pub(crate) async fn tunnel(
+    stream: &mut TcpStream,
+    proxy: &ProxyUrl,
+    host: &str,
+    port: u16,
+) -> Result<(), String> {
+    let authority =
+        if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+    let mut head = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n");
+    if let Some(authorization) = &proxy.authorization {
+        head.push_str(&format!("Proxy-Authorization: {authorization}\r\n"));
+    }
+    head.push_str("\r\n");
+    let via = format!("proxy {}:{}", proxy.host, proxy.port);
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .map_err(|e| format!("{via}: could not ask for a tunnel to {authority}: {e}"))?;
+    let answer = read_head(stream).await.map_err(|e| format!("{via}: {e}"))?;
+    let status_line = answer.lines().next().unwrap_or("");
+    let status = status_line.split_whitespace().nth(1).unwrap_or("");
+    if status == "200" {
+        return Ok(());
+    }
+    let hint = if status == "407" { " (check the user and password in the proxy URL)" } else { "" };
+    Err(format!("{via} refused the tunnel to {authority}: {status_line:?}{hint}"))
+}
+
+/// Reads the proxy's answer head byte by byte, so nothing of the tunnel after it is consumed.
+async fn read_head(stream: &mut TcpStream) -> Result<String, String> {
+    let mut head = Vec::with_capacity(128);
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() >= MAX_PROXY_HEAD {
+            return Err(format!("its answer head exceeds {MAX_PROXY_HEAD} bytes"));
+        }
+        match stream.read_u8().await {
+            Ok(byte) => head.push(byte),
+            Err(e) => return Err(format!("the connection closed before the tunnel opened ({e})")),
+        }
+    }
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
+fn invalid_input(message: String) -> Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, message).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_proxy(list: &str, host: &str, port: u16) -> bool {
+        NoProxy::parse(list).matches(host, port)
+    }
+
+    #[test]
+    fn no_proxy_matches_hosts_and_their_subdomains() {
+        assert!(no_proxy("example.com", "example.com", 443));
+        assert!(no_proxy("example.com", "api.example.com", 443));
+        assert!(no_proxy(".example.com", "example.com", 443));
+        assert!(no_proxy(".example.com", "API.Example.com.", 443));
+        assert!(!no_proxy("example.com", "badexample.com", 443));
+        assert!(!no_proxy("api.example.com", "example.com", 443));
+        assert!(no_proxy("other.org, example.com", "example.com", 80));
+        assert!(no_proxy("other.org example.com", "example.com", 80));
+        assert!(!no_proxy("", "example.com", 80));
+    }
+
+    #[test]
+    fn no_proxy_star_ports_ips_and_ranges() {
+        assert!(no_proxy("*", "anything.test", 1));
+        assert!(no_proxy("example.com:8443", "example.com", 8443));
+        assert!(!no_proxy("example.com:8443", "example.com", 443));
+        assert!(no_proxy("127.0.0.1", "127.0.0.1", 9));
+        assert!(!no_proxy("127.0.0.1", "127.0.0.2", 9));
+        assert!(no_proxy("10.0.0.0/8", "10.20.30.40", 9));
+        assert!(!no_proxy("10.0.0.0/8", "11.0.0.1", 9));
+        assert!(no_proxy("0.0.0.0/0", "192.0.2.1", 9));
+        assert!(no_proxy("::1", "::1", 9));
+        assert!(no_proxy("[::1]:8080", "::1", 8080));
+        assert!(!no_proxy("[::1]:8080", "::1", 8081));
+        assert!(no_proxy("fd00::/8", "fd12::1", 9));
+        assert!(!no_proxy("10.0.0.0/8", "ten.example", 9));
+        // Rules that cannot be read are skipped, the rest still apply.
+        assert!(no_proxy("10.0.0.0/99, example.com", "example.com", 9));
+    }
+
+    #[test]
+    fn proxy_urls_parse_with_credentials_and_defaults() {
+        let proxy = ProxyUrl::parse("http://user:p%40ss@proxy.local:3128/").expect("parsed");
+        assert_eq!((proxy.host.as_str(), proxy.port), ("proxy.local", 3128));
+        let expected = format!("Basic {}", crate::base64::encode(b"user:p@ss"));
+        assert_eq!(proxy.authorization.as_deref(), Some(expected.as_str()));
+        assert!(!format!("{proxy:?}").contains("p%40ss"));
+        let bare = ProxyUrl::parse("proxy.local").expect("parsed");
+        assert_eq!((bare.host.as_str(), bare.port, bare.authorization), ("proxy.local", 80, None));
+        let v6 = ProxyUrl::parse("http://[::1]:8080").expect("parsed");
+        assert_eq!((v6.host.as_str(), v6.port), ("::1", 8080));
+    }
+
+    #[test]
+    fn bad_proxy_urls_say_what_is_wrong() {
+        let socks = ProxyUrl::parse("socks5://proxy:1080").expect_err("refused");
+        assert!(socks.contains("only http:// proxies"), "{socks}");
+        let https = ProxyUrl::parse("https://proxy:443").expect_err("refused");
+        assert!(https.contains("only http:// proxies"), "{https}");
+        assert!(
+            ProxyUrl::parse("http://proxy:port")
+                .expect_err("refused")
+                .contains("invalid host or port")
+        );
+        assert!(ProxyUrl::parse("http://:8080").is_err());
+        assert!(
+            ProxyUrl::parse("http://proxy:8080/path")
+                .expect_err("refused")
+                .contains("without a path")
+        );
+    }
+
+    #[test]
+    fn the_environment_is_read_as_curl_reads_it() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let target = |https, host| Target { https, host, port: 443 };
+        let proxies = Proxies::from_vars(vars(&[
+            ("HTTPS_PROXY", "http://upper:1"),
+            ("https_proxy", "http://lower:2"),
+            ("HTTP_PROXY", "http://plain:3"),
+            ("NO_PROXY", "internal.test"),
+        ]));
+        assert_eq!(proxies.for_target(&target(true, "a.test")).expect("parsed").host, "lower");
+        assert_eq!(proxies.for_target(&target(false, "a.test")).expect("parsed").host, "plain");
+        assert!(proxies.for_target(&target(true, "x.internal.test")).is_none());
+        let all = Proxies::from_vars(vars(&[("ALL_PROXY", "http://all:4")]));
+        assert_eq!(all.for_target(&target(true, "a.test")).expect("parsed").port, 4);
+        let broken = Proxies::from_vars(vars(&[("HTTPS_PROXY", "socks5://x:1")]));
+        assert!(broken.for_target(&target(true, "a.test")).is_none());
+        assert!(Proxies::none().for_target(&target(true, "a.test")).is_none());
+        let bypassed = Proxies::all("http://p:5").expect("parsed").no_proxy("*");
+        assert!(bypassed.for_target(&target(true, "a.test")).is_none());
+        // Loopback goes direct when the proxy comes from variables, not when it is explicit.
+        for host in ["localhost", "api.localhost", "127.0.0.1", "127.9.9.9", "::1"] {
+            assert!(proxies.for_target(&target(true, host)).is_none(), "{host}");
+        }
+        let explicit = Proxies::all("http://p:5").expect("parsed");
+        assert!(explicit.for_target(&target(true, "localhost")).is_some());
+    }
+}
