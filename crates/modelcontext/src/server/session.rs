@@ -144,6 +144,24 @@ impl SharedSession {
     pub(crate) fn request(&self, request: Request, peer: &Peer) -> Reply {
         self.lock().request(request, peer)
     }
+
+    /// [`SharedSession::request`] for a request that came in an HTTP POST with `headers`
+    /// (with feature `otel`, its `traceparent` is the fallback parent of the request's span).
+    pub(crate) fn request_over_http(
+        &self,
+        request: Request,
+        peer: &Peer,
+        headers: &http::HeaderMap,
+    ) -> Reply {
+        #[cfg(not(feature = "otel"))]
+        let _ = headers;
+        self.lock().request_from(
+            request,
+            peer,
+            #[cfg(feature = "otel")]
+            crate::observe::otel::Carrier::headers(headers),
+        )
+    }
 }
 
 #[cfg(feature = "http")]
@@ -175,11 +193,12 @@ impl Dispatch for ServerSession {
     }
 
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {
-        let mut watch = Watch::start(&request.method, &request.id, &self.link);
-        #[cfg(feature = "otel")]
-        watch.adopt_remote_parent_raw(request.params.as_deref(), Default::default());
-        let reply = self.answer(request, peer, &mut watch);
-        watch.finish(reply)
+        self.request_from(
+            request,
+            peer,
+            #[cfg(feature = "otel")]
+            Default::default(),
+        )
     }
 
     fn notification(&mut self, notification: Notification, _peer: &Peer) {
@@ -197,7 +216,21 @@ impl Dispatch for ServerSession {
 }
 
 impl ServerSession {
-    /// Answers `request` (inside its span): parse, era, layers, then the method.
+    /// [`Dispatch::request`], with the trace context its transport carried beside the message
+    /// (an HTTP POST's `traceparent` header; feature `otel`).
+    fn request_from(
+        &mut self,
+        request: Request,
+        peer: &Peer,
+        #[cfg(feature = "otel")] transport: crate::observe::otel::Carrier<'_>,
+    ) -> Reply {
+        let mut watch = Watch::start(&request.method, &request.id, &self.link);
+        #[cfg(feature = "otel")]
+        watch.adopt_remote_parent_raw(request.params.as_deref(), transport);
+        let reply = self.answer(request, peer, &mut watch);
+        watch.finish(reply)
+    }
+
     /// Answers `request`: parse, era, layers (in the request's span), then the method. The
     /// span is named by [`Watch::admit`] before it is first entered: OpenTelemetry takes the
     /// name (which names the tool or prompt) when the span starts.

@@ -315,3 +315,41 @@ async fn an_http_traceparent_header_is_the_fallback_parent() {
         }
     }
 }
+
+/// The same in a handshake-era HTTP session: each POST's own `traceparent` header.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn an_http_traceparent_header_reaches_a_session_request() {
+    use http_body_util::{BodyExt, Full};
+    const HEADER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let (addr, serve) = server().http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    let http = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<bytes::Bytes>>();
+    let post = |session: Option<String>, traceparent: Option<&str>, body: String| {
+        let mut request = http::Request::post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        if let Some(traceparent) = traceparent {
+            request = request.header("traceparent", traceparent);
+        }
+        http.request(request.body(Full::new(bytes::Bytes::from(body))).expect("request"))
+    };
+    let traces = Traces::install();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}"#;
+    let response = post(None, None, init.to_owned()).await.expect("initialize");
+    let session = response.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_author","arguments":{}}}"#;
+    let response = post(Some(session), Some(HEADER), call.to_owned()).await.expect("call");
+    let answer = response.into_body().collect().await.expect("body").to_bytes();
+    assert!(String::from_utf8_lossy(&answer).contains("Frank Herbert"));
+    let span = traces.one("tools/call get_author", SpanKind::Server);
+    assert_eq!(span.span_context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(span.parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert!(text(&span, "mcp.session.id").is_some());
+}

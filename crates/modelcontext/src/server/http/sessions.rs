@@ -329,7 +329,7 @@ pub(crate) async fn post(
     }
     match (header_str(headers, SESSION_HEADER), message) {
         (None, Message::Request(request)) if request.method == method::INITIALIZE => {
-            initialize(shared, request, extensions).await
+            initialize(shared, headers, request, extensions).await
         }
         (None, _) => {
             let error = McpError::invalid_request(
@@ -338,7 +338,7 @@ pub(crate) async fn post(
             error_response(StatusCode::BAD_REQUEST, None, error)
         }
         (Some(id), message) => match shared.sessions.find(id, &extensions) {
-            Some(session) => session.post(message).await,
+            Some(session) => session.post(message, headers).await,
             None => session_not_found(),
         },
     }
@@ -362,7 +362,12 @@ fn session_not_found() -> Response {
     error_response(StatusCode::NOT_FOUND, None, McpError::invalid_request("Session not found"))
 }
 
-async fn initialize(shared: &Shared, request: Request, extensions: Extensions) -> Response {
+async fn initialize(
+    shared: &Shared,
+    headers: &HeaderMap,
+    request: Request,
+    extensions: Extensions,
+) -> Response {
     let Some(id) = mint_id() else {
         let error = McpError::internal("No randomness available for a session id");
         return error_response(StatusCode::INTERNAL_SERVER_ERROR, Some(request.id), error);
@@ -372,7 +377,7 @@ async fn initialize(shared: &Shared, request: Request, extensions: Extensions) -
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
     }
-    let mut response = session.post(Message::Request(request)).await;
+    let mut response = session.post(Message::Request(request), headers).await;
     if response.status().is_success() {
         if let Ok(value) = HeaderValue::from_str(&id) {
             response.headers_mut().insert(SESSION_HEADER, value);
@@ -458,7 +463,7 @@ impl Session {
         self.incoming.send(Ok(message)).await.is_ok()
     }
 
-    async fn post(&self, message: Message) -> Response {
+    async fn post(&self, message: Message, headers: &HeaderMap) -> Response {
         let Message::Request(request) = message else {
             // Notifications and the client's answers to our requests: accepted, no body.
             return match self.incoming.send(Ok(message)).await {
@@ -475,7 +480,7 @@ impl Session {
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx);
         let sent_before = self.peer.sent_count();
-        let ran = match self.dispatch.request(request, &self.peer) {
+        let ran = match self.dispatch.request_over_http(request, &self.peer, headers) {
             Reply::Now(outcome) => Ran::Finished(outcome),
             Reply::Later(handler) => self.run_here(id.clone(), handler, false),
             Reply::Stream(handler) => self.run_here(id.clone(), handler, true),
