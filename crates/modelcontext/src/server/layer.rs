@@ -5,10 +5,12 @@
 //! Order: layers run in the order they were added to the server. A request reaches them once
 //! it is parsed and its era is known (a request the server refuses before that, such as
 //! unparsable params or a request before `initialize`, never reaches a layer; the span still
-//! records it). [`RequestLayer::before`] runs for each layer in turn; the first that returns
-//! an error answers the request with it, the layers after it are skipped, and the handler
-//! never runs. [`RequestLayer::after`] then runs, in reverse order, for every layer whose
-//! `before` ran (the refusing one included), with the outcome the client gets.
+//! records it). For each layer in turn, [`RequestLayer::before`] runs, then
+//! [`RequestLayer::answer`]: the first layer that refuses (an error from `before`) or answers
+//! (a result from `answer`, e.g. from a cache) ends the request there, the layers after it are
+//! skipped, and the handler never runs. [`RequestLayer::after`] then runs, in reverse order,
+//! for every layer whose `before` ran (the one that ended the request included), with the
+//! outcome the client gets.
 
 use std::sync::Arc;
 
@@ -30,6 +32,16 @@ pub trait RequestLayer: Send + Sync + 'static {
     fn before(&self, request: &ClientRequest, info: &RequestInfo) -> Result<(), McpError> {
         let _ = (request, info);
         Ok(())
+    }
+
+    /// Called after this layer's `before` let the request through: a result answers the
+    /// request with it instead of the handler (a cache; the layers after this one are
+    /// skipped). It is sent as it is, so it should be a result this request's era and
+    /// protocol version would get: one saved by [`after`](RequestLayer::after) for the same
+    /// method, target, arguments, era and principal.
+    fn answer(&self, request: &ClientRequest, info: &RequestInfo) -> Option<Box<RawValue>> {
+        let _ = (request, info);
+        None
     }
 
     /// Called with the outcome the client gets: the result, or the JSON-RPC error.
@@ -189,8 +201,8 @@ impl Watch {
 
     /// The request is parsed and its era known: names the span and records what the request
     /// is about (before the span is first entered: OpenTelemetry takes the name when the span
-    /// starts), then asks the layers, inside the span. An error is the answer of the layer
-    /// that refused.
+    /// starts), then asks the layers, inside the span. `Ok(None)`: on to the handler;
+    /// otherwise the answer of the layer that refused or answered.
     #[inline]
     pub(crate) fn admit(
         &mut self,
@@ -198,11 +210,11 @@ impl Watch {
         id: &RequestId,
         era: (Era, &'static str),
         scope: Scope<'_>,
-    ) -> Result<(), McpError> {
+    ) -> Result<Option<Box<RawValue>>, McpError> {
         #[cfg(not(feature = "otel"))]
         if self.span.is_disabled() && scope.layers.is_empty() {
             // Nobody records this request: nothing to name, nobody to ask.
-            return Ok(());
+            return Ok(None);
         }
         let (era, protocol_version) = era;
         let target = Target::of(request);
@@ -215,7 +227,7 @@ impl Watch {
             timing.identify(target, protocol_version);
         }
         if scope.layers.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let info = Arc::new(RequestInfo {
             method: request.method().to_owned(),
@@ -288,12 +300,15 @@ impl Watch {
 }
 
 impl Ran {
-    fn before(&mut self, request: &ClientRequest) -> Result<(), McpError> {
+    fn before(&mut self, request: &ClientRequest) -> Result<Option<Box<RawValue>>, McpError> {
         for layer in self.layers.iter() {
             self.count += 1;
             layer.before(request, &self.info)?;
+            if let Some(answer) = layer.answer(request, &self.info) {
+                return Ok(Some(answer));
+            }
         }
-        Ok(())
+        Ok(None)
     }
 
     fn after(&self, outcome: Result<&RawValue, &McpError>) {

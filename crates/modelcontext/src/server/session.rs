@@ -254,8 +254,8 @@ impl ServerSession {
         if let ClientRequest::Initialize(params) = &parsed {
             let version = negotiate_handshake(&params.protocol_version);
             let era = (Era::Handshake, version);
-            if let Err(refused) = watch.admit(&parsed, &id, era, self.scope()) {
-                return Reply::Now(Err(refused));
+            if let Some(answered) = watch.admit(&parsed, &id, era, self.scope()).transpose() {
+                return Reply::Now(answered);
             }
             let outcome = self.initialize(params);
             if outcome.is_ok() {
@@ -271,8 +271,8 @@ impl ServerSession {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
         let era = (client.era, client.protocol_version);
-        if let Err(refused) = watch.admit(&parsed, &id, era, self.scope()) {
-            return Reply::Now(Err(refused));
+        if let Some(answered) = watch.admit(&parsed, &id, era, self.scope()).transpose() {
+            return Reply::Now(answered);
         }
         let call = Call {
             server: &self.server,
@@ -416,8 +416,8 @@ pub(crate) fn answer_stateless(
     }
     let era = (client.era, client.protocol_version);
     let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };
-    if let Err(refused) = watch.admit(&request, &request_id, era, scope) {
-        return watch.finish(Reply::Now(Err(refused)));
+    if let Some(answered) = watch.admit(&request, &request_id, era, scope).transpose() {
+        return watch.finish(Reply::Now(answered));
     }
     let call = Call {
         server,

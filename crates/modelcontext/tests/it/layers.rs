@@ -150,3 +150,57 @@ async fn a_layer_sees_the_era_transport_and_session() {
     let last = seen.0.lock().expect("lock").last().cloned().expect("seen");
     assert_eq!((last.2, last.3), ("pipe", false));
 }
+
+/// Answers a repeated `tools/call` from the results `after` saw, per era and tool.
+#[derive(Default)]
+struct Cache {
+    results: Mutex<std::collections::HashMap<String, Box<RawValue>>>,
+}
+
+impl Cache {
+    fn key(info: &RequestInfo) -> Option<String> {
+        Some(format!("{:?} {}", info.era, info.tool_name()?))
+    }
+}
+
+impl RequestLayer for Cache {
+    fn answer(&self, _: &ClientRequest, info: &RequestInfo) -> Option<Box<RawValue>> {
+        self.results.lock().expect("lock").get(&Cache::key(info)?).cloned()
+    }
+
+    fn after(&self, info: &RequestInfo, outcome: Result<&RawValue, &McpError>) {
+        if let (Some(key), Ok(result)) = (Cache::key(info), outcome) {
+            self.results.lock().expect("lock").insert(key, result.to_owned());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_layer_answers_from_its_cache_and_the_handler_runs_once_per_era() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&runs);
+    let tool = ToolDef::new("count", move |_: NoArgs| {
+        let run = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        async move { format!("run {run}") }
+    });
+    let log = Arc::default();
+    let server = McpServer::new("cached")
+        .tool(tool)
+        .expect("tool")
+        .layer(Guard { log: Arc::clone(&log), name: "guard" })
+        .layer(Cache::default());
+    for (mode, first) in [(EraMode::Handshake, "run 1"), (EraMode::Modern, "run 2")] {
+        let client = Client::builder().era(mode).connect(server.in_memory()).await.expect("up");
+        for _ in 0..3 {
+            let result = client.call_tool("count", json!({})).await.expect("answered");
+            let result = serde_json::to_value(&result).expect("json");
+            assert_eq!(result["content"][0]["text"], first, "{mode:?}");
+        }
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "once per era, then from the cache");
+    // The layer before the cache saw every call, answered or not, and its outcome.
+    let log = log.lock().expect("lock").clone();
+    let calls = |line: &str| log.iter().filter(|l| *l == line).count();
+    assert_eq!(calls("guard before tools/call"), 6, "{log:?}");
+    assert_eq!(calls("guard after tools/call count ok"), 6, "{log:?}");
+}
