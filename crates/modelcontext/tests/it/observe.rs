@@ -262,3 +262,28 @@ async fn a_user_span_around_serve_is_the_parent() {
     let slow = capture.one("mcp.server", "tools/call");
     assert_eq!(slow.ancestors, ["serving"]);
 }
+
+/// Over HTTP/2 (TLS, ALPN `h2`) hyper answers each stream on a task of its own: the span the
+/// application opened around serving still reaches the request's.
+#[cfg(feature = "tls")]
+#[tokio::test]
+async fn a_user_span_around_serve_is_the_parent_over_http2() {
+    use modelcontext::server::http::{HttpOptions, ServerTls};
+    use modelcontext::transport::http::HttpTransport;
+    let (capture, _guard) = capture();
+    let ca = crate::test_ca::TestCa::new();
+    let leaf = ca.leaf(&["localhost"]);
+    let tls = ServerTls::from_pem(leaf.chain_pem.as_bytes(), leaf.key_pem.as_bytes()).expect("tls");
+    let endpoint = server().http_endpoint_with(HttpOptions::default().tls(tls));
+    let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve.instrument(tracing::info_span!("serving")));
+    let url = format!("https://localhost:{}/mcp", addr.port());
+    let transport = HttpTransport::new(&url).expect("url").root_certificate(ca.root_pem());
+    let client = Client::builder().era(EraMode::Modern).connect(transport.expect("root")).await;
+    let client = client.expect("up");
+    client.call_tool("get_author", json!({})).await.expect("answered");
+    client.close().await;
+    capture.settled().await;
+    let call = capture.one("mcp.server", "tools/call");
+    assert_eq!(call.ancestors.last(), Some(&"serving"), "{call:#?}");
+}

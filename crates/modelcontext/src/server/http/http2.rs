@@ -58,8 +58,12 @@ where
     IO: Read + Write + Unpin + Send + 'static,
 {
     let (open, _) = watch::channel(0usize);
-    let service =
-        Streams { inner: TowerToHyperService::new(router), open: open.clone(), max_headers };
+    let service = Streams {
+        inner: TowerToHyperService::new(router),
+        open: open.clone(),
+        max_headers,
+        span: tracing::Span::current(),
+    };
     let connection = builder.serve_connection(io, service);
     tokio::pin!(connection);
     tokio::select! {
@@ -94,6 +98,9 @@ struct Streams {
     inner: TowerToHyperService<axum::Router>,
     open: watch::Sender<usize>,
     max_headers: usize,
+    /// The connection's span (the accept loop's, so a span around `serve`): hyper runs each
+    /// stream on a task of its own, which would otherwise start with no span at all.
+    span: tracing::Span,
 }
 
 /// One open stream; counted down when dropped.
@@ -128,16 +135,19 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Streams {
             });
         }
         let stream = OpenStream::new(&self.open);
-        let answer = self.inner.call(request);
-        Box::pin(async move {
-            let response = answer.await?;
-            // The guard lives as long as the body, which hyper drops when the stream ends.
-            Ok(response.map(|body| {
-                Body::new(body.map_frame(move |frame| {
-                    let _ = &stream;
-                    frame
+        let answer = self.span.in_scope(|| self.inner.call(request));
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let response = answer.await?;
+                // The guard lives as long as the body, which hyper drops when the stream ends.
+                Ok(response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _ = &stream;
+                        frame
+                    }))
                 }))
-            }))
-        })
+            },
+            self.span.clone(),
+        ))
     }
 }
