@@ -23,7 +23,8 @@ use modelcontext_types::{
     LATEST_MODERN_VERSION, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, McpError, Notification, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResult, Reference, RequestMeta, RequestParams, ServerCapabilities,
-    SetLevelRequestParams, Tool, era_of, method,
+    MODERN_VERSIONS, SetLevelRequestParams, Tool, UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedProtocolVersionData, era_of, method,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -145,19 +146,36 @@ impl Client {
     async fn discover(&mut self) -> Result<(), Error> {
         self.era = Era::Modern;
         self.protocol_version = LATEST_MODERN_VERSION.to_owned();
-        let mut params = RequestParams::default();
-        params.meta = self.meta();
-        let result: DiscoverResult = self.request(method::SERVER_DISCOVER, params).await?;
-        if !result.supported_versions.iter().any(|v| v == LATEST_MODERN_VERSION) {
+        let result = match self.discover_once().await {
+            // The server named the revisions it speaks (-32022): retry once with the newest
+            // one we speak too. Once is enough: a server that rejects a revision it just
+            // named is not negotiating.
+            Err(err) => match retry_version(&err) {
+                Some(version) => {
+                    tracing::debug!(version, "server rejected our protocol version; retrying");
+                    self.protocol_version = version.to_owned();
+                    self.discover_once().await?
+                }
+                None => return Err(err),
+            },
+            Ok(result) => result,
+        };
+        if !result.supported_versions.iter().any(|v| *v == self.protocol_version) {
             return Err(Error::negotiation(format!(
-                "server supports {:?}, not {LATEST_MODERN_VERSION}",
-                result.supported_versions
+                "server supports {:?}, not {}",
+                result.supported_versions, self.protocol_version
             )));
         }
         self.server_info = server_info_from_meta(result.meta.as_ref());
         self.server_capabilities = result.capabilities;
         self.instructions = result.instructions;
         Ok(())
+    }
+
+    async fn discover_once(&self) -> Result<DiscoverResult, Error> {
+        let mut params = RequestParams::default();
+        params.meta = self.meta();
+        self.request(method::SERVER_DISCOVER, params).await
     }
 
     async fn initialize(&mut self) -> Result<(), Error> {
@@ -371,6 +389,15 @@ impl Drop for Client {
         // Dropping `stop` ends the engine loop; the transport's own tasks then finish.
         self.stop.take();
     }
+}
+
+/// The modern revision to retry with after `err`: when it is -32022
+/// `UnsupportedProtocolVersion` and its `data.supported` names a modern revision we speak, the
+/// newest such one.
+fn retry_version(err: &Error) -> Option<&'static str> {
+    let mcp = err.as_mcp_error().filter(|e| e.code == UNSUPPORTED_PROTOCOL_VERSION)?;
+    let data: UnsupportedProtocolVersionData = serde_json::from_value(mcp.data.clone()?).ok()?;
+    MODERN_VERSIONS.iter().rev().find(|ours| data.supported.iter().any(|v| v == *ours)).copied()
 }
 
 fn server_info_from_meta(meta: Option<&modelcontext_types::Meta>) -> Option<Implementation> {

@@ -22,6 +22,7 @@ mod json_suite;
 #[cfg(feature = "http")]
 mod limits;
 mod mrtr;
+mod negotiation;
 mod pagination;
 mod seed;
 mod stdio;
