@@ -21,9 +21,9 @@ use modelcontext_types::{
     CompletionArgument, DiscoverResult, Era, GetPromptRequestParams, GetPromptResult,
     Implementation, InitializeRequestParams, InitializeResult, LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, McpError, Notification, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResult, Reference, RequestMeta, RequestParams, ServerCapabilities,
-    MODERN_VERSIONS, SetLevelRequestParams, Tool, UNSUPPORTED_PROTOCOL_VERSION,
+    ListToolsResult, MODERN_VERSIONS, McpError, Notification, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResult, Reference, RequestMeta, RequestParams,
+    ServerCapabilities, SetLevelRequestParams, Tool, UNSUPPORTED_PROTOCOL_VERSION,
     UnsupportedProtocolVersionData, era_of, method,
 };
 use serde::Serialize;

@@ -96,6 +96,17 @@ impl ToolDef {
         self
     }
 
+    /// Sets the `outputSchema`, for a hand-written handler that returns a `CallToolResult`
+    /// with `structuredContent` (a returned `Json<T>` or `#[tool]` struct derives it). The
+    /// server checks every successful result against it: a result whose structured content
+    /// breaks it (or has none) reaches the model as `isError: true`, `Error executing tool
+    /// <name>`, and the details are logged. The handshake era requires an object schema
+    /// (`"type": "object"`) here; 2026-07-28 allows any.
+    pub fn output_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.tool.output_schema = Some(Value::Object(schema));
+        self
+    }
+
     /// Sets the tool's `_meta`.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.tool.meta = Some(meta);

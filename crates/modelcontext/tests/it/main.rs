@@ -26,6 +26,7 @@ mod negotiation;
 mod pagination;
 mod seed;
 mod stdio;
+mod structured;
 mod support;
 #[cfg(feature = "tls")]
 mod test_ca;

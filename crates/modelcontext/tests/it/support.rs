@@ -340,3 +340,26 @@ fn compile(revision: &str, definition: &str) -> jsonschema::Validator {
     schema["$ref"] = Value::from(format!("#/{defs}/{definition}"));
     jsonschema::validator_for(&schema).expect("the official schema compiles")
 }
+
+/// `method` with `params` (JSON object members, as text) sent to a fresh `server()` in each
+/// era over the wire, every message checked against its revision's schema: the handshake
+/// era's result, then the modern one's (`_meta` added). `capabilities` are the client's.
+pub async fn in_both_eras(
+    server: impl Fn() -> McpServer,
+    capabilities: &str,
+    method: &str,
+    params: &str,
+) -> [Value; 2] {
+    let sep = if params.is_empty() { "" } else { "," };
+    let mut old = Wire::start(server(), "2025-11-25");
+    old.initialize_with(capabilities).await;
+    let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}}}}}"#);
+    let old: Value = serde_json::from_str(&old.call(&line).await).expect("json");
+    let mut new = Wire::start(server(), "2026-07-28");
+    let meta = modern_meta(capabilities, "");
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}{sep}{meta}}}}}"#
+    );
+    let new: Value = serde_json::from_str(&new.call(&line).await).expect("json");
+    [old, new]
+}
