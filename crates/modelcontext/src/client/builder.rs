@@ -91,6 +91,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Calls `handler` with the `elicitationId` of every `notifications/elicitation/complete`
+    /// (2025-11-25): the server says the out-of-band flow of a URL elicitation finished, so a
+    /// call that failed with -32042 ([`Error::url_elicitations`](crate::Error::url_elicitations))
+    /// can be retried. Runs on the connection's loop: keep it quick.
+    pub fn on_elicitation_complete(
+        mut self,
+        handler: impl Fn(String) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.elicitation_complete = Some(Arc::new(handler));
+        self
+    }
+
     /// Answers `elicitation/create` (handshake era) and elicitation input requests (modern
     /// era) with `handler`; declares the `elicitation` capability, form and URL modes.
     pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self

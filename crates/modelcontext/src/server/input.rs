@@ -195,7 +195,10 @@ fn mismatched(method: &str) -> McpError {
 
 /// -32021 when `request` needs a capability the client did not declare (spec: a server MUST
 /// NOT send requests for capabilities the client lacks).
-fn check_capability(caps: &ClientCapabilities, request: &InputRequest) -> Result<(), McpError> {
+pub(super) fn check_capability(
+    caps: &ClientCapabilities,
+    request: &InputRequest,
+) -> Result<(), McpError> {
     let (declared, what, required) = match request {
         InputRequest::Elicit(ElicitRequestParams::Form(_)) => (
             caps.elicitation.as_ref().is_some_and(ElicitationCapability::supports_form),
@@ -257,7 +260,7 @@ fn sampling_needs(
 }
 
 /// A random id for URL elicitations (2025-11-25).
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         // Uniqueness within the server is all the spec asks; fall back to the clock.

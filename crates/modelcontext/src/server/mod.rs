@@ -47,11 +47,13 @@ mod output;
 mod pagination;
 mod prompt;
 mod resource;
+mod roots;
 pub(crate) mod schema;
 mod seal;
 mod session;
 mod stamp;
 mod tool;
+mod url_elicitation;
 
 /// RFC 6570 URI templates. Moved to [`modelcontext::types::uri_template`](crate::types::uri_template),
 /// since clients expand templates too; this path stays as a re-export.
@@ -71,7 +73,9 @@ pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler}
 pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
 };
+pub use roots::RootsChanged;
 pub use tool::{NoArgs, ToolDef, ToolHandler};
+pub use url_elicitation::{ElicitationCompleter, UrlElicitation};
 
 #[cfg(feature = "http")]
 pub(crate) use context::ClientView;
@@ -141,6 +145,8 @@ pub(crate) struct ServerInner {
     /// change, so a request reads one consistent snapshot and never waits for a writer.
     pub catalog: Arc<RwLock<Arc<Catalog>>>,
     pub completion: Option<Arc<dyn CompletionHandler>>,
+    /// Runs on `notifications/roots/list_changed` ([`McpServer::on_roots_changed`]).
+    pub on_roots_changed: Option<roots::RootsHook>,
     /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
     pub state: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// Items per page of the list methods; `None` is one page ([`McpServer::page_size`]).
@@ -259,6 +265,7 @@ impl McpServer {
             schema_limits: schema::SchemaLimits::default(),
             catalog: Arc::default(),
             completion: None,
+            on_roots_changed: None,
             state: HashMap::new(),
             page_size: None,
             keys: seal::KeyRing::random(),
@@ -447,6 +454,19 @@ impl McpServer {
     /// Sets the handler of `completion/complete` (and declares the `completions` capability).
     pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
         self.inner_mut().completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Runs `hook` each time a handshake-era client sends `notifications/roots/list_changed`,
+    /// in a task of its own; [`RootsChanged::list_roots`] asks the client for the new roots.
+    /// (2026-07-28 has no such notification: a modern handler asks with
+    /// [`Context::list_roots`] when it needs them.)
+    pub fn on_roots_changed<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(RootsChanged) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.inner_mut().on_roots_changed = Some(roots::hook(hook));
         self
     }
 

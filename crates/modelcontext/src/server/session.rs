@@ -214,9 +214,15 @@ impl Dispatch for ServerSession {
         }
     }
 
-    fn notification(&mut self, notification: Notification, _peer: &Peer) {
+    fn notification(&mut self, notification: Notification, peer: &Peer) {
         match ClientNotification::parse(&notification.method, notification.params.as_deref()) {
             Ok(ClientNotification::Initialized(_)) => tracing::debug!("client initialized"),
+            Ok(ClientNotification::RootsListChanged(_))
+                if matches!(self.era, EraState::Handshake(_)) =>
+            {
+                let hook = self.server.on_roots_changed.as_ref();
+                super::roots::changed(hook, peer, &self.extensions);
+            }
             Ok(_) => {}
             Err(err) => {
                 tracing::debug!(method = %notification.method, ?err, "ignored notification")

@@ -24,9 +24,11 @@ mod limits;
 mod mrtr;
 mod negotiation;
 mod pagination;
+mod roots;
 mod seed;
 mod stdio;
 mod structured;
 mod support;
 #[cfg(feature = "tls")]
 mod test_ca;
+mod url_elicitation;

@@ -363,3 +363,31 @@ pub async fn in_both_eras(
     let new: Value = serde_json::from_str(&new.call(&line).await).expect("json");
     [old, new]
 }
+
+/// Serves `server` over Streamable HTTP on a free 127.0.0.1 port; its URL.
+#[cfg(feature = "http")]
+pub async fn serve_http(server: McpServer) -> String {
+    let (addr, serve) = server.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    format!("http://{addr}/mcp")
+}
+
+/// A client of `server` in `mode`, in memory (`http == false`) or over HTTP.
+pub async fn connect(
+    server: McpServer,
+    builder: modelcontext::ClientBuilder,
+    http: bool,
+) -> modelcontext::Client {
+    #[cfg(feature = "http")]
+    if http {
+        let url = serve_http(server).await;
+        let transport = modelcontext::HttpTransport::new(&url).expect("url");
+        return builder.connect(transport).await.expect("connects over HTTP");
+    }
+    let _ = http;
+    builder.connect(server.in_memory()).await.expect("connects in memory")
+}
+
+/// The transports every feature test runs over: in memory (the stdio framing), and HTTP when
+/// the feature is on.
+pub const TRANSPORTS: &[bool] = if cfg!(feature = "http") { &[false, true] } else { &[false] };
