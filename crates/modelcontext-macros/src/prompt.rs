@@ -60,13 +60,14 @@ fn constructor(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream
     let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let title = setter("title", options.title.as_ref());
+    let metadata = options.metadata_setters();
     let doc = format!(" The `{name}` prompt, to pass to `McpServer::prompt`.");
     quote! {
         #[doc = #doc]
         pub fn prompt() -> #krate::PromptDef {
             #result_check
             #args_struct
-            #krate::PromptDef::new(#name, #handler) #description #title
+            #krate::PromptDef::new(#name, #handler) #description #title #metadata
         }
     }
 }

@@ -122,6 +122,7 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
     let description = description(options.description.as_ref(), &func.attrs);
     let mime_type = setter("mime_type", options.mime_type.as_ref());
     let title = setter("title", options.title.as_ref());
+    let metadata = options.metadata_setters();
     let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
     quote! {
         #[doc = #doc]
@@ -130,7 +131,7 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
             #result_check
             #params_struct
             #krate::ResourceDef::new(#uri, #handler)
-                .name(#name) #description #mime_type #title
+                .name(#name) #description #mime_type #title #metadata
         }
     }
 }

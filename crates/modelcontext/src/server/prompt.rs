@@ -7,8 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, McpError, Prompt, PromptArgument,
-    PromptMessage, method,
+    GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, Icon, McpError, Meta, Prompt,
+    PromptArgument, PromptMessage, method,
 };
 use serde_json::{Map, Value};
 
@@ -117,6 +117,18 @@ impl PromptDef {
     /// Sets a human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// Sets the icons clients may show beside the prompt (2025-11-25+).
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.prompt.icons = Some(icons);
+        self
+    }
+
+    /// Sets the prompt's `_meta`.
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.prompt.meta = Some(meta);
         self
     }
 

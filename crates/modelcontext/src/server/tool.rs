@@ -24,8 +24,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, McpError, RawValue, Tool,
-    ToolAnnotations, method,
+    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, Icon, McpError, RawValue,
+    Tool, ToolAnnotations, method,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -87,6 +87,12 @@ impl ToolDef {
     /// Sets behaviour hints (read-only, destructive, idempotent, open-world).
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the icons clients may show beside the tool (2025-11-25+).
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.tool.icons = Some(icons);
         self
     }
 

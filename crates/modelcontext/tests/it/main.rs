@@ -21,6 +21,7 @@ mod input;
 mod json_suite;
 #[cfg(feature = "http")]
 mod limits;
+mod metadata;
 mod mrtr;
 mod negotiation;
 mod pagination;
