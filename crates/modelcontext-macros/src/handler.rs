@@ -79,6 +79,17 @@ pub fn description(option: Option<&LitStr>, attrs: &[Attribute]) -> TokenStream 
     }
 }
 
+/// `.complete("name", f)` for each parameter with `#[arg(complete = f)]`.
+pub fn completers(sig: &Signature) -> TokenStream {
+    sig.args()
+        .filter_map(|param| {
+            let completer = param.options.complete.as_ref()?;
+            let name = param.wire_name();
+            Some(quote!(.complete(#name, #completer)))
+        })
+        .collect()
+}
+
 /// `.method(value)` if the value is set.
 pub fn setter(method: &str, value: Option<&impl ToTokens>) -> TokenStream {
     let method = Ident::new(method, proc_macro2::Span::call_site());

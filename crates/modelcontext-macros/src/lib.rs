@@ -150,7 +150,9 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// is the function's unless `name = "..."` is given; other options are `title`,
 /// `description` (default: the doc comment), `mime_type`, `icon = "https://.."` (repeatable)
 /// or `icons = expr`, `meta = expr`, `size = n` (bytes), `annotations = expr` (an
-/// `Annotations`) and `crate = "path"` (a renamed `modelcontext`).
+/// `Annotations`) and `crate = "path"` (a renamed `modelcontext`). `#[arg(...)]` on a
+/// parameter takes `description`, `rename` and `complete = f` (completes the template
+/// variable, as on a prompt argument).
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     resource::expand(attr.into(), item.into()).into()
@@ -179,7 +181,9 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// name with `prompt() -> PromptDef`, which holds the `Args` struct. Options: `name`, `title`,
 /// `description`, `icon = "https://.."` (repeatable) or `icons = expr`, `meta = expr`,
 /// `crate = "path"` (a renamed `modelcontext`); `#[arg(...)]` takes
-/// `description`, `rename` and `default`.
+/// `description`, `rename`, `default` and `complete = f` (an async fn taking a
+/// `CompletionRequest` and returning the suggestions: it answers `completion/complete` for
+/// this argument).
 #[proc_macro_attribute]
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand(attr.into(), item.into()).into()

@@ -61,13 +61,14 @@ fn constructor(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream
     let description = description(options.description.as_ref(), &func.attrs);
     let title = setter("title", options.title.as_ref());
     let metadata = options.metadata_setters();
+    let completers = crate::handler::completers(sig);
     let doc = format!(" The `{name}` prompt, to pass to `McpServer::prompt`.");
     quote! {
         #[doc = #doc]
         pub fn prompt() -> #krate::PromptDef {
             #result_check
             #args_struct
-            #krate::PromptDef::new(#name, #handler) #description #title #metadata
+            #krate::PromptDef::new(#name, #handler) #description #title #metadata #completers
         }
     }
 }

@@ -123,6 +123,7 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
     let mime_type = setter("mime_type", options.mime_type.as_ref());
     let title = setter("title", options.title.as_ref());
     let metadata = options.metadata_setters();
+    let completers = crate::handler::completers(sig);
     let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
     quote! {
         #[doc = #doc]
@@ -131,7 +132,7 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
             #result_check
             #params_struct
             #krate::ResourceDef::new(#uri, #handler)
-                .name(#name) #description #mime_type #title #metadata
+                .name(#name) #description #mime_type #title #metadata #completers
         }
     }
 }

@@ -77,9 +77,10 @@ pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use server::http::{HttpEndpoint, HttpOptions};
 pub use server::{
-    ChangeEvent, Context, Elicitation, ElicitationCompleter, Extensions, InMemoryBus,
-    IntoToolOutput, IntoToolResult, Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef,
-    ResourceError, RootsChanged, SubscriptionBus, ToolDef, ToolError, UrlElicitation,
+    ChangeEvent, CompletionRequest, Context, Elicitation, ElicitationCompleter, Extensions,
+    InMemoryBus, IntoToolOutput, IntoToolResult, Json, McpServer, PrincipalId, PromptDef, Question,
+    ResourceDef, ResourceError, RootsChanged, Running, SubscriptionBus, ToolDef, ToolError,
+    UrlElicitation,
 };
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

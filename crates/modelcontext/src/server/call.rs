@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CacheScope, ClientRequest, CompleteResult, DiscoverResult, EmptyResult, Era, InputResponses,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, MODERN_VERSIONS, McpError,
-    Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta, ResultType,
-    SUBSCRIPTION_ID_META_KEY, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams, SubscriptionsListenResult, method, to_raw,
+    CacheScope, ClientRequest, CompleteResult, Completion, DiscoverResult, EmptyResult, Era,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    MODERN_VERSIONS, McpError, Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta,
+    ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult, method, to_raw,
 };
 use serde_json::Value;
 
@@ -76,13 +77,27 @@ impl Call<'_> {
                 Reply::Now(self.page("prompts", params, prompts, ListPromptsResult::new))
             }
             ClientRequest::GetPrompt(params) => self.serve::<PromptKind>(params),
-            ClientRequest::Complete(params) => match &server.completion {
-                Some(handler) => {
-                    let future = handler.complete(params);
-                    self.later(async move { future.await.map(CompleteResult::new) })
+            ClientRequest::Complete(params) => {
+                let catalog = server.catalog();
+                match (super::completion::find(&catalog, &params), &server.completion) {
+                    (Some((completer, request)), _) => {
+                        let future = completer.complete(request);
+                        self.later(async move { future.await.map(CompleteResult::new) })
+                    }
+                    (None, Some(handler)) => {
+                        let future = handler.complete(params);
+                        self.later(async move { future.await.map(CompleteResult::new) })
+                    }
+                    // Completions are declared (some argument has a completer), just not for
+                    // this one: nothing to suggest.
+                    (None, None) if catalog.has_completers() => {
+                        Reply::Now(self.finish(CompleteResult::new(Completion::new(Vec::new()))))
+                    }
+                    (None, None) => {
+                        Reply::Now(Err(McpError::method_not_found("completion/complete")))
+                    }
                 }
-                None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
-            },
+            }
             ClientRequest::SubscriptionsListen(params) => self.listen(params),
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }

@@ -41,6 +41,7 @@ mod handler;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod input;
+mod lifespan;
 mod mrtr;
 mod notify;
 mod output;
@@ -62,11 +63,12 @@ pub mod uri_template {
     pub use modelcontext_types::uri_template::*;
 }
 
-pub use completion::CompletionHandler;
+pub use completion::{ArgumentCompleter, CompletionHandler, CompletionRequest, IntoCompletion};
 pub use context::Context;
 pub use elicit::Elicitation;
 pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
+pub use lifespan::Running;
 pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
@@ -145,6 +147,9 @@ pub(crate) struct ServerInner {
     /// change, so a request reads one consistent snapshot and never waits for a writer.
     pub catalog: Arc<RwLock<Arc<Catalog>>>,
     pub completion: Option<Arc<dyn CompletionHandler>>,
+    /// Start-up and shutdown hooks and the state they built ([`McpServer::lifespan`]); shared
+    /// by every clone of the server.
+    pub lifespan: Arc<lifespan::Lifespan>,
     /// Runs on `notifications/roots/list_changed` ([`McpServer::on_roots_changed`]).
     pub on_roots_changed: Option<roots::RootsHook>,
     /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
@@ -174,6 +179,14 @@ pub(crate) struct Catalog {
     pub resources: Registry<Arc<ResourceDef>>,
     pub templates: Registry<Arc<TemplateEntry>>,
     pub prompts: Registry<Arc<PromptDef>>,
+}
+
+impl Catalog {
+    /// Whether a prompt argument or template variable has a completer of its own.
+    pub(crate) fn has_completers(&self) -> bool {
+        self.prompts.iter().any(|p| !p.completers.is_empty())
+            || self.templates.iter().any(|t| !t.def.completers.is_empty())
+    }
 }
 
 impl ServerInner {
@@ -266,6 +279,7 @@ impl McpServer {
             catalog: Arc::default(),
             completion: None,
             on_roots_changed: None,
+            lifespan: Arc::default(),
             state: HashMap::new(),
             page_size: None,
             keys: seal::KeyRing::random(),
@@ -470,6 +484,32 @@ impl McpServer {
         self
     }
 
+    /// Adds an async start-up and shutdown pair around serving, as Python's `lifespan`: `start`
+    /// builds a `T` (open a pool) before the first request; handlers read it with
+    /// [`Context::lifespan::<T>()`](Context::lifespan); `stop` gets it back after the last
+    /// (close the pool). [`McpServer::run_stdio`] and `serve_http` run both around serving; to
+    /// serve connections yourself, call [`McpServer::start`] first and
+    /// [`Running::shutdown`] after. Pairs start in the order added and stop in reverse; a
+    /// start that fails stops the ones before it, and serving does not begin.
+    pub fn lifespan<T, E, Start, StartFut, Stop, StopFut>(self, start: Start, stop: Stop) -> Self
+    where
+        T: Send + Sync + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+        Start: Fn() -> StartFut + Send + Sync + 'static,
+        StartFut: std::future::Future<Output = Result<T, E>> + Send + 'static,
+        Stop: Fn(Arc<T>) -> StopFut + Send + Sync + 'static,
+        StopFut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.inner.lifespan.add(lifespan::hook(start, stop));
+        self
+    }
+
+    /// Runs the [`lifespan`](McpServer::lifespan) start hooks and publishes their state; the
+    /// returned [`Running`] runs the stop hooks. Fails with the first start hook's error.
+    pub async fn start(&self) -> Result<Running, Error> {
+        self.inner.lifespan.start().await
+    }
+
     /// Adds lifespan state: a value built once at startup and shared by every connection and
     /// request. Handlers read it with [`Context::state::<T>()`](Context::state); one value per
     /// type (a second call with the same type replaces the first).
@@ -651,7 +691,9 @@ impl McpServer {
         let stdio = Stdio::stdin_stdout()
             .max_line_bytes(self.inner.max_line_bytes)
             .max_json_depth(self.inner.max_json_depth);
+        let running = self.start().await?;
         self.serve(stdio).await;
+        running.shutdown().await;
         Ok(())
     }
 
@@ -695,7 +737,8 @@ impl ServerInner {
             .then(|| ResourcesCapability::default().with_subscribe(true).with_list_changed(true));
         capabilities.prompts = (!catalog.prompts.is_empty())
             .then(|| PromptsCapability::default().with_list_changed(true));
-        capabilities.completions = self.completion.as_ref().map(|_| Map::new());
+        let completes = self.completion.is_some() || catalog.has_completers();
+        capabilities.completions = completes.then(Map::new);
         capabilities
     }
 }

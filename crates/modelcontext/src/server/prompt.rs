@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::ServerInner;
 use super::call::RequestParts;
+use super::completion::ArgumentCompleter;
 use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput, erase};
 use super::mrtr::Binding;
 use super::output::ToolFailure;
@@ -87,6 +88,8 @@ impl<H, A, M> PromptHandler<A, M> for H where H: Handler<A, M, Output: IntoPromp
 #[derive(Clone)]
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
+    /// Per-argument completers, by argument name.
+    pub(crate) completers: super::completion::Completers,
     handler: Arc<dyn ErasedHandler<PromptKind>>,
 }
 
@@ -105,7 +108,7 @@ impl PromptDef {
         let arguments = arguments_from_schema(&handler.args_schema().unwrap_or_default());
         let mut prompt = Prompt::new(name);
         prompt.arguments = (!arguments.is_empty()).then_some(arguments);
-        PromptDef { prompt, handler: erase(handler) }
+        PromptDef { prompt, completers: Default::default(), handler: erase(handler) }
     }
 
     /// Sets the description.
@@ -117,6 +120,13 @@ impl PromptDef {
     /// Sets a human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// Completes the argument `name` with `completer` (`completion/complete` with a
+    /// `ref/prompt` naming this prompt); declares the `completions` capability.
+    pub fn complete(mut self, name: impl Into<String>, completer: impl ArgumentCompleter) -> Self {
+        self.completers.insert(name.into(), Arc::new(completer));
         self
     }
 

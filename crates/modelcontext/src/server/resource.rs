@@ -169,6 +169,8 @@ pub struct ResourceDef {
     annotations: Option<Annotations>,
     size: Option<u64>,
     meta: Option<Meta>,
+    /// Per-variable completers of a template, by variable name.
+    pub(crate) completers: super::completion::Completers,
     params_schema: Map<String, Value>,
     handler: Arc<dyn ErasedHandler<ResourceKind>>,
 }
@@ -195,6 +197,7 @@ impl ResourceDef {
             annotations: None,
             size: None,
             meta: None,
+            completers: Default::default(),
             params_schema: handler.args_schema().unwrap_or_default(),
             handler: erase(handler),
         }
@@ -240,6 +243,17 @@ impl ResourceDef {
     /// Sets the size of the raw contents in bytes, for a fixed resource (templates have none).
     pub fn size(mut self, bytes: u64) -> Self {
         self.size = Some(bytes);
+        self
+    }
+
+    /// Completes the template variable `name` with `completer` (`completion/complete` with a
+    /// `ref/resource` naming this template); declares the `completions` capability.
+    pub fn complete(
+        mut self,
+        name: impl Into<String>,
+        completer: impl super::completion::ArgumentCompleter,
+    ) -> Self {
+        self.completers.insert(name.into(), Arc::new(completer));
         self
     }
 

@@ -6,6 +6,7 @@ mod auth;
 mod auth_client;
 mod calls;
 mod changes;
+mod completion;
 mod context;
 mod corpus;
 mod engine;
@@ -19,6 +20,7 @@ mod http_client;
 mod http_server;
 mod input;
 mod json_suite;
+mod lifespan;
 #[cfg(feature = "http")]
 mod limits;
 mod metadata;

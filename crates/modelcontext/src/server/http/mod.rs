@@ -289,10 +289,14 @@ impl McpServer {
         HttpEndpoint { inner: Arc::new(shared) }
     }
 
-    /// Serves Streamable HTTP at `http://<addr>/mcp` until the process ends.
+    /// Serves Streamable HTTP at `http://<addr>/mcp` until the process ends, inside the
+    /// server's [`lifespan`](McpServer::lifespan).
     pub async fn serve_http(&self, addr: &str) -> Result<(), Error> {
         let listener = TcpListener::bind(addr).await?;
-        self.http_endpoint().serve(listener).await
+        let running = self.start().await?;
+        let served = self.http_endpoint().serve(listener).await;
+        running.shutdown().await;
+        served
     }
 }
 
