@@ -9,6 +9,7 @@ mod changes;
 mod completion;
 mod context;
 mod corpus;
+mod elicitation_forms;
 mod engine;
 #[cfg(feature = "http")]
 mod faults;
