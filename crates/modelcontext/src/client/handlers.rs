@@ -121,6 +121,8 @@ impl Handlers {
 pub(crate) struct ClientDispatch {
     pub handlers: Arc<Handlers>,
     pub listeners: super::listen::Listeners,
+    /// Dropped from on change notifications.
+    pub cache: Option<super::ResultCache>,
 }
 
 impl Dispatch for ClientDispatch {
@@ -148,6 +150,9 @@ impl Dispatch for ClientDispatch {
     fn notification(&mut self, notification: Notification, _peer: &Peer) {
         let parsed =
             ServerNotification::parse(&notification.method, notification.params.as_deref());
+        if let (Ok(parsed), Some(cache)) = (&parsed, &self.cache) {
+            cache.invalidate(parsed);
+        }
         match (parsed, &self.handlers.log, &self.handlers.elicitation_complete) {
             (Ok(ServerNotification::LoggingMessage(params)), Some(log), _) => log(params),
             (Ok(ServerNotification::ElicitationComplete(params)), _, Some(complete)) => {

@@ -35,12 +35,14 @@ use crate::engine::{Peer, Stop};
 use crate::transport::Transport;
 
 mod builder;
+mod cache;
 mod calls;
 mod handlers;
 mod listen;
 mod options;
 
 pub use builder::ClientBuilder;
+pub use cache::{MAX_CACHED_RESULTS, ResultCache};
 pub use listen::Subscription;
 pub use options::CallOptions;
 
@@ -81,6 +83,10 @@ pub struct Client {
     server_info: Option<Implementation>,
     server_capabilities: ServerCapabilities,
     instructions: Option<String>,
+    /// Modern list and read results kept as their hints allow; `None` with caching off.
+    cache: Option<ResultCache>,
+    /// This client as a principal of the cache: its `private` results are its own.
+    cache_owner: u64,
 }
 
 impl std::fmt::Debug for Stop {
@@ -228,9 +234,21 @@ impl Client {
         params
     }
 
+    /// One page of a list, from the cache when a fresh copy is there (modern era).
+    async fn list_page<R: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        cursor: Option<String>,
+    ) -> Result<R, Error> {
+        let target = cursor.clone().unwrap_or_default();
+        let fetch =
+            async { Ok((self.request::<_, Value>(method, self.page(cursor)).await?, true)) };
+        self.cached(method, &target, fetch).await
+    }
+
     /// One page of the server's tools.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.request(method::TOOLS_LIST, self.page(cursor)).await
+        self.list_page(method::TOOLS_LIST, cursor).await
     }
 
     /// Every tool, following `nextCursor` to the last page.
@@ -284,7 +302,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.request(method::RESOURCES_LIST, self.page(cursor)).await
+        self.list_page(method::RESOURCES_LIST, cursor).await
     }
 
     /// One page of the server's resource templates.
@@ -292,15 +310,25 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.request(method::RESOURCES_TEMPLATES_LIST, self.page(cursor)).await
+        self.list_page(method::RESOURCES_TEMPLATES_LIST, cursor).await
     }
 
-    /// Reads a resource.
+    /// Reads a resource, from the cache when a fresh copy is there (modern era; a read that
+    /// needed `input_required` rounds is never kept).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.read_resource_with(uri, &CallOptions::default()).await
+        let fetch = async {
+            let mut params = ReadResourceRequestParams::new(uri);
+            params.meta = self.meta();
+            let options = CallOptions::default();
+            let (value, rounds) = self
+                .request_mrtr_rounds::<_, Value>(method::RESOURCES_READ, params, &options)
+                .await?;
+            Ok((value, rounds == 0))
+        };
+        self.cached(method::RESOURCES_READ, uri, fetch).await
     }
 
-    /// [`Client::read_resource`] with per-call options.
+    /// [`Client::read_resource`] with per-call options; always asks the server.
     pub async fn read_resource_with(
         &self,
         uri: &str,
@@ -313,7 +341,7 @@ impl Client {
 
     /// One page of the server's prompts.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.request(method::PROMPTS_LIST, self.page(cursor)).await
+        self.list_page(method::PROMPTS_LIST, cursor).await
     }
 
     /// Renders a prompt with string arguments.

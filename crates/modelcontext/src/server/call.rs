@@ -15,6 +15,7 @@ use modelcontext_types::{
 };
 use serde_json::Value;
 
+use super::cache::Cacheable;
 use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
 use super::extensions::{Extensions, PrincipalId};
 use super::handler::{Found, Invocation, Kind};
@@ -48,7 +49,8 @@ impl Call<'_> {
                 let versions = MODERN_VERSIONS.iter().map(|v| v.to_string()).collect();
                 let mut result = DiscoverResult::new(versions, server.capabilities());
                 result.instructions = server.instructions.clone();
-                Reply::Now(self.finish(result))
+                let stamp = self.stamp().with_hint(server.cache.get(Cacheable::Discover));
+                Reply::Now(stamp.apply(result))
             }
             ClientRequest::ListTools(params) => {
                 let catalog = server.catalog();
@@ -127,7 +129,13 @@ impl Call<'_> {
         let (page, next) = pagination::page(&server.keys, server.page_size, kind, cursor, items)?;
         let mut result = result(page);
         result.set_next_cursor(next);
-        self.finish(result)
+        let hint = match kind {
+            "tools" => Cacheable::Tools,
+            "resources" => Cacheable::Resources,
+            "resources/templates" => Cacheable::ResourceTemplates,
+            _ => Cacheable::Prompts,
+        };
+        self.stamp().with_hint(server.cache.get(hint)).apply(result)
     }
 
     /// `tools/call`, `resources/read` and `prompts/get`. The kind finds the handler; then, the
@@ -150,7 +158,11 @@ impl Call<'_> {
             return Reply::Now(answer.and_then(|result| self.finish(result)));
         }
         let withhold = self.server.withhold_error_messages;
-        let tail = Tail { guard, round, stamp: self.stamp() };
+        let stamp = match K::cache_hint(&target, &self.server.cache) {
+            Some(hint) => self.stamp().with_hint(hint),
+            None => self.stamp(),
+        };
+        let tail = Tail { guard, round, stamp };
         Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, tail))
     }
 

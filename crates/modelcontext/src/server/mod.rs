@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
+mod cache;
 mod call;
 mod completion;
 mod context;
@@ -63,6 +64,7 @@ pub mod uri_template {
     pub use modelcontext_types::uri_template::*;
 }
 
+pub use cache::{CacheHint, Cacheable};
 pub use completion::{ArgumentCompleter, CompletionHandler, CompletionRequest, IntoCompletion};
 pub use context::Context;
 pub use elicit::Elicitation;
@@ -147,6 +149,8 @@ pub(crate) struct ServerInner {
     /// change, so a request reads one consistent snapshot and never waits for a writer.
     pub catalog: Arc<RwLock<Arc<Catalog>>>,
     pub completion: Option<Arc<dyn CompletionHandler>>,
+    /// The caching hints of modern list, discover and read results ([`McpServer::cache_hint`]).
+    pub cache: cache::CacheHints,
     /// Start-up and shutdown hooks and the state they built ([`McpServer::lifespan`]); shared
     /// by every clone of the server.
     pub lifespan: Arc<lifespan::Lifespan>,
@@ -280,6 +284,7 @@ impl McpServer {
             completion: None,
             on_roots_changed: None,
             lifespan: Arc::default(),
+            cache: cache::CacheHints::default(),
             state: HashMap::new(),
             page_size: None,
             keys: seal::KeyRing::random(),
@@ -468,6 +473,17 @@ impl McpServer {
     /// Sets the handler of `completion/complete` (and declares the `completions` capability).
     pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
         self.inner_mut().completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets the caching hint of one kind of modern result (default `ttlMs: 0`, `private`: do
+    /// not reuse). A client may serve a fresh cached result without asking again, so hint a
+    /// list only as long as its staleness is acceptable (a `list_changed` notification still
+    /// invalidates it for a client that listens). `Public` lets clients share a result across
+    /// principals: only for lists that do not depend on who asks. The handshake era has no
+    /// hints.
+    pub fn cache_hint(mut self, what: Cacheable, hint: CacheHint) -> Self {
+        self.inner_mut().cache.set(what, hint);
         self
     }
 

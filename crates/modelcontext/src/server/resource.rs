@@ -169,6 +169,8 @@ pub struct ResourceDef {
     annotations: Option<Annotations>,
     size: Option<u64>,
     meta: Option<Meta>,
+    /// The caching hint of its reads ([`ResourceDef::cache_hint`]).
+    cache_hint: Option<super::CacheHint>,
     /// Per-variable completers of a template, by variable name.
     pub(crate) completers: super::completion::Completers,
     params_schema: Map<String, Value>,
@@ -198,6 +200,7 @@ impl ResourceDef {
             size: None,
             meta: None,
             completers: Default::default(),
+            cache_hint: None,
             params_schema: handler.args_schema().unwrap_or_default(),
             handler: erase(handler),
         }
@@ -254,6 +257,13 @@ impl ResourceDef {
         completer: impl super::completion::ArgumentCompleter,
     ) -> Self {
         self.completers.insert(name.into(), Arc::new(completer));
+        self
+    }
+
+    /// Sets the caching hint of this resource's modern `resources/read` results, instead of
+    /// the server's (see [`McpServer::cache_hint`](super::McpServer::cache_hint)).
+    pub fn cache_hint(mut self, hint: super::CacheHint) -> Self {
+        self.cache_hint = Some(hint);
         self
     }
 
@@ -412,6 +422,13 @@ impl Kind for ResourceKind {
 
     fn into_wire(contents: Vec<ResourceContents>) -> ReadResourceResult {
         ReadResourceResult::new(contents)
+    }
+
+    fn cache_hint(
+        target: &ResourceTarget,
+        hints: &super::cache::CacheHints,
+    ) -> Option<super::CacheHint> {
+        Some(target.def.cache_hint.unwrap_or_else(|| hints.get(super::Cacheable::Reads)))
     }
 }
 
