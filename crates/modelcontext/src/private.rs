@@ -118,6 +118,9 @@ impl<R: IntoToolResult> PickResult for &&Pick<R> {
     }
 }
 
+/// `Result<T, E>` to `Result<Json<T>, E>`.
+pub type WrapOk<T, E> = fn(Result<T, E>) -> Result<Json<T>, E>;
+
 /// The second level: a `Result` whose `Ok` value is structured.
 pub trait PickStructuredResult {
     /// The `Ok` type.
@@ -125,7 +128,7 @@ pub trait PickStructuredResult {
     /// The error type.
     type Err;
     /// `Ok` wrapped in [`Json`].
-    fn pick(&self) -> fn(Result<Self::Ok, Self::Err>) -> Result<Json<Self::Ok>, Self::Err>;
+    fn pick(&self) -> WrapOk<Self::Ok, Self::Err>;
 }
 
 impl<T, E> PickStructuredResult for &Pick<Result<T, E>>
@@ -135,7 +138,7 @@ where
 {
     type Ok = T;
     type Err = E;
-    fn pick(&self) -> fn(Result<T, E>) -> Result<Json<T>, E> {
+    fn pick(&self) -> WrapOk<T, E> {
         |result| result.map(Json)
     }
 }

@@ -166,7 +166,7 @@ impl Client {
             },
             Ok(result) => result,
         };
-        if !result.supported_versions.iter().any(|v| *v == self.protocol_version) {
+        if !result.supported_versions.contains(&self.protocol_version) {
             return Err(Error::negotiation(format!(
                 "server supports {:?}, not {}",
                 result.supported_versions, self.protocol_version
