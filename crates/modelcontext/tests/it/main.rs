@@ -19,6 +19,8 @@ mod fuzz_corpus;
 #[cfg(feature = "http")]
 mod http_client;
 #[cfg(feature = "http")]
+mod http_modes;
+#[cfg(feature = "http")]
 mod http_server;
 mod input;
 mod json_suite;

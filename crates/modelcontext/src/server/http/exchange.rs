@@ -38,7 +38,9 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     match *request.method() {
         Method::POST => post(shared, request, extensions).await,
         // 2026-07-28 has no GET stream and no sessions to delete.
-        Method::GET | Method::DELETE if modern_header => method_not_allowed(),
+        Method::GET | Method::DELETE if modern_header || shared.options.stateless => {
+            method_not_allowed()
+        }
         Method::GET => sessions::get(&shared, request.headers(), &extensions).await,
         Method::DELETE => sessions::delete(&shared, request.headers(), &extensions),
         _ => method_not_allowed(),
@@ -76,6 +78,8 @@ async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> 
     let headers = parts.headers;
     if is_modern_header(&headers) || claims_modern(&message) {
         modern(&shared, &headers, message, extensions).await
+    } else if shared.options.stateless {
+        super::stateless::post(&shared, &headers, message, extensions).await
     } else {
         sessions::post(&shared, &headers, message, extensions).await
     }
@@ -162,7 +166,7 @@ fn claims_modern(message: &Message) -> bool {
 /// The stateless path of 2026-07-28: the checks, then the handler, driven by this task and,
 /// when it sends anything before its result, by the response body. No session, no engine, no
 /// task: the request is parsed once, and closing the response drops (cancels) the handler.
-async fn modern(
+pub(crate) async fn modern(
     shared: &Shared,
     headers: &HeaderMap,
     message: Message,
@@ -193,10 +197,48 @@ async fn modern(
     let reply = shared.server.answer_stateless(request, id.clone(), client, &peer, extensions);
     // The handler's context holds its own clone: the channel ends when the handler does.
     drop(peer);
+    answer_reply(shared, reply, rx, id).await
+}
+
+/// The HTTP answer to a request answered without a session: at once, or by driving its
+/// handler (as JSON only, in JSON response mode).
+pub(crate) async fn answer_reply(
+    shared: &Shared,
+    reply: Reply,
+    rx: mpsc::Receiver<Message>,
+    id: RequestId,
+) -> Response {
     match reply {
         Reply::Now(outcome) => rpc_answer(id, outcome),
+        Reply::Stream(_) if shared.options.json_response => {
+            let error = McpError::invalid_request(
+                "This endpoint answers with JSON only (JSON response mode): a stream such as \
+                 subscriptions/listen cannot be served",
+            );
+            error_response(StatusCode::BAD_REQUEST, Some(id), error)
+        }
+        Reply::Later(future) if shared.options.json_response => {
+            rpc_answer(id.clone(), drive_to_json(catching_panics(future), rx).await)
+        }
         Reply::Later(future) | Reply::Stream(future) => {
             drive(catching_panics(future), rx, id).await
+        }
+    }
+}
+
+/// Runs a handler to its result, dropping what it sends before it (JSON response mode has no
+/// stream to carry it); draining keeps a handler that sends a lot from waiting on the channel.
+async fn drive_to_json<F>(mut handler: F, mut sent: mpsc::Receiver<Message>) -> Outcome
+where
+    F: Future<Output = Outcome> + Send + Unpin,
+{
+    loop {
+        tokio::select! {
+            biased;
+            outcome = &mut handler => return outcome,
+            Some(dropped) = sent.recv() => {
+                tracing::debug!(message = %dropped.encode(), "JSON response mode: not sent");
+            }
         }
     }
 }

@@ -40,6 +40,7 @@ mod legacy_sse;
 mod security;
 mod serve;
 mod sessions;
+mod stateless;
 
 pub use events::{
     DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventStore,
@@ -160,6 +161,23 @@ pub struct HttpOptions {
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
     pub legacy_sse: bool,
+    /// Answers every POSTed request with one `application/json` body, never an SSE stream
+    /// (Python's `json_response=True`), for proxies and clients that cannot read streams.
+    /// What a handler sends before its result has nowhere to go on its POST then: a 2025-11-25
+    /// session sends it on the GET stream (kept for resumption if none is open); a 2026-07-28
+    /// request's notifications (progress, logs) are dropped, and `subscriptions/listen` is
+    /// refused. Off by default.
+    pub json_response: bool,
+    /// Serves the handshake era without sessions (Python's `stateless_http=True`): no
+    /// `Mcp-Session-Id`, any instance of a fleet can answer any request, nothing is kept
+    /// between requests. `initialize` is answered (with no `subscribe` or `listChanged`
+    /// capabilities), and each later request is served on its own as a client of the
+    /// `MCP-Protocol-Version` it names that declared no capabilities: no server-to-client
+    /// requests (a handler's `elicit`, `sample` or `list_roots` fails with -32021), no GET
+    /// stream, no DELETE (405), no `resources/subscribe` (-32601), and `logging/setLevel` is
+    /// accepted but has no request to apply to. 2026-07-28 requests are stateless anyway.
+    /// Off by default.
+    pub stateless: bool,
     /// OAuth 2.1 protection (feature `auth`): every request needs a valid bearer token for
     /// this resource; [`HttpEndpoint::router`] also serves the protected-resource metadata.
     /// Mounting [`HttpEndpoint::into_service`] yourself? Merge
@@ -184,6 +202,8 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
             .field("legacy_sse", &self.legacy_sse)
+            .field("json_response", &self.json_response)
+            .field("stateless", &self.stateless)
             .finish_non_exhaustive()
     }
 }
@@ -205,6 +225,8 @@ impl Default for HttpOptions {
             keep_alive: Duration::from_secs(15),
             event_store: Arc::new(MemoryEventStore::default()),
             legacy_sse: false,
+            json_response: false,
+            stateless: false,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -259,6 +281,10 @@ setters! {
     event_store: Arc<dyn EventStore>;
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (default off).
     legacy_sse: bool;
+    /// Answers every request with one JSON body, never SSE (default off; see the field).
+    json_response: bool;
+    /// Serves the handshake era without sessions (default off; see the field).
+    stateless: bool;
 }
 
 #[cfg(feature = "auth")]

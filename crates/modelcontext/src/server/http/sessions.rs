@@ -94,6 +94,8 @@ struct Routes {
     next_stream: u64,
     /// A 2024-11-05 HTTP+SSE session: its one stream cannot be resumed, so it is never cut.
     legacy: bool,
+    /// JSON response mode: a POST carries only its response; the rest goes to the GET stream.
+    json_only: bool,
 }
 
 /// A POST waiting for its answer.
@@ -365,6 +367,7 @@ impl Session {
             standalone: None,
             next_stream: STANDALONE + 1,
             legacy: false,
+            json_only: shared.options.json_response,
         };
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
@@ -570,6 +573,7 @@ impl Routes {
             Message::Response(response) => {
                 response.id.clone().filter(|id| self.waiting.contains_key(id))
             }
+            _ if self.json_only => None,
             Message::Notification(n) if n.method == method::PROGRESS => {
                 let token = progress_token_of(n.params.as_deref())?;
                 self.progress.get(&token).cloned()
