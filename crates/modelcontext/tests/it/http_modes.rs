@@ -134,9 +134,9 @@ async fn json_response_mode_never_streams() {
     assert_eq!(answer.json("2025-11-25")["result"]["content"][0]["text"], "done");
 }
 
-#[tokio::test]
-async fn json_response_mode_serves_our_client_in_both_eras() {
-    let endpoint = start(HttpOptions::default().json_response(true)).await;
+/// Our client, in both eras, calls `slow` on an endpoint with `options`.
+async fn our_client_is_served(options: HttpOptions) {
+    let endpoint = start(options).await;
     for mode in [EraMode::Handshake, EraMode::Modern] {
         let transport = HttpTransport::new(&endpoint.url).expect("url");
         let client = Client::builder().era(mode).connect(transport).await.expect("connects");
@@ -144,6 +144,13 @@ async fn json_response_mode_serves_our_client_in_both_eras() {
         assert_eq!(result.is_error, None, "{mode:?}");
         client.close().await;
     }
+}
+
+#[tokio::test]
+async fn both_modes_serve_our_client_in_both_eras() {
+    our_client_is_served(HttpOptions::default().json_response(true)).await;
+    our_client_is_served(HttpOptions::default().stateless(true)).await;
+    our_client_is_served(HttpOptions::default().stateless(true).json_response(true)).await;
 }
 
 #[tokio::test]
@@ -175,16 +182,4 @@ async fn stateless_handshake_serving_keeps_no_session() {
     // No GET stream, no session to delete.
     assert_eq!(endpoint.send(Method::GET, &[], "").await.status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(endpoint.send(Method::DELETE, &[], "").await.status, StatusCode::METHOD_NOT_ALLOWED);
-}
-
-#[tokio::test]
-async fn a_stateless_endpoint_serves_our_client_in_both_eras() {
-    let endpoint = start(HttpOptions::default().stateless(true)).await;
-    for mode in [EraMode::Handshake, EraMode::Modern] {
-        let transport = HttpTransport::new(&endpoint.url).expect("url");
-        let client = Client::builder().era(mode).connect(transport).await.expect("connects");
-        let result = client.call_tool("slow", json!({})).await.expect("answered");
-        assert_eq!(result.is_error, None, "{mode:?}");
-        client.close().await;
-    }
 }
