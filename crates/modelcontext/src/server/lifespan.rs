@@ -71,17 +71,18 @@ where
     Arc::new(Pair { start, stop, error: std::marker::PhantomData })
 }
 
-/// The hooks and, while the server runs, the state they built. Shared by every clone of the
-/// server, so connections served after `start` see the state.
-#[derive(Default)]
+/// The hooks (copied with the server's settings, so a clone that adds one does not change the
+/// original) and, while the server runs, the state they built (shared by every clone, so
+/// connections served after `start` see it).
+#[derive(Clone, Default)]
 pub(crate) struct Lifespan {
-    hooks: RwLock<Vec<Arc<dyn Hook>>>,
-    state: RwLock<HashMap<TypeId, AnyState>>,
+    hooks: Vec<Arc<dyn Hook>>,
+    state: Arc<RwLock<HashMap<TypeId, AnyState>>>,
 }
 
 impl Lifespan {
-    pub(crate) fn add(&self, hook: Arc<dyn Hook>) {
-        self.hooks.write().unwrap_or_else(|e| e.into_inner()).push(hook);
+    pub(crate) fn add(&mut self, hook: Arc<dyn Hook>) {
+        self.hooks.push(hook);
     }
 
     /// The state of type `T`, while the server runs.
@@ -92,17 +93,15 @@ impl Lifespan {
 
     /// Runs the start hooks in order. If one fails, the ones that succeeded are stopped (in
     /// reverse order) before the error is returned: a failed start-up leaks nothing.
-    pub(crate) async fn start(self: &Arc<Self>) -> Result<Running, Error> {
-        let hooks = self.hooks.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let mut running = Running { lifespan: Arc::clone(self), started: Vec::new() };
-        for hook in hooks {
+    pub(crate) async fn start(&self) -> Result<Running, Error> {
+        let mut running = Running { state: Arc::clone(&self.state), started: Vec::new() };
+        for hook in &self.hooks {
             match hook.start().await {
                 Ok((type_id, state)) => {
-                    self.state
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(type_id, Arc::clone(&state));
-                    running.started.push((hook, type_id, state));
+                    let mut published = self.state.write().unwrap_or_else(|e| e.into_inner());
+                    published.insert(type_id, Arc::clone(&state));
+                    drop(published);
+                    running.started.push((Arc::clone(hook), type_id, state));
                 }
                 Err(err) => {
                     running.shutdown().await;
@@ -117,7 +116,7 @@ impl Lifespan {
 /// A started server's lifespan: call [`Running::shutdown`] when serving is over.
 #[must_use = "call `shutdown` when serving ends, or the stop hooks never run"]
 pub struct Running {
-    lifespan: Arc<Lifespan>,
+    state: Arc<RwLock<HashMap<TypeId, AnyState>>>,
     started: Vec<(Arc<dyn Hook>, TypeId, AnyState)>,
 }
 
@@ -132,7 +131,7 @@ impl Running {
     /// holding the state keep their `Arc` until they finish.
     pub async fn shutdown(mut self) {
         while let Some((hook, type_id, state)) = self.started.pop() {
-            self.lifespan.state.write().unwrap_or_else(|e| e.into_inner()).remove(&type_id);
+            self.state.write().unwrap_or_else(|e| e.into_inner()).remove(&type_id);
             hook.stop(state).await;
         }
     }

@@ -151,9 +151,8 @@ pub(crate) struct ServerInner {
     pub completion: Option<Arc<dyn CompletionHandler>>,
     /// The caching hints of modern list, discover and read results ([`McpServer::cache_hint`]).
     pub cache: cache::CacheHints,
-    /// Start-up and shutdown hooks and the state they built ([`McpServer::lifespan`]); shared
-    /// by every clone of the server.
-    pub lifespan: Arc<lifespan::Lifespan>,
+    /// Start-up and shutdown hooks and the state they built ([`McpServer::lifespan`]).
+    pub lifespan: lifespan::Lifespan,
     /// Runs on `notifications/roots/list_changed` ([`McpServer::on_roots_changed`]).
     pub on_roots_changed: Option<roots::RootsHook>,
     /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
@@ -283,7 +282,7 @@ impl McpServer {
             catalog: Arc::default(),
             completion: None,
             on_roots_changed: None,
-            lifespan: Arc::default(),
+            lifespan: lifespan::Lifespan::default(),
             cache: cache::CacheHints::default(),
             state: HashMap::new(),
             page_size: None,
@@ -507,7 +506,11 @@ impl McpServer {
     /// serve connections yourself, call [`McpServer::start`] first and
     /// [`Running::shutdown`] after. Pairs start in the order added and stop in reverse; a
     /// start that fails stops the ones before it, and serving does not begin.
-    pub fn lifespan<T, E, Start, StartFut, Stop, StopFut>(self, start: Start, stop: Stop) -> Self
+    pub fn lifespan<T, E, Start, StartFut, Stop, StopFut>(
+        mut self,
+        start: Start,
+        stop: Stop,
+    ) -> Self
     where
         T: Send + Sync + 'static,
         E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
@@ -516,7 +519,7 @@ impl McpServer {
         Stop: Fn(Arc<T>) -> StopFut + Send + Sync + 'static,
         StopFut: std::future::Future<Output = ()> + Send + 'static,
     {
-        self.inner.lifespan.add(lifespan::hook(start, stop));
+        self.inner_mut().lifespan.add(lifespan::hook(start, stop));
         self
     }
 
