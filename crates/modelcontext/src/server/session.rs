@@ -124,6 +124,15 @@ impl SharedSession {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The revision `initialize` negotiated, once it did.
+    #[cfg(feature = "http")]
+    pub(crate) fn handshake_version(&self) -> Option<&'static str> {
+        match &self.lock().era {
+            EraState::Handshake(view) => Some(view.protocol_version),
+            _ => None,
+        }
+    }
+
     /// Answers `request` at once or returns its handler, as the engine would.
     pub(crate) fn request(&self, request: Request, peer: &Peer) -> Reply {
         self.lock().request(request, peer)

@@ -183,3 +183,51 @@ async fn stateless_handshake_serving_keeps_no_session() {
     assert_eq!(endpoint.send(Method::GET, &[], "").await.status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(endpoint.send(Method::DELETE, &[], "").await.status, StatusCode::METHOD_NOT_ALLOWED);
 }
+
+/// `initialize` at `version`; the session id.
+async fn session_at(endpoint: &Endpoint, version: &str) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    );
+    let answer = endpoint.post(&[], &body).await;
+    let session = answer.headers.get("mcp-session-id").and_then(|v| v.to_str().ok());
+    session.expect("a session").to_owned()
+}
+
+#[tokio::test]
+async fn a_2025_03_26_session_takes_json_rpc_batches() {
+    let endpoint = start(HttpOptions::default()).await;
+    let session = session_at(&endpoint, "2025-03-26").await;
+    let headers = [("mcp-session-id", session.as_str())];
+    let batch = format!(
+        r#"[{{"jsonrpc":"2.0","id":1,"method":"tools/list"}},{{"jsonrpc":"2.0","method":"notifications/initialized"}},{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{{SLOW_CALL},"_meta":{{"progressToken":"b"}}}}}},{{"jsonrpc":"2.0","id":3,"method":"initialize","params":{{}}}}]"#
+    );
+    let answer = endpoint.post(&headers, &batch).await;
+    assert_eq!((answer.status, answer.content_type()), (StatusCode::OK, "application/json"));
+    let value: Value = serde_json::from_str(&answer.body).expect("JSON");
+    assert_valid("2025-03-26", "JSONRPCBatchResponse", &value);
+    let by_id = |id: i64| value.as_array().and_then(|a| a.iter().find(|r| r["id"] == id)).cloned();
+    assert_eq!(by_id(1).expect("tools/list")["result"]["tools"].as_array().map(Vec::len), Some(2));
+    assert_eq!(by_id(2).expect("tools/call")["result"]["content"][0]["text"], "done");
+    assert_eq!(by_id(3).expect("initialize")["error"]["code"], -32600, "{value}");
+
+    // Only notifications: accepted, no body. Empty or malformed: refused.
+    let only = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(endpoint.post(&headers, only).await.status, StatusCode::ACCEPTED);
+    assert_eq!(endpoint.post(&headers, "[]").await.status, StatusCode::BAD_REQUEST);
+    let malformed = endpoint.post(&headers, r#"[{"jsonrpc":"2.0","id":9}]"#).await;
+    let value: Value = serde_json::from_str(&malformed.body).expect("JSON");
+    assert_eq!(value[0]["error"]["code"], -32600, "{value}");
+}
+
+#[tokio::test]
+async fn later_revisions_and_sessionless_posts_refuse_batches() {
+    let endpoint = start(HttpOptions::default()).await;
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#;
+    let session = session_at(&endpoint, "2025-11-25").await;
+    let answer = endpoint.post(&[("mcp-session-id", session.as_str())], batch).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer.json("2025-11-25")["error"]["code"], -32600);
+    let answer = endpoint.post(&[], batch).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+}

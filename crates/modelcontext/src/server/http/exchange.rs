@@ -71,11 +71,19 @@ fn is_modern_header(headers: &HeaderMap) -> bool {
 
 async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> Response {
     let (parts, body) = request.into_parts();
-    let message = match read_body(&shared, &parts.headers, body).await {
-        Ok(message) => message,
+    let bytes = match read_bytes(&shared, &parts.headers, body).await {
+        Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
     let headers = parts.headers;
+    // A JSON-RPC batch: only a 2025-03-26 session takes one (no later revision has them).
+    if is_batch(&bytes) && !is_modern_header(&headers) && !shared.options.stateless {
+        return super::batch::post(&shared, &headers, &bytes, extensions).await;
+    }
+    let message = match decode(&shared, &bytes) {
+        Ok(message) => message,
+        Err(refused) => return refused,
+    };
     if is_modern_header(&headers) || claims_modern(&message) {
         modern(&shared, &headers, message, extensions).await
     } else if shared.options.stateless {
@@ -98,6 +106,26 @@ async fn read_body(
     headers: &HeaderMap,
     body: axum::body::Body,
 ) -> Result<Message, Response> {
+    decode(shared, &read_bytes(shared, headers, body).await?)
+}
+
+/// The one JSON-RPC message of a body, or 400 with the parse error.
+pub(crate) fn decode(shared: &Shared, bytes: &[u8]) -> Result<Message, Response> {
+    Message::decode_with_depth(bytes, shared.server.json_depth_limit())
+        .map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
+}
+
+/// Whether a body is a JSON array (a JSON-RPC batch).
+fn is_batch(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// A POST body's bytes, after the content checks: 415 / 406 / 408 / 413 otherwise.
+async fn read_bytes(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Bytes, Response> {
     if let Some(refused) = check_content_headers(headers) {
         return Err(refused);
     }
@@ -107,12 +135,10 @@ async fn read_body(
             McpError::invalid_request(format!("Request body not received within {timeout:?}"));
         return Err(error_response(StatusCode::REQUEST_TIMEOUT, None, error));
     };
-    let Ok(bytes) = read else {
+    read.map_err(|_| {
         let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
-        return Err(error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error));
-    };
-    Message::decode_with_depth(&bytes, shared.server.json_depth_limit())
-        .map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
+        error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error)
+    })
 }
 
 /// 415 for a body that is not JSON; 406 when the client accepts neither JSON nor SSE.

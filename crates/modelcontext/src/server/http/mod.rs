@@ -32,6 +32,7 @@ use tokio::net::TcpListener;
 
 use crate::{Error, McpServer};
 
+mod batch;
 mod caller;
 mod events;
 mod exchange;
