@@ -28,9 +28,7 @@ pub(crate) async fn post(
     let refuse = |message: &str| {
         error_response(StatusCode::BAD_REQUEST, None, McpError::invalid_request(message))
     };
-    let Some(id) = header_str(headers, SESSION_HEADER) else {
-        return refuse("A batch needs a 2025-03-26 session: send initialize on its own first");
-    };
+    let id = header_str(headers, SESSION_HEADER).unwrap_or_default();
     let Some(session) = shared.sessions.find(id, &extensions) else { return session_not_found() };
     if session.protocol_version() != Some(BATCH_VERSION) {
         return refuse("JSON-RPC batches are accepted only on sessions that negotiated 2025-03-26");

@@ -76,8 +76,10 @@ async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> 
         Err(refused) => return refused,
     };
     let headers = parts.headers;
-    // A JSON-RPC batch: only a 2025-03-26 session takes one (no later revision has them).
-    if is_batch(&bytes) && !is_modern_header(&headers) && !shared.options.stateless {
+    // A JSON-RPC batch: only a 2025-03-26 session takes one (no later revision has them);
+    // without a session it is refused below like any other array.
+    let in_session = headers.contains_key(sessions::SESSION_HEADER);
+    if is_batch(&bytes) && in_session && !is_modern_header(&headers) && !shared.options.stateless {
         return super::batch::post(&shared, &headers, &bytes, extensions).await;
     }
     let message = match decode(&shared, &bytes) {
@@ -192,7 +194,7 @@ fn claims_modern(message: &Message) -> bool {
 /// The stateless path of 2026-07-28: the checks, then the handler, driven by this task and,
 /// when it sends anything before its result, by the response body. No session, no engine, no
 /// task: the request is parsed once, and closing the response drops (cancels) the handler.
-pub(crate) async fn modern(
+async fn modern(
     shared: &Shared,
     headers: &HeaderMap,
     message: Message,

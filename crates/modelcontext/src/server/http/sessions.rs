@@ -436,12 +436,7 @@ impl Session {
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx, false);
         let sent_before = self.peer.sent_count();
-        let ran = match self.dispatch.request(request, &self.peer) {
-            Reply::Now(outcome) => Ran::Finished(outcome),
-            Reply::Later(handler) => self.run_here(id.clone(), handler, false),
-            Reply::Stream(handler) => self.run_here(id.clone(), handler, true),
-        };
-        let outcome = match ran {
+        let outcome = match self.dispatch_here(request) {
             Ran::Finished(outcome) => outcome,
             Ran::HandedOver => return self.answer_later(rx, id, stream).await,
             Ran::SessionEnded => return self.forget(&id),
@@ -468,12 +463,7 @@ impl Session {
         }
         let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
         lock(&self.routes).register(&request, tx, true);
-        let ran = match self.dispatch.request(request, &self.peer) {
-            Reply::Now(outcome) => Ran::Finished(outcome),
-            Reply::Later(handler) => self.run_here(id.clone(), handler, false),
-            Reply::Stream(handler) => self.run_here(id.clone(), handler, true),
-        };
-        let outcome = match ran {
+        let outcome = match self.dispatch_here(request) {
             Ran::Finished(outcome) => outcome,
             Ran::HandedOver => loop {
                 match rx.recv().await.map(|delivery| delivery.message) {
@@ -491,6 +481,16 @@ impl Session {
     /// The protocol revision the session negotiated.
     pub(crate) fn protocol_version(&self) -> Option<&'static str> {
         self.dispatch.handshake_version()
+    }
+
+    /// Dispatches `request` on the session and polls its handler once in this task.
+    fn dispatch_here(&self, request: Request) -> Ran {
+        let id = request.id.clone();
+        match self.dispatch.request(request, &self.peer) {
+            Reply::Now(outcome) => Ran::Finished(outcome),
+            Reply::Later(handler) => self.run_here(id, handler, false),
+            Reply::Stream(handler) => self.run_here(id, handler, true),
+        }
     }
 
     /// Runs a handler's first poll in this task: most finish there. One that does not goes to
