@@ -42,11 +42,12 @@ pub(crate) async fn post(
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
     };
-    let messages: Vec<Result<Message, RpcResponse>> = items
+    // The error is boxed: a response is large beside a message.
+    let messages: Vec<Result<Message, Box<RpcResponse>>> = items
         .iter()
         .map(|item| {
             Message::decode_with_depth(item.get().as_bytes(), shared.server.json_depth_limit())
-                .map_err(|err| err.to_response())
+                .map_err(|err| Box::new(err.to_response()))
         })
         .collect();
     // Every call's scopes are checked before any of them runs.
@@ -71,9 +72,12 @@ pub(crate) async fn post(
 }
 
 /// The response one element of a batch gets, if any.
-async fn answer(session: &Session, message: Result<Message, RpcResponse>) -> Option<RpcResponse> {
+async fn answer(
+    session: &Session,
+    message: Result<Message, Box<RpcResponse>>,
+) -> Option<RpcResponse> {
     match message {
-        Err(malformed) => Some(malformed),
+        Err(malformed) => Some(*malformed),
         Ok(Message::Request(request)) if request.method == method::INITIALIZE => {
             let error = McpError::invalid_request("initialize must not be part of a batch");
             Some(RpcResponse::error(Some(request.id), error))

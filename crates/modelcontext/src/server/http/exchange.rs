@@ -112,7 +112,8 @@ async fn read_body(
 }
 
 /// The one JSON-RPC message of a body, or 400 with the parse error.
-pub(crate) fn decode(shared: &Shared, bytes: &[u8]) -> Result<Message, Response> {
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
+fn decode(shared: &Shared, bytes: &[u8]) -> Result<Message, Response> {
     Message::decode_with_depth(bytes, shared.server.json_depth_limit())
         .map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
 }
