@@ -487,7 +487,9 @@ impl McpServer {
     }
 
     /// Runs `hook` each time a handshake-era client sends `notifications/roots/list_changed`,
-    /// in a task of its own; [`RootsChanged::list_roots`] asks the client for the new roots.
+    /// in a task of its own, one run at a time per connection (notifications during a run
+    /// cause one more run after it); [`RootsChanged::list_roots`] asks the client for the new
+    /// roots.
     /// (2026-07-28 has no such notification: a modern handler asks with
     /// [`Context::list_roots`] when it needs them.)
     pub fn on_roots_changed<F, Fut>(mut self, hook: F) -> Self

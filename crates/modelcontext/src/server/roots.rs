@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use modelcontext_types::{ListRootsResult, McpError, RequestParams, Root, method, to_raw};
 
@@ -64,12 +65,42 @@ impl RootsChanged {
     }
 }
 
-/// Runs `hook` for one notification, in its own task: the engine loop does not wait for it.
-pub(crate) fn changed(hook: Option<&RootsHook>, peer: &Peer, extensions: &Arc<Extensions>) {
+/// Whether a connection's hook is running, and whether a change came in meanwhile: one run
+/// at a time per connection, so a client that floods the notification starts one task, not
+/// one per message.
+#[derive(Clone, Default)]
+pub(crate) struct Runs(Arc<AtomicU8>);
+
+const IDLE: u8 = 0;
+const RUNNING: u8 = 1;
+/// Running, and changed again since the run began: run once more when it ends.
+const AGAIN: u8 = 2;
+
+/// Runs `hook` for a notification in its own task (the engine loop does not wait for it), or,
+/// if a run is under way, has that run go once more when it ends.
+pub(crate) fn changed(
+    hook: Option<&RootsHook>,
+    peer: &Peer,
+    extensions: &Arc<Extensions>,
+    runs: &Runs,
+) {
     let Some(hook) = hook else {
         tracing::debug!("roots changed; no hook set");
         return;
     };
+    let next = |state| Some(if state == IDLE { RUNNING } else { AGAIN });
+    let Ok(IDLE) = runs.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, next) else {
+        return;
+    };
     let changed = RootsChanged { peer: peer.downgrade(), extensions: Arc::clone(extensions) };
-    tokio::spawn(hook(changed));
+    let (hook, runs) = (Arc::clone(hook), runs.clone());
+    tokio::spawn(async move {
+        loop {
+            hook(changed.clone()).await;
+            if runs.0.compare_exchange(RUNNING, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                return;
+            }
+            runs.0.store(RUNNING, Ordering::Release);
+        }
+    });
 }

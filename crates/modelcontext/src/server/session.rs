@@ -37,6 +37,8 @@ pub(crate) struct ServerSession {
     forwarder: Option<AbortOnDrop>,
     /// What the transport knows about this connection, for every context.
     extensions: Arc<Extensions>,
+    /// Handshake era: the `roots/list_changed` hook's runs on this connection.
+    roots_runs: super::roots::Runs,
 }
 
 /// Aborts a task when dropped.
@@ -65,6 +67,7 @@ impl ServerSession {
             subscribed: Subscribed::default(),
             forwarder: None,
             extensions: Arc::default(),
+            roots_runs: Default::default(),
         }
     }
 
@@ -230,7 +233,7 @@ impl Dispatch for ServerSession {
                 if matches!(self.era, EraState::Handshake(_)) =>
             {
                 let hook = self.server.on_roots_changed.as_ref();
-                super::roots::changed(hook, peer, &self.extensions);
+                super::roots::changed(hook, peer, &self.extensions, &self.roots_runs);
             }
             Ok(_) => {}
             Err(err) => {
