@@ -121,3 +121,19 @@ async fn every_definition_carries_its_icons_and_metadata() {
         }
     }
 }
+
+#[tokio::test]
+async fn our_client_sees_the_metadata_over_every_transport() {
+    for mode in [modelcontext::EraMode::Handshake, modelcontext::EraMode::Modern] {
+        for &http in crate::support::TRANSPORTS {
+            let builder = modelcontext::Client::builder().era(mode);
+            let client = crate::support::connect(macro_server(), builder, http).await;
+            let tools = client.list_all_tools().await.expect("tools");
+            assert_eq!(tools[0].icons, Some(vec![Icon::new("https://example.com/hello.png")]));
+            let resources = client.list_resources(None).await.expect("resources");
+            assert_eq!(resources.resources[0].size, Some(2048), "{mode:?} {http}");
+            let prompts = client.list_prompts(None).await.expect("prompts");
+            assert_eq!(prompts.prompts[0].meta, Some(meta("prompt")));
+        }
+    }
+}

@@ -153,3 +153,20 @@ async fn a_hand_written_output_schema_is_enforced() {
         }
     }
 }
+
+#[tokio::test]
+async fn structured_output_reaches_our_client_over_every_transport() {
+    for mode in [modelcontext::EraMode::Handshake, modelcontext::EraMode::Modern] {
+        for &http in crate::support::TRANSPORTS {
+            let builder = modelcontext::Client::builder().era(mode);
+            let client = crate::support::connect(server(), builder, http).await;
+            let tools = client.list_all_tools().await.expect("tools");
+            let book = tools.iter().find(|t| t.name == "book_of_the_day").expect("listed");
+            assert!(book.output_schema.is_some(), "{mode:?} {http}");
+            let result = client.call_tool("book_of_the_day", json!({})).await.expect("called");
+            assert_eq!(result.structured_content, Some(json!({"title": "Dune", "year": 1965})));
+            let bad = client.call_tool("counted", json!({"count": -1})).await.expect("a result");
+            assert_eq!(bad.is_error, Some(true), "{mode:?} {http}");
+        }
+    }
+}
