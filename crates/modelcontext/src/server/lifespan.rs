@@ -4,8 +4,10 @@
 //! [`McpServer::lifespan`](super::McpServer::lifespan) registers a pair of hooks;
 //! [`McpServer::start`](super::McpServer::start) runs every start hook in registration order
 //! and publishes what each built, [`Running::shutdown`] runs the stop hooks in reverse order
-//! and withdraws the state. `run_stdio` and `serve_http` do both around serving; a server
-//! served connection by connection (`serve`, `in_memory`) calls `start` itself.
+//! and withdraws the state. `run_stdio` does both around serving; `serve_http` starts, and
+//! stops only if serving fails (it serves until the process ends); a server served connection
+//! by connection (`serve`, `in_memory`), or stopped on a signal, calls `start` and `shutdown`
+//! itself.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;

@@ -504,9 +504,10 @@ impl McpServer {
     /// Adds an async start-up and shutdown pair around serving, as Python's `lifespan`: `start`
     /// builds a `T` (open a pool) before the first request; handlers read it with
     /// [`Context::lifespan::<T>()`](Context::lifespan); `stop` gets it back after the last
-    /// (close the pool). [`McpServer::run_stdio`] and `serve_http` run both around serving; to
-    /// serve connections yourself, call [`McpServer::start`] first and
-    /// [`Running::shutdown`] after. Pairs start in the order added and stop in reverse; a
+    /// (close the pool). [`McpServer::run_stdio`] runs both around serving (stop at end of
+    /// input); `serve_http` runs start first, and stop only if serving fails, since it serves
+    /// until the process ends. To stop gracefully (on a signal, say) or to serve connections
+    /// yourself, call [`McpServer::start`] first and [`Running::shutdown`] after. Pairs start in the order added and stop in reverse; a
     /// start that fails stops the ones before it, and serving does not begin.
     pub fn lifespan<T, E, Start, StartFut, Stop, StopFut>(
         mut self,
