@@ -25,6 +25,9 @@ pub struct ArgOptions {
     pub pattern: Option<LitStr>,
     /// `rename = "..."`: the argument's name on the wire, if not the parameter's.
     pub rename: Option<LitStr>,
+    /// `complete = path` (prompts and templates): the argument's completer, an async fn
+    /// taking a `CompletionRequest`.
+    pub complete: Option<Expr>,
 }
 
 impl ArgOptions {
@@ -50,6 +53,7 @@ impl ArgOptions {
             "max_length" => set(&mut self.max_length, meta, value.parse()?),
             "pattern" => set(&mut self.pattern, meta, value.parse()?),
             "rename" => set(&mut self.rename, meta, value.parse()?),
+            "complete" => set(&mut self.complete, meta, value.parse()?),
             _ => unreachable!("`{key}` is in arg_keys but has no parser"),
         }
     }

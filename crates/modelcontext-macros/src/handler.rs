@@ -19,7 +19,9 @@ pub struct Callee {
 }
 
 /// The handler in the smallest form the function needs: `|| ..`, `|args: Args| ..` or
-/// `|cx: Context, args: Args| ..`. `args_ty` is `None` when no struct was generated.
+/// `|cx: Context, args: Args| ..`. `args_ty` is `None` when no struct was generated;
+/// `convert`, when given, is an expression that turns the function's value (bound to
+/// `output`) into what the handler returns.
 ///
 /// ```text
 /// |args: Args| async move { get_author(args.title) }
@@ -30,6 +32,7 @@ pub fn closure(
     args_ty: Option<&Ident>,
     binding: &Ident,
     krate: &Path,
+    convert: Option<&TokenStream>,
 ) -> TokenStream {
     let receiver = callee.shares_self.then(|| quote!(&this));
     let inputs = sig.inputs.iter().map(|input| match input {
@@ -42,7 +45,14 @@ pub fn closure(
     let path = &callee.path;
     let await_call = sig.is_async.then(|| quote!(.await));
     let call_args = receiver.into_iter().chain(inputs);
-    let future = quote!(async move { #path(#(#call_args),*) #await_call });
+    let call = quote!(#path(#(#call_args),*) #await_call);
+    let future = match convert {
+        Some(convert) => quote!(async move {
+            let output = #call;
+            #convert
+        }),
+        None => quote!(async move { #call }),
+    };
     let unused = sig.args().next().is_none();
     let params = match (sig.has_context(), args_ty) {
         (true, Some(ty)) if unused => quote!(cx: #krate::Context, _: #ty),
@@ -67,6 +77,17 @@ pub fn description(option: Option<&LitStr>, attrs: &[Attribute]) -> TokenStream 
         (None, Some(text)) => quote!(.description(#text)),
         (None, None) => quote!(),
     }
+}
+
+/// `.complete("name", f)` for each parameter with `#[arg(complete = f)]`.
+pub fn completers(sig: &Signature) -> TokenStream {
+    sig.args()
+        .filter_map(|param| {
+            let completer = param.options.complete.as_ref()?;
+            let name = param.wire_name();
+            Some(quote!(.complete(#name, #completer)))
+        })
+        .collect()
 }
 
 /// `.method(value)` if the value is set.

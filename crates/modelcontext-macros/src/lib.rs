@@ -73,7 +73,11 @@ mod tools;
 /// - The tool's name is the function's name; its description is the doc comment.
 /// - Options: `name = "..."`, `title = "..."`, `description = "..."`,
 ///   `annotations(title = "...", read_only = bool, destructive = bool, idempotent = bool,
-///   open_world = bool)`, and `crate = "path"` for a renamed `modelcontext` (see the crate docs).
+///   open_world = bool)`, `icon = "https://.."` (any number of times) or `icons = expr` (a
+///   `Vec<Icon>`), `meta = expr` (a `serde_json::Map`, the tool's `_meta`), and
+///   `crate = "path"` for a renamed `modelcontext` (see the crate docs).
+/// - The return type: any tool output, or any `Serialize + JsonSchema` type (or a `Result` of
+///   one), which becomes `structuredContent` with its `outputSchema` as `Json<T>` does.
 /// - A parameter whose type is named `Context` receives the request context and stays out of
 ///   the input schema. `Option<T>` parameters are optional.
 /// - `#[arg(...)]` on a parameter: `description = "..."`, `default = expr` (makes it optional),
@@ -144,8 +148,11 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `Context` parameter is allowed besides them. Adds a hidden struct of the same name with
 /// `resource() -> ResourceDef`, which holds the `Params` struct of a template. The resource's name
 /// is the function's unless `name = "..."` is given; other options are `title`,
-/// `description` (default: the doc comment), `mime_type` and `crate = "path"` (a renamed
-/// `modelcontext`).
+/// `description` (default: the doc comment), `mime_type`, `icon = "https://.."` (repeatable)
+/// or `icons = expr`, `meta = expr`, `size = n` (bytes), `annotations = expr` (an
+/// `Annotations`) and `crate = "path"` (a renamed `modelcontext`). `#[arg(...)]` on a
+/// parameter takes `description`, `rename` and `complete = f` (completes the template
+/// variable, as on a prompt argument).
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     resource::expand(attr.into(), item.into()).into()
@@ -172,8 +179,11 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Prompt arguments are strings on the wire, so parameters are `String` (required) or
 /// `Option<String>` (optional), plus an optional `Context`. Adds a hidden struct of the same
 /// name with `prompt() -> PromptDef`, which holds the `Args` struct. Options: `name`, `title`,
-/// `description`, `crate = "path"` (a renamed `modelcontext`); `#[arg(...)]` takes
-/// `description`, `rename` and `default`.
+/// `description`, `icon = "https://.."` (repeatable) or `icons = expr`, `meta = expr`,
+/// `crate = "path"` (a renamed `modelcontext`); `#[arg(...)]` takes
+/// `description`, `rename`, `default` and `complete = f` (an async fn taking a
+/// `CompletionRequest` and returning the suggestions: it answers `completion/complete` for
+/// this argument).
 #[proc_macro_attribute]
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand(attr.into(), item.into()).into()

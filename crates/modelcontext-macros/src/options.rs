@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
-use syn::{Ident, LitBool, LitStr, Path, parse_quote};
+use syn::{Expr, Ident, LitBool, LitInt, LitStr, Path, parse_quote};
 
 use crate::signature::Kind;
 
@@ -22,6 +22,16 @@ pub struct Options {
     pub mime_type: Option<LitStr>,
     /// `annotations(...)` (tools).
     pub annotations: Option<Annotations>,
+    /// `icon = "https://.."`, any number of times: icons from their sources.
+    pub icon: Vec<LitStr>,
+    /// `icons = expr`: a `Vec<Icon>` built by hand (sizes, theme, MIME type).
+    pub icons: Option<Expr>,
+    /// `meta = expr`: the definition's `_meta`, a `serde_json::Map`.
+    pub meta: Option<Expr>,
+    /// `size = n` (resources): the contents' size in bytes.
+    pub size: Option<LitInt>,
+    /// `annotations = expr` (resources): their `Annotations`.
+    pub resource_annotations: Option<Expr>,
     /// `crate = "path"`: see [`crate_path`].
     pub krate: Option<Path>,
 }
@@ -35,9 +45,22 @@ pub struct Annotations {
 /// The option keys `kind` accepts.
 fn keys(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Tool => &["name", "title", "description", "annotations", "crate"],
-        Kind::Resource => &["name", "title", "description", "mime_type", "crate"],
-        Kind::Prompt => &["name", "title", "description", "crate"],
+        Kind::Tool => {
+            &["name", "title", "description", "annotations", "icon", "icons", "meta", "crate"]
+        }
+        Kind::Resource => &[
+            "name",
+            "title",
+            "description",
+            "mime_type",
+            "icon",
+            "icons",
+            "meta",
+            "size",
+            "annotations",
+            "crate",
+        ],
+        Kind::Prompt => &["name", "title", "description", "icon", "icons", "meta", "crate"],
     }
 }
 
@@ -47,6 +70,10 @@ impl Options {
         let mut options = Options::default();
         let parser = syn::meta::parser(|meta| options.parse_one(&meta, kind));
         parser.parse2(tokens)?;
+        if let (Some(icons), false) = (&options.icons, options.icon.is_empty()) {
+            let message = "give `icon = \"..\"` or `icons = ..`, not both";
+            return Err(syn::Error::new_spanned(icons, message));
+        }
         Ok(options)
     }
 
@@ -62,10 +89,42 @@ impl Options {
             "title" => set(&mut self.title, meta, meta.value()?.parse()?),
             "description" => set(&mut self.description, meta, meta.value()?.parse()?),
             "mime_type" => set(&mut self.mime_type, meta, meta.value()?.parse()?),
+            "annotations" if kind == Kind::Resource => {
+                set(&mut self.resource_annotations, meta, meta.value()?.parse()?)
+            }
             "annotations" => set(&mut self.annotations, meta, Annotations::parse(meta)?),
+            "icon" => {
+                self.icon.push(meta.value()?.parse()?);
+                Ok(())
+            }
+            "icons" => set(&mut self.icons, meta, meta.value()?.parse()?),
+            "meta" => set(&mut self.meta, meta, meta.value()?.parse()?),
+            "size" => set(&mut self.size, meta, meta.value()?.parse()?),
             "crate" => set(&mut self.krate, meta, crate_path(meta)?),
             _ => unreachable!("`{key}` is in keys() but has no parser"),
         }
+    }
+
+    /// The builder calls of the options every kind shares beyond name, title and description:
+    /// `.icons(..)` and `.meta(..)`, plus `.size(..)` and `.annotations(..)` for resources.
+    pub fn metadata_setters(&self) -> TokenStream {
+        let krate = self.crate_path();
+        let sources = &self.icon;
+        let icons = match &self.icons {
+            Some(expr) => Some(quote!(#expr)),
+            None if sources.is_empty() => None,
+            None => Some(quote!(::std::vec![#(#krate::types::Icon::new(#sources)),*])),
+        };
+        let setters = [
+            ("icons", icons),
+            ("meta", self.meta.as_ref().map(|e| quote!(#e))),
+            ("size", self.size.as_ref().map(|n| quote!(#n))),
+            ("annotations", self.resource_annotations.as_ref().map(|e| quote!(#e))),
+        ];
+        setters
+            .iter()
+            .map(|(method, value)| crate::handler::setter(method, value.as_ref()))
+            .collect()
     }
 
     /// The path the expansion names `modelcontext` by: `crate = "..."`, else `::modelcontext`.

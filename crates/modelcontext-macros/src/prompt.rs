@@ -56,17 +56,19 @@ fn constructor(func: &ItemFn, sig: &Signature, options: &Options) -> TokenStream
     let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_prompt_result", &krate));
     let (args_ty, args_struct) = struct_for(sig, "Args", &krate).unzip();
     let callee = Callee { path: quote!(#fn_name), shares_self: false };
-    let handler = closure(sig, &callee, args_ty.as_ref(), &format_ident!("args"), &krate);
+    let handler = closure(sig, &callee, args_ty.as_ref(), &format_ident!("args"), &krate, None);
     let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let title = setter("title", options.title.as_ref());
+    let metadata = options.metadata_setters();
+    let completers = crate::handler::completers(sig);
     let doc = format!(" The `{name}` prompt, to pass to `McpServer::prompt`.");
     quote! {
         #[doc = #doc]
         pub fn prompt() -> #krate::PromptDef {
             #result_check
             #args_struct
-            #krate::PromptDef::new(#name, #handler) #description #title
+            #krate::PromptDef::new(#name, #handler) #description #title #metadata #completers
         }
     }
 }

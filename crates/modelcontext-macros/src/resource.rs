@@ -117,11 +117,13 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
         sig.output.as_ref().map(|ty| assertion(ty, "assert_resource_result", &krate));
     let (params_ty, params_struct) = struct_for(sig, "Params", &krate).unzip();
     let callee = Callee { path: quote!(#fn_name), shares_self: false };
-    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"), &krate);
+    let handler = closure(sig, &callee, params_ty.as_ref(), &format_ident!("params"), &krate, None);
     let name = options.name.as_ref().map_or_else(|| fn_name.unraw().to_string(), LitStr::value);
     let description = description(options.description.as_ref(), &func.attrs);
     let mime_type = setter("mime_type", options.mime_type.as_ref());
     let title = setter("title", options.title.as_ref());
+    let metadata = options.metadata_setters();
+    let completers = crate::handler::completers(sig);
     let doc = format!(" The `{name}` resource, to pass to `McpServer::resource`.");
     quote! {
         #[doc = #doc]
@@ -130,7 +132,7 @@ fn constructor(func: &ItemFn, sig: &Signature, uri: &LitStr, options: &Options) 
             #result_check
             #params_struct
             #krate::ResourceDef::new(#uri, #handler)
-                .name(#name) #description #mime_type #title
+                .name(#name) #description #mime_type #title #metadata #completers
         }
     }
 }

@@ -43,8 +43,8 @@ impl Kind {
                 "pattern",
                 "rename",
             ],
-            Kind::Resource => &["description", "rename"],
-            Kind::Prompt => &["description", "default", "rename"],
+            Kind::Resource => &["description", "rename", "complete"],
+            Kind::Prompt => &["description", "default", "rename", "complete"],
         }
     }
 

@@ -13,21 +13,25 @@
 //! impl get_author {
 //!     pub fn tool() -> ::modelcontext::ToolDef {
 //!         ::modelcontext::__private::assert_tool_argument::<String>();
-//!         ::modelcontext::__private::assert_tool_result::<Result<String, String>>();
 //!         #[derive(Deserialize, JsonSchema)]
 //!         struct Args { title: String }
-//!         ::modelcontext::ToolDef::new("get_author", |args: Args| async move { get_author(args.title) })
+//!         ::modelcontext::ToolDef::new("get_author", |args: Args| async move {
+//!             let output = get_author(args.title);
+//!             // as is for a tool output; wrapped in `Json` for a `Serialize + JsonSchema` type
+//!             (&&&::modelcontext::__private::Pick::of(&output)).pick()(output)
+//!         })
 //!             .description("Look up the author of a book.")
 //!     }
 //! }
 //! ```
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::{Attribute, ItemFn, LitStr};
+use syn::spanned::Spanned;
+use syn::{Attribute, ItemFn, LitStr, Path, Type};
 
-use crate::args_struct::{assertion, assertions, struct_for};
+use crate::args_struct::{assertions, struct_for};
 use crate::errors::{both, parse_item_fn, with_error};
 use crate::handler::{Callee, closure, companion, description, setter};
 use crate::options::Options;
@@ -76,20 +80,33 @@ pub fn tool_def(
     let params: Vec<&Param> = sig.args().collect();
     let (args_ty, args_struct) = struct_for(sig, "Args", &krate).unzip();
     let arg_checks = assertions(&params, "assert_tool_argument", &krate);
-    let result_check = sig.output.as_ref().map(|ty| assertion(ty, "assert_tool_result", &krate));
     let name = tool_name(sig, options);
-    let handler = closure(sig, callee, args_ty.as_ref(), &format_ident!("args"), &krate);
+    let convert = sig.output.as_ref().map(|ty| structured(ty, &krate));
+    let handler =
+        closure(sig, callee, args_ty.as_ref(), &format_ident!("args"), &krate, convert.as_ref());
     let description = description(options.description.as_ref(), attrs);
     let title = setter("title", options.title.as_ref());
     let annotations = options.annotations.as_ref().map(|a| a.to_expr(&krate));
     let annotations = setter("annotations", annotations.as_ref());
+    let metadata = options.metadata_setters();
     // The assertions go first: rustc reports errors in source order, and theirs say what the
     // type must implement, while the derives' errors that follow only name a missing bound.
     quote! {
         #arg_checks
-        #result_check
         #args_struct
-        #krate::ToolDef::new(#name, #handler) #description #title #annotations
+        #krate::ToolDef::new(#name, #handler) #description #title #annotations #metadata
+    }
+}
+
+/// The function's value as a tool result: as is when its type is one, and wrapped in `Json`
+/// when it is a plain `Serialize + JsonSchema` type (or a `Result` of one); see
+/// `modelcontext::__private::Pick`. Spanned on the return type, so a type that fits neither
+/// is reported there.
+fn structured(ty: &Type, krate: &Path) -> TokenStream {
+    quote_spanned! {ty.span()=>
+        #[allow(unused_imports)]
+        use #krate::__private::{PickResult as _, PickStructuredResult as _};
+        (&&&#krate::__private::Pick::of(&output)).pick()(output)
     }
 }
 

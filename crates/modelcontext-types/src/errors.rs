@@ -23,6 +23,12 @@ impl UnsupportedProtocolVersionData {
     }
 }
 
+/// `data` of -32042 `URLElicitationRequired`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct UrlElicitationRequiredData {
+    elicitations: Vec<crate::ElicitRequestURLParams>,
+}
+
 /// `data` of -32021 `MissingRequiredClientCapability`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,6 +60,25 @@ impl McpError {
             data: data(&payload),
             ..McpError::new(crate::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
         }
+    }
+
+    /// -32042 `URLElicitationRequired` (2025-11-25 only; 2026-07-28 forbids the code): the
+    /// request cannot proceed until the user has been through each of `elicitations`.
+    pub fn url_elicitation_required(elicitations: Vec<crate::ElicitRequestURLParams>) -> McpError {
+        let payload = UrlElicitationRequiredData { elicitations };
+        McpError {
+            data: data(&payload),
+            ..McpError::new(crate::URL_ELICITATION_REQUIRED, "URL elicitation required")
+        }
+    }
+
+    /// The elicitations of a -32042 `URLElicitationRequired` error; `None` for any other.
+    pub fn url_elicitations(&self) -> Option<Vec<crate::ElicitRequestURLParams>> {
+        if self.code != crate::URL_ELICITATION_REQUIRED {
+            return None;
+        }
+        let data: UrlElicitationRequiredData = serde_json::from_value(self.data.clone()?).ok()?;
+        Some(data.elicitations)
     }
 
     /// -32021: the request needs client capabilities the client did not declare.

@@ -66,6 +66,14 @@ impl Error {
         self.as_mcp_error().map(|e| e.code)
     }
 
+    /// The URL elicitations a -32042 `URLElicitationRequired` error (2025-11-25) lists: open
+    /// each (with the user's consent), wait for its
+    /// [`on_elicitation_complete`](crate::ClientBuilder::on_elicitation_complete), then retry
+    /// the call. `None` for any other error.
+    pub fn url_elicitations(&self) -> Option<Vec<modelcontext_types::ElicitRequestURLParams>> {
+        self.as_mcp_error()?.url_elicitations()
+    }
+
     pub(crate) fn registration(message: impl Into<String>) -> Error {
         Error { inner: Box::new(Inner::Registration(message.into())) }
     }

@@ -76,16 +76,17 @@ pub mod types {
 /// ```
 pub use schemars;
 
-pub use client::{CallOptions, Client, ClientBuilder, EraMode, Subscription};
+pub use client::{CallOptions, Client, ClientBuilder, EraMode, ResultCache, Subscription};
 pub use error::{Error, ErrorKind};
 pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use server::http::{HttpEndpoint, HttpOptions};
 pub use server::{
-    ChangeEvent, Context, Elicitation, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult,
-    Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError, SubscriptionBus,
-    ToolDef, ToolError,
+    CacheHint, Cacheable, ChangeEvent, CompletionRequest, Context, Elicitation,
+    ElicitationCompleter, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult, Json, McpServer,
+    PrincipalId, PromptDef, Question, ResourceDef, ResourceError, RootsChanged, Running,
+    SubscriptionBus, ToolDef, ToolError, UrlElicitation,
 };
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

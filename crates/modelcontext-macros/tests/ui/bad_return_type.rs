@@ -1,9 +1,12 @@
 use modelcontext::tool;
 
+/// Neither a tool output nor serializable.
+struct Shelf;
+
 /// List every title.
 #[tool]
-fn list_titles() -> Vec<String> {
-    vec!["Dune".to_owned()]
+fn list_titles() -> Shelf {
+    Shelf
 }
 
 fn main() {}

@@ -11,7 +11,9 @@ use modelcontext_types::{
 };
 
 use super::handlers::{ClientDispatch, Handlers, callback};
-use super::{Client, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_REQUEST_TIMEOUT, EraMode, listen};
+use super::{
+    Client, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_REQUEST_TIMEOUT, EraMode, ResultCache, listen,
+};
 use crate::Error;
 use crate::transport::Transport;
 
@@ -26,6 +28,18 @@ pub struct ClientBuilder {
     pub(super) log_level: Option<LoggingLevel>,
     pub(super) max_input_rounds: usize,
     pub(super) handlers: Handlers,
+    pub(super) cache: CacheChoice,
+}
+
+/// Which cache a client uses.
+#[derive(Debug, Clone)]
+pub(super) enum CacheChoice {
+    /// A cache of its own (the default).
+    Own,
+    /// A cache shared with other clients.
+    Shared(ResultCache),
+    /// No caching: every call asks the server.
+    Off,
 }
 
 impl Default for ClientBuilder {
@@ -38,6 +52,7 @@ impl Default for ClientBuilder {
             log_level: None,
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             handlers: Handlers::default(),
+            cache: CacheChoice::Own,
         }
     }
 }
@@ -91,6 +106,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Calls `handler` with the `elicitationId` of every `notifications/elicitation/complete`
+    /// (2025-11-25): the server says the out-of-band flow of a URL elicitation finished, so a
+    /// call that failed with -32042 ([`Error::url_elicitations`](crate::Error::url_elicitations))
+    /// can be retried. Runs on the connection's loop: keep it quick.
+    pub fn on_elicitation_complete(
+        mut self,
+        handler: impl Fn(String) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.elicitation_complete = Some(Arc::new(handler));
+        self
+    }
+
     /// Answers `elicitation/create` (handshake era) and elicitation input requests (modern
     /// era) with `handler`; declares the `elicitation` capability, form and URL modes.
     pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self
@@ -137,13 +164,35 @@ impl ClientBuilder {
         self
     }
 
+    /// Turns result caching off (`false`) or back on. On by default: a modern list or read
+    /// result whose `ttlMs` is above zero is reused until stale (see [`ResultCache`]).
+    pub fn caching(mut self, on: bool) -> Self {
+        self.cache = if on { CacheChoice::Own } else { CacheChoice::Off };
+        self
+    }
+
+    /// Uses `cache`, shared with the other clients given it: `public` results are reused
+    /// by all of them, `private` ones only by the client that fetched them.
+    pub fn cache(mut self, cache: ResultCache) -> Self {
+        self.cache = CacheChoice::Shared(cache);
+        self
+    }
+
     /// Connects over `transport` and negotiates.
     pub async fn connect(mut self, transport: impl Transport) -> Result<Client, Error> {
         self.handlers.declare(&mut self.capabilities);
         let handlers = Arc::new(self.handlers.clone());
         let listeners = listen::Listeners::default();
-        let dispatch =
-            ClientDispatch { handlers: Arc::clone(&handlers), listeners: Arc::clone(&listeners) };
+        let cache = match &self.cache {
+            CacheChoice::Own => Some(ResultCache::new()),
+            CacheChoice::Shared(cache) => Some(cache.clone()),
+            CacheChoice::Off => None,
+        };
+        let dispatch = ClientDispatch {
+            handlers: Arc::clone(&handlers),
+            listeners: Arc::clone(&listeners),
+            cache: cache.clone(),
+        };
         let network_transport = transport.network_transport();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
@@ -162,6 +211,8 @@ impl ClientBuilder {
             network_transport,
             #[cfg(feature = "otel")]
             instruments: crate::observe::otel::Instruments::from_global(),
+            cache,
+            cache_owner: super::cache::next_owner(),
         };
         client.negotiate().await?;
         Ok(client)

@@ -52,12 +52,22 @@ impl Client {
         params: P,
         options: &CallOptions,
     ) -> Result<R, Error> {
+        Ok(self.request_mrtr_rounds(method, params, options).await?.0)
+    }
+
+    /// [`Client::request_mrtr`], with the number of `input_required` rounds it took.
+    pub(super) async fn request_mrtr_rounds<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<(R, usize), Error> {
         let mut params = object(params)?;
         let mut rounds = 0;
         loop {
             let raw = self.exchange(method, params.clone(), options).await?;
             let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
-                MrtrResult::Complete(result) => return Ok(result),
+                MrtrResult::Complete(result) => return Ok((result, rounds)),
                 MrtrResult::InputRequired(input) => input,
                 _ => return Err(unhandled_result(method)),
             };
@@ -74,6 +84,27 @@ impl Client {
                 None => params.remove("requestState"),
             };
         }
+    }
+
+    /// A list or read result from the cache when a fresh one is there; else `fetch`es it
+    /// (`true` with it if it may be kept) and keeps it as its hints allow.
+    pub(super) async fn cached<R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        target: &str,
+        fetch: impl std::future::Future<Output = Result<(Value, bool), Error>>,
+    ) -> Result<R, Error> {
+        let Some(cache) = &self.cache else {
+            return Ok(serde_json::from_value(fetch.await?.0)?);
+        };
+        if let Some(value) = cache.get(self.cache_owner, method, target) {
+            return Ok(serde_json::from_value(value)?);
+        }
+        let (value, keep) = fetch.await?;
+        if keep {
+            cache.put(self.cache_owner, method, target, &value);
+        }
+        Ok(serde_json::from_value(value)?)
     }
 
     /// Answers every question of one round, concurrently (they were asked together).

@@ -32,6 +32,7 @@ pub(crate) struct Handlers {
     pub roots: Option<Callback<(), Vec<Root>>>,
     pub log: Option<Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>>,
     pub notification: Option<Arc<dyn Fn(Notification) + Send + Sync>>,
+    pub elicitation_complete: Option<Arc<dyn Fn(String) + Send + Sync>>,
 }
 
 impl fmt::Debug for Handlers {
@@ -42,6 +43,7 @@ impl fmt::Debug for Handlers {
             .field("roots", &self.roots.is_some())
             .field("log", &self.log.is_some())
             .field("notification", &self.notification.is_some())
+            .field("elicitation_complete", &self.elicitation_complete.is_some())
             .finish()
     }
 }
@@ -119,6 +121,8 @@ impl Handlers {
 pub(crate) struct ClientDispatch {
     pub handlers: Arc<Handlers>,
     pub listeners: super::listen::Listeners,
+    /// Dropped from on change notifications.
+    pub cache: Option<super::ResultCache>,
 }
 
 impl Dispatch for ClientDispatch {
@@ -146,10 +150,15 @@ impl Dispatch for ClientDispatch {
     fn notification(&mut self, notification: Notification, _peer: &Peer) {
         let parsed =
             ServerNotification::parse(&notification.method, notification.params.as_deref());
-        if let (Ok(ServerNotification::LoggingMessage(params)), Some(log)) =
-            (parsed, &self.handlers.log)
-        {
-            log(params);
+        if let (Ok(parsed), Some(cache)) = (&parsed, &self.cache) {
+            cache.invalidate(parsed);
+        }
+        match (parsed, &self.handlers.log, &self.handlers.elicitation_complete) {
+            (Ok(ServerNotification::LoggingMessage(params)), Some(log), _) => log(params),
+            (Ok(ServerNotification::ElicitationComplete(params)), _, Some(complete)) => {
+                complete(params.elicitation_id)
+            }
+            _ => {}
         }
         super::listen::route(&self.listeners, &notification);
         match &self.handlers.notification {

@@ -21,9 +21,10 @@ use modelcontext_types::{
     CompletionArgument, DiscoverResult, Era, GetPromptRequestParams, GetPromptResult,
     Implementation, InitializeRequestParams, InitializeResult, LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, McpError, Notification, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResult, Reference, RequestMeta, RequestParams, ServerCapabilities,
-    SetLevelRequestParams, Tool, era_of, method,
+    ListToolsResult, MODERN_VERSIONS, McpError, Notification, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResult, Reference, RequestMeta, RequestParams,
+    ServerCapabilities, SetLevelRequestParams, Tool, UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedProtocolVersionData, era_of, method,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -34,12 +35,14 @@ use crate::engine::{Peer, Stop};
 use crate::transport::Transport;
 
 mod builder;
+mod cache;
 mod calls;
 mod handlers;
 mod listen;
 mod options;
 
 pub use builder::ClientBuilder;
+pub use cache::{MAX_CACHED_RESULTS, ResultCache};
 pub use listen::Subscription;
 pub use options::CallOptions;
 
@@ -86,6 +89,10 @@ pub struct Client {
     /// client connects.
     #[cfg(feature = "otel")]
     instruments: Arc<crate::observe::otel::Instruments>,
+    /// Modern list and read results kept as their hints allow; `None` with caching off.
+    cache: Option<ResultCache>,
+    /// This client as a principal of the cache: its `private` results are its own.
+    cache_owner: u64,
 }
 
 impl std::fmt::Debug for Stop {
@@ -151,19 +158,36 @@ impl Client {
     async fn discover(&mut self) -> Result<(), Error> {
         self.era = Era::Modern;
         self.protocol_version = LATEST_MODERN_VERSION.to_owned();
-        let mut params = RequestParams::default();
-        params.meta = self.meta();
-        let result: DiscoverResult = self.request(method::SERVER_DISCOVER, params).await?;
-        if !result.supported_versions.iter().any(|v| v == LATEST_MODERN_VERSION) {
+        let result = match self.discover_once().await {
+            // The server named the revisions it speaks (-32022): retry once with the newest
+            // one we speak too. Once is enough: a server that rejects a revision it just
+            // named is not negotiating.
+            Err(err) => match retry_version(&err) {
+                Some(version) => {
+                    tracing::debug!(version, "server rejected our protocol version; retrying");
+                    self.protocol_version = version.to_owned();
+                    self.discover_once().await?
+                }
+                None => return Err(err),
+            },
+            Ok(result) => result,
+        };
+        if !result.supported_versions.contains(&self.protocol_version) {
             return Err(Error::negotiation(format!(
-                "server supports {:?}, not {LATEST_MODERN_VERSION}",
-                result.supported_versions
+                "server supports {:?}, not {}",
+                result.supported_versions, self.protocol_version
             )));
         }
         self.server_info = server_info_from_meta(result.meta.as_ref());
         self.server_capabilities = result.capabilities;
         self.instructions = result.instructions;
         Ok(())
+    }
+
+    async fn discover_once(&self) -> Result<DiscoverResult, Error> {
+        let mut params = RequestParams::default();
+        params.meta = self.meta();
+        self.request(method::SERVER_DISCOVER, params).await
     }
 
     async fn initialize(&mut self) -> Result<(), Error> {
@@ -216,9 +240,21 @@ impl Client {
         params
     }
 
+    /// One page of a list, from the cache when a fresh copy is there (modern era).
+    async fn list_page<R: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        cursor: Option<String>,
+    ) -> Result<R, Error> {
+        let target = cursor.clone().unwrap_or_default();
+        let fetch =
+            async { Ok((self.request::<_, Value>(method, self.page(cursor)).await?, true)) };
+        self.cached(method, &target, fetch).await
+    }
+
     /// One page of the server's tools.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.request(method::TOOLS_LIST, self.page(cursor)).await
+        self.list_page(method::TOOLS_LIST, cursor).await
     }
 
     /// Every tool, following `nextCursor` to the last page.
@@ -272,7 +308,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.request(method::RESOURCES_LIST, self.page(cursor)).await
+        self.list_page(method::RESOURCES_LIST, cursor).await
     }
 
     /// One page of the server's resource templates.
@@ -280,15 +316,25 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.request(method::RESOURCES_TEMPLATES_LIST, self.page(cursor)).await
+        self.list_page(method::RESOURCES_TEMPLATES_LIST, cursor).await
     }
 
-    /// Reads a resource.
+    /// Reads a resource, from the cache when a fresh copy is there (modern era; a read that
+    /// needed `input_required` rounds is never kept).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.read_resource_with(uri, &CallOptions::default()).await
+        let fetch = async {
+            let mut params = ReadResourceRequestParams::new(uri);
+            params.meta = self.meta();
+            let options = CallOptions::default();
+            let (value, rounds) = self
+                .request_mrtr_rounds::<_, Value>(method::RESOURCES_READ, params, &options)
+                .await?;
+            Ok((value, rounds == 0))
+        };
+        self.cached(method::RESOURCES_READ, uri, fetch).await
     }
 
-    /// [`Client::read_resource`] with per-call options.
+    /// [`Client::read_resource`] with per-call options; always asks the server.
     pub async fn read_resource_with(
         &self,
         uri: &str,
@@ -301,7 +347,7 @@ impl Client {
 
     /// One page of the server's prompts.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.request(method::PROMPTS_LIST, self.page(cursor)).await
+        self.list_page(method::PROMPTS_LIST, cursor).await
     }
 
     /// Renders a prompt with string arguments.
@@ -377,6 +423,15 @@ impl Drop for Client {
         // Dropping `stop` ends the engine loop; the transport's own tasks then finish.
         self.stop.take();
     }
+}
+
+/// The modern revision to retry with after `err`: when it is -32022
+/// `UnsupportedProtocolVersion` and its `data.supported` names a modern revision we speak, the
+/// newest such one.
+fn retry_version(err: &Error) -> Option<&'static str> {
+    let mcp = err.as_mcp_error().filter(|e| e.code == UNSUPPORTED_PROTOCOL_VERSION)?;
+    let data: UnsupportedProtocolVersionData = serde_json::from_value(mcp.data.clone()?).ok()?;
+    MODERN_VERSIONS.iter().rev().find(|ours| data.supported.iter().any(|v| v == *ours)).copied()
 }
 
 fn server_info_from_meta(meta: Option<&modelcontext_types::Meta>) -> Option<Implementation> {

@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CacheScope, ClientRequest, CompleteResult, DiscoverResult, EmptyResult, Era, InputResponses,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, MODERN_VERSIONS, McpError,
-    Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta, ResultType,
-    SUBSCRIPTION_ID_META_KEY, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams, SubscriptionsListenResult, method, to_raw,
+    CacheScope, ClientRequest, CompleteResult, Completion, DiscoverResult, EmptyResult, Era,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    MODERN_VERSIONS, McpError, Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta,
+    ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult, method, to_raw,
 };
 use serde_json::Value;
 
+use super::cache::Cacheable;
 use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
 use super::extensions::{Extensions, PrincipalId};
 use super::handler::{Found, Invocation, Kind};
@@ -47,7 +49,8 @@ impl Call<'_> {
                 let versions = MODERN_VERSIONS.iter().map(|v| v.to_string()).collect();
                 let mut result = DiscoverResult::new(versions, server.capabilities());
                 result.instructions = server.instructions.clone();
-                Reply::Now(self.finish(result))
+                let stamp = self.stamp().with_hint(server.cache.get(Cacheable::Discover));
+                Reply::Now(stamp.apply(result))
             }
             ClientRequest::ListTools(params) => {
                 let catalog = server.catalog();
@@ -76,13 +79,27 @@ impl Call<'_> {
                 Reply::Now(self.page("prompts", params, prompts, ListPromptsResult::new))
             }
             ClientRequest::GetPrompt(params) => self.serve::<PromptKind>(params),
-            ClientRequest::Complete(params) => match &server.completion {
-                Some(handler) => {
-                    let future = handler.complete(params);
-                    self.later(async move { future.await.map(CompleteResult::new) })
+            ClientRequest::Complete(params) => {
+                let catalog = server.catalog();
+                match (super::completion::find(&catalog, &params), &server.completion) {
+                    (Some((completer, request)), _) => {
+                        let future = completer.complete(request);
+                        self.later(async move { future.await.map(CompleteResult::new) })
+                    }
+                    (None, Some(handler)) => {
+                        let future = handler.complete(params);
+                        self.later(async move { future.await.map(CompleteResult::new) })
+                    }
+                    // Completions are declared (some argument has a completer), just not for
+                    // this one: nothing to suggest.
+                    (None, None) if catalog.has_completers() => {
+                        Reply::Now(self.finish(CompleteResult::new(Completion::new(Vec::new()))))
+                    }
+                    (None, None) => {
+                        Reply::Now(Err(McpError::method_not_found("completion/complete")))
+                    }
                 }
-                None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
-            },
+            }
             ClientRequest::SubscriptionsListen(params) => self.listen(params),
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
@@ -112,7 +129,13 @@ impl Call<'_> {
         let (page, next) = pagination::page(&server.keys, server.page_size, kind, cursor, items)?;
         let mut result = result(page);
         result.set_next_cursor(next);
-        self.finish(result)
+        let hint = match kind {
+            "tools" => Cacheable::Tools,
+            "resources" => Cacheable::Resources,
+            "resources/templates" => Cacheable::ResourceTemplates,
+            _ => Cacheable::Prompts,
+        };
+        self.stamp().with_hint(server.cache.get(hint)).apply(result)
     }
 
     /// `tools/call`, `resources/read` and `prompts/get`. The kind finds the handler; then, the
@@ -135,7 +158,11 @@ impl Call<'_> {
             return Reply::Now(answer.and_then(|result| self.finish(result)));
         }
         let withhold = self.server.withhold_error_messages;
-        let tail = Tail { guard, round, stamp: self.stamp() };
+        let stamp = match K::cache_hint(&target, &self.server.cache) {
+            Some(hint) => self.stamp().with_hint(hint),
+            None => self.stamp(),
+        };
+        let tail = Tail { guard, round, stamp };
         Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, tail))
     }
 

@@ -283,6 +283,13 @@ impl Context {
         state.downcast_ref::<T>()
     }
 
+    /// The state of type `T` a [`lifespan`](super::McpServer::lifespan) start hook built,
+    /// while the server runs. `None` before [`McpServer::start`](super::McpServer::start) and
+    /// after shutdown.
+    pub fn lifespan<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner.server.lifespan.get::<T>()
+    }
+
     /// A value the transport attached to this connection or request, by type: the
     /// authenticated [`PrincipalId`](super::PrincipalId), HTTP headers... `None` on transports
     /// that attach nothing (stdio, memory) unless served with

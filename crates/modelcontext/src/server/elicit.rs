@@ -1,10 +1,21 @@
 //! Form elicitation from a Rust type: `ctx.elicit::<T>(message)` derives the form from `T`.
 //!
-//! The spec allows only a flat object of primitive fields (`client/elicitation`): strings
-//! (with `format` and lengths), numbers and integers (with bounds), booleans, and enums of
-//! strings. `T`'s schemars schema is checked field by field; `Option<_>` fields become optional
-//! ones, enums referenced through `$defs` are inlined, and anything else (a nested struct, a
-//! list of numbers, a map) is refused with an error naming the field.
+//! The spec allows only a flat object of primitive fields (`client/elicitation`). Every form
+//! of the 2025-11-25 and 2026-07-28 schemas derives from a field of `T`:
+//!
+//! | field | form |
+//! |---|---|
+//! | `String`, with `#[schemars(length(..))]`, `email`, `url` or `extend("format" = "date")` | text with lengths and a format |
+//! | integers and floats, with `#[schemars(range(..))]` | a number or integer with bounds |
+//! | `bool` | a checkbox |
+//! | a unit-variant enum | a single select (`enum`); with doc comments on the variants, titled (`oneOf` of `const` + `title`) |
+//! | `Vec` or a set of such an enum, with `length(..)` for the count | a multi-select (`items.enum`, or titled `items.anyOf`) |
+//! | `#[serde(default = ..)]` | the field's `default` |
+//! | `Option<_>` | an optional field |
+//!
+//! Enums referenced through `$defs` are inlined; anything else (a nested struct, a list of
+//! numbers, a map) is refused with an error naming the field. An accepted answer is checked
+//! against the form before `T` is built from it (see `input.rs`).
 
 use std::collections::BTreeMap;
 
@@ -79,6 +90,7 @@ fn primitive(
             field = inline(only, defs);
         }
     }
+    let field = normalize(field, defs);
     serde_json::from_value(Value::Object(field.clone())).map_err(|_| {
         not_flat(&format!(
             "field '{name}' rendered as {}, which is not a primitive (string, number, integer, \
@@ -86,6 +98,46 @@ fn primitive(
             Value::Object(field)
         ))
     })
+}
+
+/// Rewrites what schemars writes into the forms the elicitation schema names: a Rust enum
+/// with documented variants (`oneOf` of `const` + `description`) becomes a titled
+/// single-select (`oneOf` of `const` + `title`); a `Vec` or set of an enum becomes a
+/// multi-select (`items.enum`, or `items.anyOf` when titled). Anything else is left for the
+/// typed parse to accept or refuse.
+fn normalize(mut field: Map<String, Value>, defs: &Map<String, Value>) -> Map<String, Value> {
+    if let Some(options) = field.get("oneOf").and_then(titled_options) {
+        field.insert("type".into(), Value::from("string"));
+        field.insert("oneOf".into(), options);
+    }
+    if field.get("type").and_then(Value::as_str) == Some("array") {
+        let items = field.get("items").map(|items| inline(items, defs)).unwrap_or_default();
+        let items = match (items.get("enum"), items.get("oneOf").and_then(titled_options)) {
+            (Some(values), _) => Some(serde_json::json!({ "type": "string", "enum": values })),
+            (None, Some(options)) => Some(serde_json::json!({ "anyOf": options })),
+            (None, None) => None,
+        };
+        if let Some(items) = items {
+            field.insert("items".into(), items);
+            // Sets say `uniqueItems`; a multi-select's choices are distinct anyway.
+            field.remove("uniqueItems");
+        }
+    }
+    field
+}
+
+/// `[{const, title}]` from a `oneOf` whose every member is one string constant; the title is
+/// the member's `title`, else its doc comment (`description`), else the value itself.
+fn titled_options(one_of: &Value) -> Option<Value> {
+    let options = one_of.as_array()?.iter().map(|option| {
+        let value = option.get("const")?.as_str()?;
+        let title = ["title", "description"]
+            .iter()
+            .find_map(|key| option.get(*key).and_then(Value::as_str))
+            .unwrap_or(value);
+        Some(serde_json::json!({ "const": value, "title": title }))
+    });
+    options.collect::<Option<Vec<Value>>>().map(Value::Array)
 }
 
 /// The schema itself, or the `$defs` entry a local `$ref` names.

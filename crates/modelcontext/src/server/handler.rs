@@ -154,6 +154,14 @@ pub(super) trait Kind: Sized + 'static {
 
     /// The value as the result sent.
     fn into_wire(value: Self::Value) -> Self::Wire;
+
+    /// The caching hint of the result, for kinds whose results are cacheable (a read).
+    fn cache_hint(
+        _target: &Self::Target,
+        _hints: &super::cache::CacheHints,
+    ) -> Option<super::CacheHint> {
+        None
+    }
 }
 
 /// A handler's return value as kind `K` takes it; implemented through each kind's public

@@ -10,8 +10,9 @@
 use modelcontext_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequestFormParams, ElicitRequestParams, ElicitRequestURLParams, ElicitResult,
-    ElicitationCapability, Era, IncludeContext, InputRequest, InputResponse, ListRootsResult,
-    McpError, RequestParams, Root, RootsCapability, SamplingCapability, method, to_raw,
+    ElicitationCapability, ElicitationSchema, Era, IncludeContext, InputRequest, InputResponse,
+    ListRootsResult, McpError, RequestParams, Root, RootsCapability, SamplingCapability, method,
+    to_raw,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -19,6 +20,7 @@ use serde_json::{Map, Value};
 
 use super::context::Context;
 use super::elicit::{Elicitation, form_for};
+use super::schema::Validator;
 use crate::engine::RequestOptions;
 
 /// A question to the client under a key the handler chooses: the key of its input request in
@@ -125,9 +127,18 @@ impl Question<'_> {
     }
 
     /// [`Context::elicit_raw`] under this question's key.
+    /// An accepted form answer is checked against the requested form first: the handler
+    /// never sees values outside it.
     pub async fn elicit_raw(&self, params: ElicitRequestParams) -> Result<ElicitResult, McpError> {
+        let form = match &params {
+            ElicitRequestParams::Form(form) => Some(form.requested_schema.clone()),
+            _ => None,
+        };
         match self.ask("elicit", InputRequest::Elicit(params)).await? {
-            InputResponse::Elicit(result) => Ok(result),
+            InputResponse::Elicit(result) => match form {
+                Some(form) => check_answer(&form, result),
+                None => Ok(result),
+            },
             _ => Err(mismatched(method::ELICITATION_CREATE)),
         }
     }
@@ -189,13 +200,38 @@ impl Question<'_> {
     }
 }
 
+/// -32602 when an accepted answer breaks the requested form (a missing required field, a
+/// value of the wrong type, out of range, too long, not one of the options). `format` is an
+/// annotation in JSON Schema 2020-12 and is not asserted.
+fn check_answer(form: &ElicitationSchema, result: ElicitResult) -> Result<ElicitResult, McpError> {
+    if result.action != ElicitAction::Accept {
+        return Ok(result);
+    }
+    let schema = match serde_json::to_value(form) {
+        Ok(Value::Object(schema)) => schema,
+        _ => return Err(McpError::internal("the requested form does not serialize")),
+    };
+    let validator = Validator::compile(&schema)
+        .map_err(|e| McpError::internal(format!("the requested form does not compile: {e}")))?;
+    let content = Value::Object(result.content.clone().unwrap_or_default());
+    validator.check(&content).map_err(|problems| {
+        McpError::invalid_params(format!(
+            "Elicitation answer does not match the requested form: {problems}"
+        ))
+    })?;
+    Ok(result)
+}
+
 fn mismatched(method: &str) -> McpError {
     McpError::invalid_params(format!("The answer to '{method}' is of another kind"))
 }
 
 /// -32021 when `request` needs a capability the client did not declare (spec: a server MUST
 /// NOT send requests for capabilities the client lacks).
-fn check_capability(caps: &ClientCapabilities, request: &InputRequest) -> Result<(), McpError> {
+pub(super) fn check_capability(
+    caps: &ClientCapabilities,
+    request: &InputRequest,
+) -> Result<(), McpError> {
     let (declared, what, required) = match request {
         InputRequest::Elicit(ElicitRequestParams::Form(_)) => (
             caps.elicitation.as_ref().is_some_and(ElicitationCapability::supports_form),
@@ -257,7 +293,7 @@ fn sampling_needs(
 }
 
 /// A random id for URL elicitations (2025-11-25).
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         // Uniqueness within the server is all the spec asks; fall back to the clock.

@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
+mod cache;
 mod call;
 mod completion;
 mod context;
@@ -42,17 +43,20 @@ mod handler;
 pub mod http;
 mod input;
 mod layer;
+mod lifespan;
 mod mrtr;
 mod notify;
 mod output;
 mod pagination;
 mod prompt;
 mod resource;
+mod roots;
 pub(crate) mod schema;
 mod seal;
 mod session;
 mod stamp;
 mod tool;
+mod url_elicitation;
 
 /// RFC 6570 URI templates. Moved to [`modelcontext::types::uri_template`](crate::types::uri_template),
 /// since clients expand templates too; this path stays as a re-export.
@@ -61,19 +65,23 @@ pub mod uri_template {
     pub use modelcontext_types::uri_template::*;
 }
 
-pub use completion::CompletionHandler;
+pub use cache::{CacheHint, Cacheable};
+pub use completion::{ArgumentCompleter, CompletionHandler, CompletionRequest, IntoCompletion};
 pub use context::Context;
 pub use elicit::Elicitation;
 pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
 pub use layer::{RequestInfo, RequestLayer};
+pub use lifespan::Running;
 pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
 pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
 };
+pub use roots::RootsChanged;
 pub use tool::{NoArgs, ToolDef, ToolHandler};
+pub use url_elicitation::{ElicitationCompleter, UrlElicitation};
 
 #[cfg(feature = "http")]
 pub(crate) use context::ClientView;
@@ -143,6 +151,12 @@ pub(crate) struct ServerInner {
     /// change, so a request reads one consistent snapshot and never waits for a writer.
     pub catalog: Arc<RwLock<Arc<Catalog>>>,
     pub completion: Option<Arc<dyn CompletionHandler>>,
+    /// The caching hints of modern list, discover and read results ([`McpServer::cache_hint`]).
+    pub cache: cache::CacheHints,
+    /// Start-up and shutdown hooks and the state they built ([`McpServer::lifespan`]).
+    pub lifespan: lifespan::Lifespan,
+    /// Runs on `notifications/roots/list_changed` ([`McpServer::on_roots_changed`]).
+    pub on_roots_changed: Option<roots::RootsHook>,
     /// Lifespan state by type, built once and shared by every request ([`McpServer::state`]).
     pub state: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// Items per page of the list methods; `None` is one page ([`McpServer::page_size`]).
@@ -176,6 +190,14 @@ pub(crate) struct Catalog {
     pub resources: Registry<Arc<ResourceDef>>,
     pub templates: Registry<Arc<TemplateEntry>>,
     pub prompts: Registry<Arc<PromptDef>>,
+}
+
+impl Catalog {
+    /// Whether a prompt argument or template variable has a completer of its own.
+    pub(crate) fn has_completers(&self) -> bool {
+        self.prompts.iter().any(|p| !p.completers.is_empty())
+            || self.templates.iter().any(|t| !t.def.completers.is_empty())
+    }
 }
 
 impl ServerInner {
@@ -267,6 +289,9 @@ impl McpServer {
             schema_limits: schema::SchemaLimits::default(),
             catalog: Arc::default(),
             completion: None,
+            on_roots_changed: None,
+            lifespan: lifespan::Lifespan::default(),
+            cache: cache::CacheHints::default(),
             state: HashMap::new(),
             page_size: None,
             keys: seal::KeyRing::random(),
@@ -459,6 +484,63 @@ impl McpServer {
     pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
         self.inner_mut().completion = Some(Arc::new(handler));
         self
+    }
+
+    /// Sets the caching hint of one kind of modern result (default `ttlMs: 0`, `private`: do
+    /// not reuse). A client may serve a fresh cached result without asking again, so hint a
+    /// list only as long as its staleness is acceptable (a `list_changed` notification still
+    /// invalidates it for a client that listens). `Public` lets clients share a result across
+    /// principals: only for lists that do not depend on who asks. The handshake era has no
+    /// hints.
+    pub fn cache_hint(mut self, what: Cacheable, hint: CacheHint) -> Self {
+        self.inner_mut().cache.set(what, hint);
+        self
+    }
+
+    /// Runs `hook` each time a handshake-era client sends `notifications/roots/list_changed`,
+    /// in a task of its own, one run at a time per connection (notifications during a run
+    /// cause one more run after it); [`RootsChanged::list_roots`] asks the client for the new
+    /// roots.
+    /// (2026-07-28 has no such notification: a modern handler asks with
+    /// [`Context::list_roots`] when it needs them.)
+    pub fn on_roots_changed<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(RootsChanged) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.inner_mut().on_roots_changed = Some(roots::hook(hook));
+        self
+    }
+
+    /// Adds an async start-up and shutdown pair around serving, as Python's `lifespan`: `start`
+    /// builds a `T` (open a pool) before the first request; handlers read it with
+    /// [`Context::lifespan::<T>()`](Context::lifespan); `stop` gets it back after the last
+    /// (close the pool). [`McpServer::run_stdio`] runs both around serving (stop at end of
+    /// input); `serve_http` runs start first, and stop only if serving fails, since it serves
+    /// until the process ends. To stop gracefully (on a signal, say) or to serve connections
+    /// yourself, call [`McpServer::start`] first and [`Running::shutdown`] after. Pairs start in the order added and stop in reverse; a
+    /// start that fails stops the ones before it, and serving does not begin.
+    pub fn lifespan<T, E, Start, StartFut, Stop, StopFut>(
+        mut self,
+        start: Start,
+        stop: Stop,
+    ) -> Self
+    where
+        T: Send + Sync + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+        Start: Fn() -> StartFut + Send + Sync + 'static,
+        StartFut: std::future::Future<Output = Result<T, E>> + Send + 'static,
+        Stop: Fn(Arc<T>) -> StopFut + Send + Sync + 'static,
+        StopFut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.inner_mut().lifespan.add(lifespan::hook(start, stop));
+        self
+    }
+
+    /// Runs the [`lifespan`](McpServer::lifespan) start hooks and publishes their state; the
+    /// returned [`Running`] runs the stop hooks. Fails with the first start hook's error.
+    pub async fn start(&self) -> Result<Running, Error> {
+        self.inner.lifespan.start().await
     }
 
     /// Adds lifespan state: a value built once at startup and shared by every connection and
@@ -665,7 +747,9 @@ impl McpServer {
         let stdio = Stdio::stdin_stdout()
             .max_line_bytes(self.inner.max_line_bytes)
             .max_json_depth(self.inner.max_json_depth);
+        let running = self.start().await?;
         self.serve(stdio).await;
+        running.shutdown().await;
         Ok(())
     }
 
@@ -718,7 +802,8 @@ impl ServerInner {
             .then(|| ResourcesCapability::default().with_subscribe(true).with_list_changed(true));
         capabilities.prompts = (!catalog.prompts.is_empty())
             .then(|| PromptsCapability::default().with_list_changed(true));
-        capabilities.completions = self.completion.as_ref().map(|_| Map::new());
+        let completes = self.completion.is_some() || catalog.has_completers();
+        capabilities.completions = completes.then(Map::new);
         capabilities
     }
 }

@@ -5,6 +5,7 @@
 //! | `String`, `&'static str` | one text block |
 //! | integers, floats, `bool` | text plus `structuredContent: {"result": v}`, with an output schema |
 //! | `Json<T>` (`T: Serialize + JsonSchema`) | `structuredContent: T`, its schema, and the JSON as text |
+//! | from a `#[tool]`, any other `T: Serialize + JsonSchema` | the same as `Json<T>` (the macro wraps it) |
 //! | `()` | no content |
 //! | `ContentBlock`, `Vec<ContentBlock>` | passed through |
 //! | `CallToolResult` | taken as is |
@@ -12,6 +13,12 @@
 //! | `Err(ToolError)` | `isError: true`, `Error executing tool <name>: <message>`, always shown |
 //! | `Err(e)`, any other `e: Display` | the same, unless the server withholds ordinary messages |
 //! | a panic | `isError: true`, `Error executing tool <name>`, message logged, not sent |
+//!
+//! A non-object schema (a list, say) is wrapped as `{"result": ..}`, since the handshake era
+//! allows only objects in `structuredContent`. A tool with an `outputSchema` (derived, or set
+//! with [`ToolDef::output_schema`](super::ToolDef::output_schema)) has every successful result
+//! checked against it; one that breaks it reaches the model as `isError: true`, `Error
+//! executing tool <name>`, with the details logged.
 
 use std::any::Any;
 use std::fmt;

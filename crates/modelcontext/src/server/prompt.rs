@@ -7,13 +7,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, McpError, Prompt, PromptArgument,
-    PromptMessage, method,
+    GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, Icon, McpError, Meta, Prompt,
+    PromptArgument, PromptMessage, method,
 };
 use serde_json::{Map, Value};
 
 use super::ServerInner;
 use super::call::RequestParts;
+use super::completion::ArgumentCompleter;
 use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput, erase};
 use super::mrtr::Binding;
 use super::output::ToolFailure;
@@ -87,6 +88,8 @@ impl<H, A, M> PromptHandler<A, M> for H where H: Handler<A, M, Output: IntoPromp
 #[derive(Clone)]
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
+    /// Per-argument completers, by argument name.
+    pub(crate) completers: super::completion::Completers,
     handler: Arc<dyn ErasedHandler<PromptKind>>,
 }
 
@@ -105,7 +108,7 @@ impl PromptDef {
         let arguments = arguments_from_schema(&handler.args_schema().unwrap_or_default());
         let mut prompt = Prompt::new(name);
         prompt.arguments = (!arguments.is_empty()).then_some(arguments);
-        PromptDef { prompt, handler: erase(handler) }
+        PromptDef { prompt, completers: Default::default(), handler: erase(handler) }
     }
 
     /// Sets the description.
@@ -117,6 +120,25 @@ impl PromptDef {
     /// Sets a human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// Completes the argument `name` with `completer` (`completion/complete` with a
+    /// `ref/prompt` naming this prompt); declares the `completions` capability.
+    pub fn complete(mut self, name: impl Into<String>, completer: impl ArgumentCompleter) -> Self {
+        self.completers.insert(name.into(), Arc::new(completer));
+        self
+    }
+
+    /// Sets the icons clients may show beside the prompt (2025-11-25+).
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.prompt.icons = Some(icons);
+        self
+    }
+
+    /// Sets the prompt's `_meta`.
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.prompt.meta = Some(meta);
         self
     }
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
-    BlobResourceContents, INTERNAL_ERROR, INVALID_PARAMS, McpError, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, TextResourceContents, method,
+    Annotations, BlobResourceContents, INTERNAL_ERROR, INVALID_PARAMS, Icon, McpError, Meta,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    TextResourceContents, method,
 };
 use serde_json::{Map, Value, json};
 
@@ -164,6 +165,14 @@ pub struct ResourceDef {
     pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
+    icons: Option<Vec<Icon>>,
+    annotations: Option<Annotations>,
+    size: Option<u64>,
+    meta: Option<Meta>,
+    /// The caching hint of its reads ([`ResourceDef::cache_hint`]).
+    cache_hint: Option<super::CacheHint>,
+    /// Per-variable completers of a template, by variable name.
+    pub(crate) completers: super::completion::Completers,
     params_schema: Map<String, Value>,
     handler: Arc<dyn ErasedHandler<ResourceKind>>,
 }
@@ -186,6 +195,12 @@ impl ResourceDef {
             title: None,
             description: None,
             mime_type: None,
+            icons: None,
+            annotations: None,
+            size: None,
+            meta: None,
+            completers: Default::default(),
+            cache_hint: None,
             params_schema: handler.args_schema().unwrap_or_default(),
             handler: erase(handler),
         }
@@ -215,6 +230,49 @@ impl ResourceDef {
         self
     }
 
+    /// Sets the icons clients may show beside the resource or template (2025-11-25+; only
+    /// `https:` and `data:` sources are safe for clients to render).
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
+
+    /// Sets the annotations: audience, priority, last modification.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the size of the raw contents in bytes, for a fixed resource (templates have none).
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+
+    /// Completes the template variable `name` with `completer` (`completion/complete` with a
+    /// `ref/resource` naming this template); declares the `completions` capability.
+    pub fn complete(
+        mut self,
+        name: impl Into<String>,
+        completer: impl super::completion::ArgumentCompleter,
+    ) -> Self {
+        self.completers.insert(name.into(), Arc::new(completer));
+        self
+    }
+
+    /// Sets the caching hint of this resource's modern `resources/read` results, instead of
+    /// the server's (see [`McpServer::cache_hint`](super::McpServer::cache_hint)).
+    pub fn cache_hint(mut self, hint: super::CacheHint) -> Self {
+        self.cache_hint = Some(hint);
+        self
+    }
+
+    /// Sets the resource's or template's `_meta`.
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
     fn display_name(&self) -> String {
         self.name.clone().unwrap_or_else(|| self.uri.clone())
     }
@@ -224,6 +282,10 @@ impl ResourceDef {
         resource.title = self.title.clone();
         resource.description = self.description.clone();
         resource.mime_type = self.mime_type.clone();
+        resource.size = self.size;
+        resource.icons = self.icons.clone();
+        resource.annotations = self.annotations.clone();
+        resource.meta = self.meta.clone();
         resource
     }
 
@@ -232,6 +294,9 @@ impl ResourceDef {
         template.title = self.title.clone();
         template.description = self.description.clone();
         template.mime_type = self.mime_type.clone();
+        template.icons = self.icons.clone();
+        template.annotations = self.annotations.clone();
+        template.meta = self.meta.clone();
         template
     }
 }
@@ -357,6 +422,13 @@ impl Kind for ResourceKind {
 
     fn into_wire(contents: Vec<ResourceContents>) -> ReadResourceResult {
         ReadResourceResult::new(contents)
+    }
+
+    fn cache_hint(
+        target: &ResourceTarget,
+        hints: &super::cache::CacheHints,
+    ) -> Option<super::CacheHint> {
+        Some(target.def.cache_hint.unwrap_or_else(|| hints.get(super::Cacheable::Reads)))
     }
 }
 

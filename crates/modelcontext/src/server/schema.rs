@@ -154,7 +154,6 @@ impl std::fmt::Debug for Validator {
 
 impl Validator {
     /// Compiles `schema` (read as 2020-12 whatever `$schema` says) within the default limits.
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     pub(crate) fn compile(schema: &Map<String, Value>) -> Result<Validator, String> {
         Validator::compile_with(schema, SchemaLimits::default())
     }

@@ -40,6 +40,8 @@ pub(crate) struct ServerSession {
     extensions: Arc<Extensions>,
     /// The transport and session, for the spans and the layers.
     link: Link,
+    /// Handshake era: the `roots/list_changed` hook's runs on this connection.
+    roots_runs: super::roots::Runs,
 }
 
 /// Aborts a task when dropped.
@@ -70,6 +72,7 @@ impl ServerSession {
             forwarder: None,
             extensions: Arc::default(),
             link,
+            roots_runs: Default::default(),
         }
     }
 
@@ -140,6 +143,15 @@ impl SharedSession {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The revision `initialize` negotiated, once it did.
+    #[cfg(feature = "http")]
+    pub(crate) fn handshake_version(&self) -> Option<&'static str> {
+        match &self.lock().era {
+            EraState::Handshake(view) => Some(view.protocol_version),
+            _ => None,
+        }
+    }
+
     /// Answers `request` at once or returns its handler, as the engine would.
     pub(crate) fn request(&self, request: Request, peer: &Peer) -> Reply {
         self.lock().request(request, peer)
@@ -201,12 +213,18 @@ impl Dispatch for ServerSession {
         )
     }
 
-    fn notification(&mut self, notification: Notification, _peer: &Peer) {
+    fn notification(&mut self, notification: Notification, peer: &Peer) {
         let span =
             crate::observe::server_notification_span(&notification.method, self.link.transport);
         let _entered = span.enter();
         match ClientNotification::parse(&notification.method, notification.params.as_deref()) {
             Ok(ClientNotification::Initialized(_)) => tracing::debug!("client initialized"),
+            Ok(ClientNotification::RootsListChanged(_))
+                if matches!(self.era, EraState::Handshake(_)) =>
+            {
+                let hook = self.server.on_roots_changed.as_ref();
+                super::roots::changed(hook, peer, &self.extensions, &self.roots_runs);
+            }
             Ok(_) => {}
             Err(err) => {
                 tracing::debug!(method = %notification.method, ?err, "ignored notification")

@@ -11,22 +11,35 @@ use modelcontext_types::{
 use serde::Serialize;
 use serde_json::Value;
 
+use super::CacheHint;
 use crate::engine::Outcome;
 
 /// What the modern era adds to every result: `resultType`, the `serverInfo` stamp, and the
 /// caching hints on cacheable results (spec 2026-07-28, SEP-2549: `ttlMs: 0`, private by
-/// default). The handshake era gets none of them.
+/// default; the server's [`CacheHint`]s where it set them). The handshake era gets none of
+/// them.
 pub(super) struct Stamp {
     server_info: Option<Arc<Value>>,
+    /// The caching hint of a cacheable result, when the server set one.
+    hint: Option<CacheHint>,
 }
 
 impl Stamp {
     pub(super) fn new(server_info: &Arc<Value>, era: Era) -> Stamp {
-        Stamp { server_info: (era == Era::Modern).then(|| Arc::clone(server_info)) }
+        Stamp { server_info: (era == Era::Modern).then(|| Arc::clone(server_info)), hint: None }
+    }
+
+    /// Stamps cacheable results with `hint` instead of the default (modern era only).
+    pub(super) fn with_hint(mut self, hint: CacheHint) -> Stamp {
+        self.hint = Some(hint);
+        self
     }
 
     pub(super) fn apply<R: WireResult>(&self, mut result: R) -> Outcome {
         if let Some(info) = &self.server_info {
+            if let Some(hint) = &self.hint {
+                result.hint(hint);
+            }
             result.stamp(Value::clone(info));
         }
         to_raw(&result).map_err(internal)
@@ -40,6 +53,9 @@ pub(super) fn internal(err: serde_json::Error) -> McpError {
 /// A result type with the shared result fields.
 pub(super) trait WireResult: Serialize + Send {
     fn stamp(&mut self, server_info: Value);
+
+    /// Sets the caching hint; only cacheable results have one.
+    fn hint(&mut self, _hint: &CacheHint) {}
 }
 
 pub(super) fn stamp_meta(meta: &mut Option<Meta>, server_info: Value) {
@@ -56,6 +72,11 @@ macro_rules! cacheable_result {
                 self.ttl_ms.get_or_insert(0);
                 self.cache_scope.get_or_insert(modelcontext_types::CacheScope::Private);
                 $crate::server::stamp::stamp_meta(&mut self.meta, server_info);
+            }
+
+            fn hint(&mut self, hint: &$crate::server::CacheHint) {
+                self.ttl_ms = Some(hint.ttl_ms());
+                self.cache_scope = Some(hint.scope);
             }
         }
     };
@@ -82,6 +103,14 @@ impl WireResult for InputRequiredResult {
 }
 
 impl<T: WireResult> WireResult for MrtrResult<T> {
+    fn hint(&mut self, hint: &CacheHint) {
+        // An `input_required` round is never cached (spec: results tied to input responses
+        // must not be).
+        if let MrtrResult::Complete(result) = self {
+            result.hint(hint);
+        }
+    }
+
     fn stamp(&mut self, server_info: Value) {
         match self {
             MrtrResult::Complete(result) => result.stamp(server_info),

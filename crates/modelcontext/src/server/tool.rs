@@ -24,8 +24,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, McpError, RawValue, Tool,
-    ToolAnnotations, method,
+    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, Icon, McpError, RawValue,
+    Tool, ToolAnnotations, method,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -90,9 +90,26 @@ impl ToolDef {
         self
     }
 
+    /// Sets the icons clients may show beside the tool (2025-11-25+).
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.tool.icons = Some(icons);
+        self
+    }
+
     /// Replaces the derived input schema (it must still be an object schema).
     pub fn input_schema(mut self, schema: Map<String, Value>) -> Self {
         self.tool.input_schema = schema;
+        self
+    }
+
+    /// Sets the `outputSchema`, for a hand-written handler that returns a `CallToolResult`
+    /// with `structuredContent` (a returned `Json<T>` or `#[tool]` struct derives it). The
+    /// server checks every successful result against it: a result whose structured content
+    /// breaks it (or has none) reaches the model as `isError: true`, `Error executing tool
+    /// <name>`, and the details are logged. The handshake era requires an object schema
+    /// (`"type": "object"`) here; 2026-07-28 allows any.
+    pub fn output_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.tool.output_schema = Some(Value::Object(schema));
         self
     }
 

@@ -797,3 +797,35 @@ async fn two_hundred_concurrent_calls_through_one_client() {
         client.close().await;
     }
 }
+
+/// The conformance suite's `request-metadata` case: the first POST is refused with HTTP 400
+/// and -32022 naming the supported revisions; the client retries with one of them, header and
+/// `_meta` agreeing.
+#[tokio::test]
+async fn a_rejected_protocol_version_is_retried_with_a_supported_one() {
+    let rejected = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let fake = Fake::start(move |seen| {
+        if !rejected.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let error = json!({"jsonrpc": "2.0", "id": seen.body["id"], "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+            return respond(400, "application/json", error.to_string());
+        }
+        let discovered = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+            "capabilities": {}, "ttlMs": 0, "cacheScope": "private"});
+        json_answer(result(&seen.body["id"], discovered))
+    })
+    .await;
+    let client = Client::builder().era(EraMode::Modern).connect(fake.transport()).await;
+    let client = client.expect("negotiates on the retry");
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "{}", fake.transcript());
+    let retry = &seen[1];
+    assert_eq!(retry.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(
+        retry.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    client.close().await;
+}

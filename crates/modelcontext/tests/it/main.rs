@@ -4,10 +4,13 @@
 mod auth;
 #[cfg(feature = "auth")]
 mod auth_client;
+mod caching;
 mod calls;
 mod changes;
+mod completion;
 mod context;
 mod corpus;
+mod elicitation_forms;
 mod engine;
 #[cfg(feature = "http")]
 mod faults;
@@ -16,19 +19,26 @@ mod fuzz_corpus;
 #[cfg(feature = "http")]
 mod http_client;
 #[cfg(feature = "http")]
+mod http_modes;
+#[cfg(feature = "http")]
 mod http_server;
 mod input;
 mod json_suite;
 mod layers;
+mod lifespan;
 #[cfg(feature = "http")]
 mod limits;
+mod metadata;
 mod mrtr;
+mod negotiation;
 mod observe;
 #[cfg(feature = "otel")]
 mod otel;
 mod pagination;
+mod roots;
 mod seed;
 mod stdio;
+mod structured;
 mod support;
 #[cfg(feature = "tls")]
 mod test_ca;
@@ -36,3 +46,4 @@ mod test_ca;
 mod tls_client;
 #[cfg(feature = "tls")]
 mod tls_server;
+mod url_elicitation;

@@ -340,3 +340,54 @@ fn compile(revision: &str, definition: &str) -> jsonschema::Validator {
     schema["$ref"] = Value::from(format!("#/{defs}/{definition}"));
     jsonschema::validator_for(&schema).expect("the official schema compiles")
 }
+
+/// `method` with `params` (JSON object members, as text) sent to a fresh `server()` in each
+/// era over the wire, every message checked against its revision's schema: the handshake
+/// era's result, then the modern one's (`_meta` added). `capabilities` are the client's.
+pub async fn in_both_eras(
+    server: impl Fn() -> McpServer,
+    capabilities: &str,
+    method: &str,
+    params: &str,
+) -> [Value; 2] {
+    let sep = if params.is_empty() { "" } else { "," };
+    let mut old = Wire::start(server(), "2025-11-25");
+    old.initialize_with(capabilities).await;
+    let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}}}}}"#);
+    let old: Value = serde_json::from_str(&old.call(&line).await).expect("json");
+    let mut new = Wire::start(server(), "2026-07-28");
+    let meta = modern_meta(capabilities, "");
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}{sep}{meta}}}}}"#
+    );
+    let new: Value = serde_json::from_str(&new.call(&line).await).expect("json");
+    [old, new]
+}
+
+/// Serves `server` over Streamable HTTP on a free 127.0.0.1 port; its URL.
+#[cfg(feature = "http")]
+pub async fn serve_http(server: McpServer) -> String {
+    let (addr, serve) = server.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    format!("http://{addr}/mcp")
+}
+
+/// A client of `server` in `mode`, in memory (`http == false`) or over HTTP.
+pub async fn connect(
+    server: McpServer,
+    builder: modelcontext::ClientBuilder,
+    http: bool,
+) -> modelcontext::Client {
+    #[cfg(feature = "http")]
+    if http {
+        let url = serve_http(server).await;
+        let transport = modelcontext::HttpTransport::new(&url).expect("url");
+        return builder.connect(transport).await.expect("connects over HTTP");
+    }
+    let _ = http;
+    builder.connect(server.in_memory()).await.expect("connects in memory")
+}
+
+/// The transports every feature test runs over: in memory (the stdio framing), and HTTP when
+/// the feature is on.
+pub const TRANSPORTS: &[bool] = if cfg!(feature = "http") { &[false, true] } else { &[false] };

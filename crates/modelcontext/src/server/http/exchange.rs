@@ -38,7 +38,9 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     match *request.method() {
         Method::POST => post(shared, request, extensions).await,
         // 2026-07-28 has no GET stream and no sessions to delete.
-        Method::GET | Method::DELETE if modern_header => method_not_allowed(),
+        Method::GET | Method::DELETE if modern_header || shared.options.stateless => {
+            method_not_allowed()
+        }
         Method::GET => sessions::get(&shared, request.headers(), &extensions).await,
         Method::DELETE => sessions::delete(&shared, request.headers(), &extensions),
         _ => method_not_allowed(),
@@ -73,13 +75,25 @@ fn is_modern_header(headers: &HeaderMap) -> bool {
 
 async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> Response {
     let (parts, body) = request.into_parts();
-    let message = match read_body(&shared, &parts.headers, body).await {
-        Ok(message) => message,
+    let bytes = match read_bytes(&shared, &parts.headers, body).await {
+        Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
     let headers = parts.headers;
+    // A JSON-RPC batch: only a 2025-03-26 session takes one (no later revision has them);
+    // without a session it is refused below like any other array.
+    let in_session = headers.contains_key(sessions::SESSION_HEADER);
+    if is_batch(&bytes) && in_session && !is_modern_header(&headers) && !shared.options.stateless {
+        return super::batch::post(&shared, &headers, &bytes, extensions).await;
+    }
+    let message = match decode(&shared, &bytes) {
+        Ok(message) => message,
+        Err(refused) => return refused,
+    };
     if is_modern_header(&headers) || claims_modern(&message) {
         modern(&shared, &headers, message, extensions).await
+    } else if shared.options.stateless {
+        super::stateless::post(&shared, &headers, message, extensions).await
     } else {
         sessions::post(&shared, &headers, message, extensions).await
     }
@@ -98,6 +112,27 @@ async fn read_body(
     headers: &HeaderMap,
     body: axum::body::Body,
 ) -> Result<Message, Response> {
+    decode(shared, &read_bytes(shared, headers, body).await?)
+}
+
+/// The one JSON-RPC message of a body, or 400 with the parse error.
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
+fn decode(shared: &Shared, bytes: &[u8]) -> Result<Message, Response> {
+    Message::decode_with_depth(bytes, shared.server.json_depth_limit())
+        .map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
+}
+
+/// Whether a body is a JSON array (a JSON-RPC batch).
+fn is_batch(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// A POST body's bytes, after the content checks: 415 / 406 / 408 / 413 otherwise.
+async fn read_bytes(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Bytes, Response> {
     if let Some(refused) = check_content_headers(headers) {
         return Err(refused);
     }
@@ -107,12 +142,10 @@ async fn read_body(
             McpError::invalid_request(format!("Request body not received within {timeout:?}"));
         return Err(error_response(StatusCode::REQUEST_TIMEOUT, None, error));
     };
-    let Ok(bytes) = read else {
+    read.map_err(|_| {
         let error = McpError::invalid_request(format!("Request body exceeds {limit} bytes"));
-        return Err(error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error));
-    };
-    Message::decode_with_depth(&bytes, shared.server.json_depth_limit())
-        .map_err(|err| rpc_response(StatusCode::BAD_REQUEST, &err.to_response()))
+        error_response(StatusCode::PAYLOAD_TOO_LARGE, None, error)
+    })
 }
 
 /// 415 for a body that is not JSON; 406 when the client accepts neither JSON nor SSE.
@@ -197,10 +230,48 @@ async fn modern(
     let reply = shared.server.answer_stateless(request, id.clone(), client, &peer, extensions);
     // The handler's context holds its own clone: the channel ends when the handler does.
     drop(peer);
+    answer_reply(shared, reply, rx, id).await
+}
+
+/// The HTTP answer to a request answered without a session: at once, or by driving its
+/// handler (as JSON only, in JSON response mode).
+pub(crate) async fn answer_reply(
+    shared: &Shared,
+    reply: Reply,
+    rx: mpsc::Receiver<Message>,
+    id: RequestId,
+) -> Response {
     match reply {
         Reply::Now(outcome) => rpc_answer(id, outcome),
+        Reply::Stream(_) if shared.options.json_response => {
+            let error = McpError::invalid_request(
+                "This endpoint answers with JSON only (JSON response mode): a stream such as \
+                 subscriptions/listen cannot be served",
+            );
+            error_response(StatusCode::BAD_REQUEST, Some(id), error)
+        }
+        Reply::Later(future) if shared.options.json_response => {
+            rpc_answer(id.clone(), drive_to_json(catching_panics(future), rx).await)
+        }
         Reply::Later(future) | Reply::Stream(future) => {
             drive(catching_panics(future), rx, id).await
+        }
+    }
+}
+
+/// Runs a handler to its result, dropping what it sends before it (JSON response mode has no
+/// stream to carry it); draining keeps a handler that sends a lot from waiting on the channel.
+async fn drive_to_json<F>(mut handler: F, mut sent: mpsc::Receiver<Message>) -> Outcome
+where
+    F: Future<Output = Outcome> + Send + Unpin,
+{
+    loop {
+        tokio::select! {
+            biased;
+            outcome = &mut handler => return outcome,
+            Some(dropped) = sent.recv() => {
+                tracing::debug!(message = %dropped.encode(), "JSON response mode: not sent");
+            }
         }
     }
 }

@@ -32,6 +32,7 @@ use tokio::net::TcpListener;
 
 use crate::{Error, McpServer};
 
+mod batch;
 mod caller;
 mod events;
 mod exchange;
@@ -42,6 +43,7 @@ mod legacy_sse;
 mod security;
 mod serve;
 mod sessions;
+mod stateless;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -196,6 +198,23 @@ pub struct HttpOptions {
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
     pub legacy_sse: bool,
+    /// Answers every POSTed request with one `application/json` body, never an SSE stream
+    /// (Python's `json_response=True`), for proxies and clients that cannot read streams.
+    /// What a handler sends before its result has nowhere to go on its POST then: a 2025-11-25
+    /// session sends it on the GET stream (kept for resumption if none is open); a 2026-07-28
+    /// request's notifications (progress, logs) are dropped, and `subscriptions/listen` is
+    /// refused. Off by default.
+    pub json_response: bool,
+    /// Serves the handshake era without sessions (Python's `stateless_http=True`): no
+    /// `Mcp-Session-Id`, any instance of a fleet can answer any request, nothing is kept
+    /// between requests. `initialize` is answered (with no `subscribe` or `listChanged`
+    /// capabilities), and each later request is served on its own as a client of the
+    /// `MCP-Protocol-Version` it names that declared no capabilities: no server-to-client
+    /// requests (a handler's `elicit`, `sample` or `list_roots` fails with -32021), no GET
+    /// stream, no DELETE (405), no `resources/subscribe` (-32601), and `logging/setLevel` is
+    /// accepted but has no request to apply to. 2026-07-28 requests are stateless anyway.
+    /// Off by default.
+    pub stateless: bool,
     /// OAuth 2.1 protection (feature `auth`): every request needs a valid bearer token for
     /// this resource; [`HttpEndpoint::router`] also serves the protected-resource metadata.
     /// Mounting [`HttpEndpoint::into_service`] yourself? Merge
@@ -252,7 +271,9 @@ impl std::fmt::Debug for HttpOptions {
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
-            .field("legacy_sse", &self.legacy_sse);
+            .field("legacy_sse", &self.legacy_sse)
+            .field("json_response", &self.json_response)
+            .field("stateless", &self.stateless);
         #[cfg(feature = "tls")]
         out.field("tls", &self.tls)
             .field("tls_handshake_timeout", &self.tls_handshake_timeout)
@@ -286,6 +307,8 @@ impl Default for HttpOptions {
             keep_alive: Duration::from_secs(15),
             event_store: Arc::new(MemoryEventStore::default()),
             legacy_sse: false,
+            json_response: false,
+            stateless: false,
             #[cfg(feature = "auth")]
             auth: None,
             #[cfg(feature = "tls")]
@@ -356,6 +379,10 @@ setters! {
     event_store: Arc<dyn EventStore>;
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (default off).
     legacy_sse: bool;
+    /// Answers every request with one JSON body, never SSE (default off; see the field).
+    json_response: bool;
+    /// Serves the handshake era without sessions (default off; see the field).
+    stateless: bool;
 }
 
 setters! {
@@ -430,10 +457,14 @@ impl McpServer {
         HttpEndpoint { inner: Arc::new(shared) }
     }
 
-    /// Serves Streamable HTTP at `http://<addr>/mcp` until the process ends.
+    /// Serves Streamable HTTP at `http://<addr>/mcp` until the process ends, inside the
+    /// server's [`lifespan`](McpServer::lifespan).
     pub async fn serve_http(&self, addr: &str) -> Result<(), Error> {
         let listener = TcpListener::bind(addr).await?;
-        self.http_endpoint().serve(listener).await
+        let running = self.start().await?;
+        let served = self.http_endpoint().serve(listener).await;
+        running.shutdown().await;
+        served
     }
 
     /// Serves Streamable HTTP at `https://<addr>/mcp` until the process ends (feature

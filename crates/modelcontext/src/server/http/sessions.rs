@@ -45,7 +45,7 @@ use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll
 use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
 
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Every live session of one endpoint.
 pub(crate) struct Sessions {
@@ -116,12 +116,17 @@ struct Routes {
     next_stream: u64,
     /// A 2024-11-05 HTTP+SSE session: its one stream cannot be resumed, so it is never cut.
     legacy: bool,
+    /// JSON response mode: every POST is a JSON waiter.
+    json_only: bool,
 }
 
 /// A POST waiting for its answer.
 struct Waiter {
     tx: StreamTx,
     stream: u64,
+    /// Answered as one JSON body (JSON response mode, a batch): only its response goes to
+    /// it; what its handler sends first goes to the GET stream.
+    json: bool,
     /// Messages routed to it so far: the first one decides JSON or SSE.
     sent: u32,
 }
@@ -346,7 +351,7 @@ pub(crate) async fn post(
 
 /// The tool a `tools/call` names, read without parsing the rest of its params (the session
 /// parses them once it has the request; scopes are checked before that).
-fn called_tool(message: &Message) -> Option<String> {
+pub(crate) fn called_tool(message: &Message) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Name {
         name: String,
@@ -358,7 +363,7 @@ fn called_tool(message: &Message) -> Option<String> {
     serde_json::from_str::<Name>(request.params.as_ref()?.get()).ok().map(|n| n.name)
 }
 
-fn session_not_found() -> Response {
+pub(crate) fn session_not_found() -> Response {
     error_response(StatusCode::NOT_FOUND, None, McpError::invalid_request("Session not found"))
 }
 
@@ -413,6 +418,7 @@ impl Session {
             standalone: None,
             next_stream: STANDALONE + 1,
             legacy: false,
+            json_only: shared.options.json_response,
         };
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
@@ -478,14 +484,9 @@ impl Session {
         }
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         // Registered first: whatever the handler sends while it runs is routed to this POST.
-        let stream = lock(&self.routes).register(&request, tx);
+        let stream = lock(&self.routes).register(&request, tx, false);
         let sent_before = self.peer.sent_count();
-        let ran = match self.dispatch.request_over_http(request, &self.peer, headers) {
-            Reply::Now(outcome) => Ran::Finished(outcome),
-            Reply::Later(handler) => self.run_here(id.clone(), handler, false),
-            Reply::Stream(handler) => self.run_here(id.clone(), handler, true),
-        };
-        let outcome = match ran {
+        let outcome = match self.dispatch_here(request, headers) {
             Ran::Finished(outcome) => outcome,
             Ran::HandedOver => return self.answer_later(rx, id, stream).await,
             Ran::SessionEnded => return self.forget(&id),
@@ -501,6 +502,50 @@ impl Session {
             return self.forget(&id);
         }
         self.answer_later(rx, id, stream).await
+    }
+
+    /// One request of a JSON-RPC batch: its response, never a stream (what its handler sends
+    /// first goes to the GET stream).
+    pub(crate) async fn answer_in_batch(
+        &self,
+        request: Request,
+        headers: &HeaderMap,
+    ) -> RpcResponse {
+        let id = request.id.clone();
+        if let Err(busy) = admit(&self.dispatch, &request, self.handover.working()) {
+            return RpcResponse::error(Some(id), busy);
+        }
+        let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
+        lock(&self.routes).register(&request, tx, true);
+        let outcome = match self.dispatch_here(request, headers) {
+            Ran::Finished(outcome) => outcome,
+            Ran::HandedOver => loop {
+                match rx.recv().await.map(|delivery| delivery.message) {
+                    Some(Message::Response(response)) => return response,
+                    Some(_) => continue,
+                    None => break Err(McpError::internal("The request ended without an answer")),
+                }
+            },
+            Ran::SessionEnded => Err(McpError::invalid_request("Session not found")),
+        };
+        lock(&self.routes).finish(&id);
+        RpcResponse { id: Some(id), result: outcome }
+    }
+
+    /// The protocol revision the session negotiated.
+    pub(crate) fn protocol_version(&self) -> Option<&'static str> {
+        self.dispatch.handshake_version()
+    }
+
+    /// Dispatches `request`, which came in a POST with `headers`, on the session and polls its
+    /// handler once in this task.
+    fn dispatch_here(&self, request: Request, headers: &HeaderMap) -> Ran {
+        let id = request.id.clone();
+        match self.dispatch.request_over_http(request, &self.peer, headers) {
+            Reply::Now(outcome) => Ran::Finished(outcome),
+            Reply::Later(handler) => self.run_here(id, handler, false),
+            Reply::Stream(handler) => self.run_here(id, handler, true),
+        }
     }
 
     /// Runs a handler's first poll in this task: most finish there. One that does not goes to
@@ -587,14 +632,15 @@ async fn deliver(routes: &Mutex<Routes>, tx: StreamTx, delivery: Box<Delivery>) 
 
 impl Routes {
     /// Registers a POST's request; returns its stream number.
-    fn register(&mut self, request: &Request, tx: StreamTx) -> u64 {
+    fn register(&mut self, request: &Request, tx: StreamTx, json: bool) -> u64 {
         let stream = self.next_stream;
         self.next_stream += 1;
-        if let Some(token) = progress_token(request) {
+        let json = json || self.json_only;
+        if let Some(token) = progress_token(request).filter(|_| !json) {
             self.progress.insert(token, request.id.clone());
         }
         self.recent.push(request.id.clone());
-        self.waiting.insert(request.id.clone(), Waiter { tx, stream, sent: 0 });
+        self.waiting.insert(request.id.clone(), Waiter { tx, stream, json, sent: 0 });
         stream
     }
 
@@ -676,7 +722,7 @@ impl Routes {
         self.recent
             .iter()
             .rev()
-            .find(|id| self.waiting.get(*id).is_some_and(|w| !w.tx.is_closed()))
+            .find(|id| self.waiting.get(*id).is_some_and(|w| !w.json && !w.tx.is_closed()))
             .cloned()
     }
 

@@ -1,0 +1,93 @@
+//! JSON-RPC batches (2025-03-26): the only revision whose schema has them
+//! (`JSONRPCBatchRequest`, `JSONRPCBatchResponse`; 2025-06-18 removed them). A batch is taken
+//! only on a session that negotiated 2025-03-26; its requests run concurrently on the session,
+//! its notifications and answers go in as any other, and the responses come back as one JSON
+//! array (`202` when it held no request).
+
+use axum::response::Response;
+use futures_util::future::join_all;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use modelcontext_types::{McpError, Message, Response as RpcResponse, method};
+use serde_json::value::RawValue;
+
+use super::exchange::{accepted, error_response, header_str};
+use super::sessions::{SESSION_HEADER, Session, called_tool, session_not_found};
+use super::{Shared, caller, json_body};
+use crate::server::Extensions;
+
+/// The one revision that has batches.
+const BATCH_VERSION: &str = "2025-03-26";
+
+/// A POST whose body is a JSON array.
+pub(crate) async fn post(
+    shared: &Shared,
+    headers: &HeaderMap,
+    bytes: &[u8],
+    extensions: Extensions,
+) -> Response {
+    let refuse = |message: &str| {
+        error_response(StatusCode::BAD_REQUEST, None, McpError::invalid_request(message))
+    };
+    let id = header_str(headers, SESSION_HEADER).unwrap_or_default();
+    let Some(session) = shared.sessions.find(id, &extensions) else { return session_not_found() };
+    if session.protocol_version() != Some(BATCH_VERSION) {
+        return refuse("JSON-RPC batches are accepted only on sessions that negotiated 2025-03-26");
+    }
+    let items = match serde_json::from_slice::<Vec<Box<RawValue>>>(bytes) {
+        Ok(items) if items.is_empty() => return refuse("An empty batch"),
+        Ok(items) => items,
+        Err(err) => {
+            let error =
+                McpError::new(modelcontext_types::PARSE_ERROR, format!("Parse error: {err}"));
+            return error_response(StatusCode::BAD_REQUEST, None, error);
+        }
+    };
+    // The error is boxed: a response is large beside a message.
+    let messages: Vec<Result<Message, Box<RpcResponse>>> = items
+        .iter()
+        .map(|item| {
+            Message::decode_with_depth(item.get().as_bytes(), shared.server.json_depth_limit())
+                .map_err(|err| Box::new(err.to_response()))
+        })
+        .collect();
+    // Every call's scopes are checked before any of them runs.
+    if caller::checks_tool_scopes(shared) {
+        for tool in messages.iter().filter_map(|m| m.as_ref().ok().and_then(called_tool)) {
+            if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
+                return refused;
+            }
+        }
+    }
+    let answers =
+        join_all(messages.into_iter().map(|message| answer(&session, message, headers))).await;
+    let responses: Vec<String> =
+        answers.into_iter().flatten().map(|r| Message::Response(r).encode()).collect();
+    if responses.is_empty() {
+        return accepted();
+    }
+    let mut response = Response::new(json_body(format!("[{}]", responses.join(","))));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The response one element of a batch gets, if any.
+async fn answer(
+    session: &Session,
+    message: Result<Message, Box<RpcResponse>>,
+    headers: &HeaderMap,
+) -> Option<RpcResponse> {
+    match message {
+        Err(malformed) => Some(*malformed),
+        Ok(Message::Request(request)) if request.method == method::INITIALIZE => {
+            let error = McpError::invalid_request("initialize must not be part of a batch");
+            Some(RpcResponse::error(Some(request.id), error))
+        }
+        Ok(Message::Request(request)) => Some(session.answer_in_batch(request, headers).await),
+        Ok(other) => {
+            session.forward(other).await;
+            None
+        }
+    }
+}
