@@ -8,6 +8,8 @@ mod calls;
 mod changes;
 mod context;
 mod corpus;
+#[cfg(feature = "auth")]
+mod dpop;
 mod engine;
 #[cfg(feature = "http")]
 mod faults;

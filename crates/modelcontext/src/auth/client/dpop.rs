@@ -45,16 +45,20 @@ impl DpopState {
         lock(&self.key).clone()
     }
 
-    /// The `DPoP` header of a token request to `url` (with the server's nonce, if known).
-    pub fn token_request_proof(&self, url: &str) -> Result<(HeaderName, HeaderValue), AuthError> {
+    /// The `DPoP` header of a token request to `url` (with the server's nonce, if known),
+    /// and the key that signed it.
+    pub fn token_request_proof(
+        &self,
+        url: &str,
+    ) -> Result<(Arc<DpopKey>, HeaderName, HeaderValue), AuthError> {
+        let key = self.key();
         let nonce = self.nonce(url);
-        let proof = self.key().proof("POST", url, None, nonce.as_deref())?;
-        header_value(&proof).map(|value| (DPOP, value))
+        let proof = key.proof("POST", url, None, nonce.as_deref())?;
+        Ok((key, DPOP, header_value(&proof)?))
     }
 
-    /// Notes a token the authorization server bound to the current key (`token_type` DPoP).
-    pub fn bind(&self, access_token: &str) {
-        let key = self.key();
+    /// Notes a token the authorization server bound to `key` (`token_type` DPoP).
+    pub fn bind(&self, access_token: &str, key: Arc<DpopKey>) {
         let mut bound = lock(&self.bound);
         if bound.len() >= MAX_ENTRIES {
             bound.clear();

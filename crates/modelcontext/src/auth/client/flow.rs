@@ -297,19 +297,21 @@ impl OAuthClient {
     ) -> Result<StoredTokens, AuthError> {
         let endpoint = metadata.token_endpoint.as_str();
         let mut nonce_retried = false;
-        let (answer, body) = loop {
+        let (answer, body, proof_key) = loop {
             let mut request_headers = headers.clone();
+            let mut proof_key = None;
             if let Some(dpop) = &self.dpop {
-                let (name, proof) = dpop.token_request_proof(endpoint)?;
+                let (key, name, proof) = dpop.token_request_proof(endpoint)?;
                 request_headers.insert(name, proof);
+                proof_key = Some(key);
             }
             let answer = self.http.post_form(endpoint, request_headers, form).await?;
             let body = answer.json().unwrap_or_default();
-            let Some(dpop) = &self.dpop else { break (answer, body) };
+            let Some(dpop) = &self.dpop else { break (answer, body, proof_key) };
             dpop.observe(endpoint, &answer.headers);
             let wants_nonce = body.get("error").and_then(Value::as_str) == Some("use_dpop_nonce");
             if !wants_nonce || nonce_retried {
-                break (answer, body);
+                break (answer, body, proof_key);
             }
             nonce_retried = true;
         };
@@ -320,8 +322,10 @@ impl OAuthClient {
         let access_token = text("access_token")
             .ok_or_else(|| AuthError::new("the token answer has no access_token"))?;
         let token_type = text("token_type").unwrap_or_default();
-        if let Some(dpop) = self.dpop.as_ref().filter(|_| token_type.eq_ignore_ascii_case("dpop")) {
-            dpop.bind(&access_token);
+        if let (Some(dpop), Some(key)) = (&self.dpop, proof_key) {
+            if token_type.eq_ignore_ascii_case("dpop") {
+                dpop.bind(&access_token, key);
+            }
         }
         let expires_at = body
             .get("expires_in")
