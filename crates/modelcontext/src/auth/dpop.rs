@@ -412,14 +412,14 @@ mod tests {
 
     #[test]
     fn a_proof_verifies_once() {
-        let key = DpopKey::generate().unwrap();
+        let key = DpopKey::generate().expect("key");
         let policy = DpopPolicy::new();
         let url = "https://mcp.example.com/mcp";
         let proof =
-            key.proof("POST", "https://mcp.example.com/mcp?x=1", Some("tok"), None).unwrap();
-        assert_eq!(policy.check(&proof, "POST", url, "tok").unwrap(), key.thumbprint());
+            key.proof("POST", "https://mcp.example.com/mcp?x=1", Some("tok"), None).expect("proof");
+        assert_eq!(policy.check(&proof, "POST", url, "tok").expect("valid"), key.thumbprint());
         assert!(matches!(policy.check(&proof, "POST", url, "tok"), Err(ProofRefusal::Invalid(_))));
-        let other = key.proof("POST", url, Some("tok"), None).unwrap();
+        let other = key.proof("POST", url, Some("tok"), None).expect("proof");
         assert!(policy.check(&other, "GET", url, "tok").is_err());
         assert!(policy.check(&other, "POST", url, "another").is_err());
     }
