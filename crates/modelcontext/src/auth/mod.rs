@@ -9,11 +9,19 @@
 //! - [`metadata_router`] serves the RFC 9728 protected resource metadata that tells clients
 //!   where to get tokens; [`AuthOptions::authorize`] answers a request without a usable token
 //!   with the 401 / 403 / 400 challenge the spec prescribes.
+//! - DPoP (RFC 9449): a token bound to a client key (`cnf.jkt`) is accepted with
+//!   `Authorization: DPoP` and a valid proof of that key for this request; [`DpopPolicy`]
+//!   (in [`AuthOptions::dpop`]) sets the proof window, server nonces, the replay cache, and
+//!   whether bearer tokens are refused. A bound token sent as a bearer token, a proof replayed,
+//!   made for another method, URL or token, or by another key, are refused with a
+//!   `WWW-Authenticate: DPoP` challenge.
 //! - [`client`]: the other side, an OAuth 2.1 client that gets tokens for the HTTP client
-//!   transport ([`client::OAuthClient`]).
+//!   transport ([`client::OAuthClient`]), with DPoP ([`DpopKey`]), workload identity federation
+//!   and enterprise-managed authorization.
 //!
-//! Tokens are only read from the `Authorization: Bearer` header (never the query string), are
-//! never logged, and are never passed on to anyone but their issuer's introspection endpoint.
+//! Tokens are only read from the `Authorization` header (`Bearer` or `DPoP`, never the query
+//! string), are never logged, and are never passed on to anyone but their issuer's
+//! introspection endpoint.
 //! Over stdio there is no authorization: the spec has stdio servers take credentials from
 //! their environment.
 

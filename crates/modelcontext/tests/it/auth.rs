@@ -636,7 +636,7 @@ async fn metadata_documents_and_query_tokens_over_http() {
 
     let expected = expect![[r#"
         200 application/json *
-        {"resource":"http://mcp.test/mcp","authorization_servers":["http://as.test"],"scopes_supported":["files:read","files:write"],"bearer_methods_supported":["header"]}"#]];
+        {"resource":"http://mcp.test/mcp","authorization_servers":["http://as.test"],"scopes_supported":["files:read","files:write"],"bearer_methods_supported":["header"],"dpop_signing_alg_values_supported":["ES256","ES384","RS256","PS256","EdDSA"]}"#]];
     for path in
         ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
     {

@@ -184,6 +184,7 @@ async fn a_required_nonce_is_handed_out_then_accepted() {
 #[tokio::test]
 async fn required_dpop_refuses_bearer_tokens_and_challenges_with_dpop_only() {
     let (issuer, options) = resource_server(DpopPolicy::new().required()).await;
+    assert_eq!(options.metadata()["dpop_bound_access_tokens_required"], json!(true));
     let (status, challenge) = post(&options, &HeaderMap::new()).await.expect_err("no token");
     assert_eq!(status, 401);
     assert!(challenge.starts_with("DPoP resource_metadata="), "{challenge}");
