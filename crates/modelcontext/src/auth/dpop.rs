@@ -29,6 +29,9 @@ const PROOF_TYPE: &str = "dpop+jwt";
 const PROOF_ALGORITHMS: [Algorithm; 5] =
     [Algorithm::ES256, Algorithm::ES384, Algorithm::RS256, Algorithm::PS256, Algorithm::EdDSA];
 
+/// 4096 bits in base64url.
+const MAX_RSA_MODULUS_CHARS: usize = 683;
+
 /// The names of [`PROOF_ALGORITHMS`], for the `algs` challenge parameter.
 pub(crate) const PROOF_ALGORITHM_NAMES: &str = "ES256 ES384 RS256 PS256 EdDSA";
 
@@ -263,7 +266,8 @@ impl DpopPolicy {
         let thumbprint = jwk_thumbprint(&jwk).ok_or_else(|| invalid("Unsupported DPoP key"))?;
         // Last: only proofs good in every other way take a place in the cache.
         let mut replay = self.replay.lock().unwrap_or_else(|p| p.into_inner());
-        if !replay.insert(format!("{thumbprint}.{jti}"), self.window * 2) {
+        let id = Sha256::digest(format!("{thumbprint}.{jti}").as_bytes()).into();
+        if !replay.insert(id, self.window * 2) {
             return Err(invalid("The DPoP proof was already used"));
         }
         Ok(thumbprint)
@@ -323,6 +327,12 @@ fn verify_signature(proof: &str) -> Result<(Map<String, Value>, Value), String> 
     if private.iter().any(|member| jwk.get(member).is_some()) {
         return Err("The DPoP proof's jwk holds a private key".into());
     }
+    // The client picks the key: an RSA modulus past 4096 bits would make every request
+    // expensive to check.
+    let modulus = jwk.get("n").and_then(Value::as_str).map_or(0, str::len);
+    if modulus > MAX_RSA_MODULUS_CHARS {
+        return Err("The DPoP proof's RSA key is too large".into());
+    }
     let parsed: Jwk = serde_json::from_value(jwk.clone()).map_err(|_| "Unreadable DPoP jwk")?;
     let key = DecodingKey::from_jwk(&parsed).map_err(|_| "Unusable DPoP jwk")?;
     let mut validation = Validation::new(algorithm);
@@ -362,11 +372,12 @@ impl Nonces {
     }
 }
 
-/// Proof ids seen recently, oldest first, at most `capacity`.
+/// Proof ids seen recently (a hash of key and `jti`, so each costs the same few bytes),
+/// oldest first, at most `capacity`.
 struct ReplayCache {
     capacity: usize,
-    seen: HashSet<String>,
-    order: VecDeque<(String, Instant)>,
+    seen: HashSet<[u8; 32]>,
+    order: VecDeque<([u8; 32], Instant)>,
 }
 
 impl ReplayCache {
@@ -375,7 +386,7 @@ impl ReplayCache {
     }
 
     /// False when `id` was seen within `keep`.
-    fn insert(&mut self, id: String, keep: Duration) -> bool {
+    fn insert(&mut self, id: [u8; 32], keep: Duration) -> bool {
         while let Some((old, at)) = self.order.front() {
             if at.elapsed() < keep && self.order.len() < self.capacity {
                 break;
@@ -383,7 +394,7 @@ impl ReplayCache {
             self.seen.remove(old);
             self.order.pop_front();
         }
-        if !self.seen.insert(id.clone()) {
+        if !self.seen.insert(id) {
             return false;
         }
         self.order.push_back((id, Instant::now()));
@@ -428,10 +439,10 @@ mod tests {
     fn the_replay_cache_is_bounded() {
         let mut cache = ReplayCache::new(2);
         let keep = Duration::from_secs(60);
-        assert!(cache.insert("a".into(), keep));
-        assert!(cache.insert("b".into(), keep));
-        assert!(cache.insert("c".into(), keep));
+        assert!(cache.insert([1; 32], keep));
+        assert!(cache.insert([2; 32], keep));
+        assert!(cache.insert([3; 32], keep));
         assert_eq!(cache.order.len(), 2);
-        assert!(!cache.insert("c".into(), keep));
+        assert!(!cache.insert([3; 32], keep));
     }
 }
