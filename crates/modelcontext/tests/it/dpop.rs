@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sha2::Digest;
 
 use crate::auth_client::{
-    b64, b64url, b64url_decode, connect, mock_as, oauth, protected_server_with,
+    b64, b64url, b64url_decode, connect, mock_as, oauth, protected_server, protected_server_with,
 };
 
 /// The canonical URI of the protected MCP server in the resource-server tests.
@@ -204,12 +204,16 @@ async fn required_dpop_refuses_bearer_tokens_and_challenges_with_dpop_only() {
 
 // ---------------------------------------------------------------- the client
 
+/// `auth_client`'s protected server, checking DPoP with `policy`.
+async fn dpop_server(issuer: &str, policy: DpopPolicy) -> String {
+    protected_server_with(issuer, modelcontext::net::HttpClient::new(), policy).await
+}
+
 #[tokio::test]
 async fn the_client_binds_its_tokens_and_proves_each_request_with_the_servers_nonces() {
     let issuer = mock_as(|mock| mock.dpop_nonce = Some("as-nonce".into())).await;
     let policy = DpopPolicy::new().required().nonces(Duration::from_secs(300));
-    let url =
-        protected_server_with(&issuer.url, modelcontext::net::HttpClient::new(), policy).await;
+    let url = dpop_server(&issuer.url, policy).await;
     let key = DpopKey::generate().expect("key");
     let thumbprint = key.thumbprint().to_owned();
     let client = connect(&url, oauth().dpop(key)).await.expect("connect");
@@ -242,12 +246,7 @@ async fn the_client_binds_its_tokens_and_proves_each_request_with_the_servers_no
 async fn a_rotated_key_binds_the_next_tokens() {
     // Tokens expire at once, so every request refreshes (with a proof of the current key).
     let issuer = mock_as(|mock| mock.expires_in = 0).await;
-    let url = protected_server_with(
-        &issuer.url,
-        modelcontext::net::HttpClient::new(),
-        DpopPolicy::new().required(),
-    )
-    .await;
+    let url = dpop_server(&issuer.url, DpopPolicy::new().required()).await;
     let first = DpopKey::generate().expect("key");
     let first_print = first.thumbprint().to_owned();
     let oauth = Arc::new(oauth().dpop(first));
@@ -273,9 +272,7 @@ async fn a_rotated_key_binds_the_next_tokens() {
 #[tokio::test]
 async fn workload_identity_federation_presents_a_fresh_platform_jwt() {
     let issuer = mock_as(|_| {}).await;
-    let url =
-        protected_server_with(&issuer.url, modelcontext::net::HttpClient::new(), DpopPolicy::new())
-            .await;
+    let url = protected_server(&issuer.url).await;
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = asked.clone();
     let oauth = OAuthClient::jwt_bearer("workload-7", move || {
@@ -300,9 +297,7 @@ async fn workload_identity_federation_presents_a_fresh_platform_jwt() {
 #[tokio::test]
 async fn a_failing_platform_assertion_is_reported() {
     let issuer = mock_as(|_| {}).await;
-    let url =
-        protected_server_with(&issuer.url, modelcontext::net::HttpClient::new(), DpopPolicy::new())
-            .await;
+    let url = protected_server(&issuer.url).await;
     let oauth = OAuthClient::jwt_bearer("workload-7", || async { Err("no token file".to_owned()) });
     let error = connect(&url, oauth).await.expect_err("no assertion, no token");
     assert!(format!("{error:#}").contains("no workload assertion: no token file"), "{error:#}");
@@ -312,9 +307,7 @@ async fn a_failing_platform_assertion_is_reported() {
 #[tokio::test]
 async fn enterprise_managed_authorization_exchanges_the_id_token_for_an_id_jag() {
     let issuer = mock_as(|_| {}).await;
-    let url =
-        protected_server_with(&issuer.url, modelcontext::net::HttpClient::new(), DpopPolicy::new())
-            .await;
+    let url = protected_server(&issuer.url).await;
     let idp = IdentityProvider::new(format!("{}/idp/token", issuer.url), "idp-client");
     let oauth =
         OAuthClient::enterprise_managed(idp, "ent-client", Some("ent-secret".into()), || async {
