@@ -202,6 +202,80 @@ async fn required_dpop_refuses_bearer_tokens_and_challenges_with_dpop_only() {
     assert!(challenge.contains(" | DPoP resource_metadata="), "{challenge}");
 }
 
+/// A proof made by hand with the test key `ec-1` (its public half in `keys/jwks.json`):
+/// `header` and `claims` merged over those of a valid proof for POST to RESOURCE.
+fn crafted_proof(token: &str, header: Value, claims: Value) -> String {
+    let jwk = json!({"kty": "EC", "crv": "P-256",
+        "x": "yXOLqqf25Pld2jWb0IYqP2O-2c8sZ9JRQsxAJUF8VVM",
+        "y": "mYjLnasJr3_e6b_lTLkh6_aomlGY_-gwp9ojnPuBqW4"});
+    let mut full_header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
+    let ath = b64url(&sha2::Sha256::digest(token.as_bytes()));
+    let mut full_claims = json!({"jti": format!("crafted-{}", now_nanos()), "htm": "POST",
+        "htu": RESOURCE, "iat": now(), "ath": ath});
+    merge(&mut full_header, header);
+    merge(&mut full_claims, claims);
+    let input = format!(
+        "{}.{}",
+        b64url(full_header.to_string().as_bytes()),
+        b64url(full_claims.to_string().as_bytes())
+    );
+    // The JWS signature over our own header and claims.
+    let key = EncodingKey::from_ec_der(include_bytes!("keys/ec-1.der"));
+    let signature =
+        jsonwebtoken::crypto::sign(input.as_bytes(), &key, Algorithm::ES256).expect("sign");
+    format!("{input}.{signature}")
+}
+
+fn merge(into: &mut Value, changes: Value) {
+    for (name, value) in changes.as_object().expect("object") {
+        if value.is_null() {
+            into.as_object_mut().expect("object").remove(name);
+        } else {
+            into[name] = value.clone();
+        }
+    }
+}
+
+fn now_nanos() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos()
+}
+
+#[tokio::test]
+async fn stale_future_or_malformed_proofs_are_refused() {
+    let (issuer, options) = resource_server(DpopPolicy::new()).await;
+    let jkt = read_proof(&crafted_proof("t", json!({}), json!({}))).2;
+    let token = token(&issuer, Some(&jkt));
+    let good = crafted_proof(&token, json!({}), json!({}));
+    post(&options, &presented("DPoP", &token, Some(&good))).await.expect("a crafted valid proof");
+    let cases = [
+        (json!({}), json!({"iat": now() - 600}), "too old or from the future"),
+        (json!({}), json!({"iat": now() + 600}), "too old or from the future"),
+        (json!({}), json!({"iat": null}), "no iat"),
+        (json!({}), json!({"jti": null}), "no usable jti"),
+        (json!({}), json!({"htu": format!("{RESOURCE}?q=1")}), "another URL"),
+        (json!({"typ": "JWT"}), json!({}), "typ is not dpop+jwt"),
+        (json!({"alg": "HS256"}), json!({}), "alg is not supported"),
+        (json!({"jwk": null}), json!({}), "no jwk"),
+        (
+            json!({"jwk": {"kty": "EC", "crv": "P-256", "x": "a", "y": "b", "d": "c"}}),
+            json!({}),
+            "private key",
+        ),
+    ];
+    for (header, claims, reason) in cases {
+        let proof = crafted_proof(&token, header, claims);
+        assert_refused(post(&options, &presented("DPoP", &token, Some(&proof))).await, 401, reason);
+    }
+    // A signature by another key than the proof's jwk.
+    let other = DpopKey::generate().expect("key");
+    let forged = crafted_proof(&token, json!({"jwk": other.public_jwk()}), json!({}));
+    assert_refused(
+        post(&options, &presented("DPoP", &token, Some(&forged))).await,
+        401,
+        "signature",
+    );
+}
+
 // ---------------------------------------------------------------- the client
 
 /// `auth_client`'s protected server, checking DPoP with `policy`.
