@@ -56,10 +56,10 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use crate::auth::DpopKey;
-
 use ::http::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use futures_util::future::BoxFuture;
+
+use crate::auth::DpopKey;
 
 mod assertion;
 mod discovery;
@@ -69,7 +69,6 @@ mod flow;
 mod http;
 
 pub use assertion::IdentityProvider;
-
 pub use discovery::BearerChallenge;
 pub use file_store::FileTokenStore;
 
