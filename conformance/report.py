@@ -6,7 +6,8 @@ checks.json is read; a scenario passes when none of its checks is a FAILURE (WAR
 INFO do not fail). Scored scenarios are those the suite's requirements/<revision>.yaml lists
 under `server:` / `client:`; a scored scenario that produced no results counts as failed.
 Exits 1 on a scored failure that expected-failures.yml does not list, or on a listed scenario
-that now passes (a stale entry), as the suite's own --expected-failures does.
+that now passes (a stale entry), as the suite's own --expected-failures does; and on a failure
+of an unscored scenario that unscored-passing.yml lists (one that passed, kept passing).
 Standard library only.
 """
 
@@ -110,12 +111,14 @@ def main():
     parser.add_argument("--results", required=True)
     parser.add_argument("--requirements", required=True)
     parser.add_argument("--expected", required=True)
+    parser.add_argument("--must-pass", default="")
     parser.add_argument("--suite-version", required=True)
     parser.add_argument("--node-version", required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
 
     expected = read_expected(args.expected)
+    must_pass = read_expected(args.must_pass)
     problems = []
     totals = {"passed": 0, "failed": 0, "expected": 0}
     lines = [
@@ -126,7 +129,8 @@ def main():
         "against `conformance-server` and `conformance-client`. A scenario passes when none of",
         "its checks fails (warnings are SHOULD-level and do not fail). *Scored* scenarios are",
         "the requirement set's; the others (extensions, pending, added after the release) run",
-        "for visibility only. Expected failures, with their reasons, are in",
+        "for visibility only, except those `conformance/unscored-passing.yml` lists, which must",
+        "keep passing. Expected failures, with their reasons, are in",
         "`conformance/expected-failures.yml`.",
         "",
     ]
@@ -165,6 +169,10 @@ def main():
                 verdict = "pass" if ok else "fail (not scored)"
                 if not ok:
                     counts_run["unscored_failed"] += 1
+                if not ok and name in must_pass[role]:
+                    verdict = "**FAIL** (not scored, but unscored-passing.yml lists it)"
+                    problems.append(f"{run}: {name} (unscored, must pass) failed: "
+                                    f"{', '.join(failing)}")
             elif ok and note is not None:
                 verdict = "**pass, but listed as expected failure (stale)**"
                 problems.append(f"{run}: {name} passes but expected-failures.yml lists it")

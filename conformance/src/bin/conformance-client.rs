@@ -9,7 +9,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use modelcontext::auth::client::{ClientAuth, OAuthClient};
+use modelcontext::auth::DpopKey;
+use modelcontext::auth::client::{ClientAuth, IdentityProvider, OAuthClient};
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, Role, Root,
@@ -72,10 +73,41 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 const REDIRECT_URI: &str = "http://localhost:3000/callback";
 
 /// The OAuth client for an `auth/*` scenario, from `MCP_CONFORMANCE_CONTEXT`: client
-/// credentials (a secret, or a private key for a JWT assertion) for the extension scenarios,
-/// else the authorization code grant, with pre-registered credentials when given.
+/// credentials (a secret, or a private key for a JWT assertion), a workload's JWT, or an
+/// enterprise identity provider's ID token for the extension scenarios, else the authorization
+/// code grant, with pre-registered credentials when given; DPoP for `auth/dpop*`.
 fn oauth_client(run: &Run) -> Result<OAuthClient, String> {
+    let oauth = grant(run)?;
+    if run.scenario.starts_with("auth/dpop") {
+        return Ok(oauth.dpop(DpopKey::generate().map_err(|e| e.to_string())?));
+    }
+    Ok(oauth)
+}
+
+fn grant(run: &Run) -> Result<OAuthClient, String> {
     let text = |key: &str| run.context.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(jwt) = text("valid_jwt") {
+        let client_id = text("client_id").ok_or("the context has no client_id")?;
+        return Ok(OAuthClient::jwt_bearer(client_id, move || {
+            let jwt = jwt.clone();
+            async move { Ok(jwt) }
+        }));
+    }
+    if let Some(id_token) = text("idp_id_token") {
+        let endpoint = text("idp_token_endpoint").ok_or("the context has no idp_token_endpoint")?;
+        let idp_client = text("idp_client_id").ok_or("the context has no idp_client_id")?;
+        let client_id = text("client_id").ok_or("the context has no client_id")?;
+        let idp = IdentityProvider::new(endpoint, idp_client);
+        return Ok(OAuthClient::enterprise_managed(
+            idp,
+            client_id,
+            text("client_secret"),
+            move || {
+                let id_token = id_token.clone();
+                async move { Ok(id_token) }
+            },
+        ));
+    }
     if let Some(private_key_pem) = text("private_key_pem") {
         let client_id = text("client_id").ok_or("the context has no client_id")?;
         let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".into());

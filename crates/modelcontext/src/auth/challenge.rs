@@ -4,25 +4,32 @@
 
 use axum::body::Body;
 use axum::response::Response;
-use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use modelcontext_types::{
     INTERNAL_ERROR, INVALID_REQUEST, McpError, Message, Response as RpcResponse,
 };
 
+use super::dpop::{PROOF_ALGORITHM_NAMES, ProofRefusal};
 use super::{AuthOptions, VerifyError, VerifyErrorKind};
 
 /// What the `Authorization` header holds.
 pub(crate) enum Credentials<'a> {
     Bearer(&'a str),
+    /// A DPoP-bound token and the request's proof (RFC 9449 section 7.1).
+    Dpop {
+        token: &'a str,
+        proof: &'a str,
+    },
     /// No header, or credentials of another scheme: the client has no bearer token yet.
     Missing,
     Malformed(&'static str),
 }
 
-/// The bearer token of the request (RFC 6750 section 2.1: `Bearer` is case-insensitive, the
-/// token is a token68). Only the header counts: a token in the query string is never read.
-pub(crate) fn bearer_token(headers: &HeaderMap) -> Credentials<'_> {
+/// The token of the request (RFC 6750 section 2.1: `Bearer` is case-insensitive, the token is
+/// a token68; RFC 9449: `DPoP` with one `DPoP` proof header). Only the header counts: a token
+/// in the query string is never read.
+pub(crate) fn credentials(headers: &HeaderMap) -> Credentials<'_> {
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let Some(value) = values.next() else { return Credentials::Missing };
     if values.next().is_some() {
@@ -33,7 +40,8 @@ pub(crate) fn bearer_token(headers: &HeaderMap) -> Credentials<'_> {
     };
     let value = value.trim();
     let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let dpop = scheme.eq_ignore_ascii_case("dpop");
+    if !scheme.eq_ignore_ascii_case("bearer") && !dpop {
         return Credentials::Missing;
     }
     let token = rest.trim_start_matches(' ');
@@ -43,8 +51,21 @@ pub(crate) fn bearer_token(headers: &HeaderMap) -> Credentials<'_> {
     if !is_token68(token) {
         return Credentials::Malformed("The bearer token is not a token68");
     }
-    Credentials::Bearer(token)
+    if !dpop {
+        return Credentials::Bearer(token);
+    }
+    let mut proofs = headers.get_all(DPOP).iter();
+    match (proofs.next().map(HeaderValue::to_str), proofs.next()) {
+        (Some(Ok(proof)), None) if !proof.trim().is_empty() => {
+            Credentials::Dpop { token, proof: proof.trim() }
+        }
+        (None, _) => Credentials::Malformed("A DPoP token needs a DPoP proof header"),
+        _ => Credentials::Malformed("The request needs exactly one DPoP proof header"),
+    }
 }
+
+const DPOP: HeaderName = HeaderName::from_static("dpop");
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 
 /// `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`
 fn is_token68(token: &str) -> bool {
@@ -91,7 +112,43 @@ pub(crate) fn unauthorized(options: &AuthOptions, error: Option<&VerifyError>) -
         Some(error) => format!("Unauthorized: {}", error.message()),
         None => "Unauthorized: a bearer token is required".to_owned(),
     };
-    respond(StatusCode::UNAUTHORIZED, Some(&params), McpError::new(INVALID_REQUEST, message))
+    let mut response =
+        respond(StatusCode::UNAUTHORIZED, None, McpError::new(INVALID_REQUEST, message));
+    // RFC 9449 section 7.1: DPoP is offered beside Bearer (Bearer first: older clients read
+    // only the first challenge), or alone when it is required.
+    let mut dpop = params.clone();
+    dpop.push(("algs", PROOF_ALGORITHM_NAMES.to_owned()));
+    let mut challenges = vec![("DPoP", dpop)];
+    if !options.dpop.is_required() {
+        challenges.insert(0, ("Bearer", params));
+    }
+    add_challenges(&mut response, &challenges);
+    response
+}
+
+/// 401 for a refused DPoP proof: `invalid_dpop_proof`, or `use_dpop_nonce` with the nonce
+/// to use in `DPoP-Nonce` (RFC 9449 sections 7.1 and 9).
+pub(crate) fn bad_proof(options: &AuthOptions, refusal: ProofRefusal) -> Response {
+    let (error, reason, nonce) = match refusal {
+        ProofRefusal::Invalid(reason) => ("invalid_dpop_proof", reason, None),
+        ProofRefusal::UseNonce(nonce) => {
+            ("use_dpop_nonce", "The DPoP proof needs the server's nonce".to_owned(), Some(nonce))
+        }
+    };
+    let params = vec![
+        ("error", error.to_owned()),
+        ("error_description", reason.clone()),
+        ("algs", PROOF_ALGORITHM_NAMES.to_owned()),
+        ("resource_metadata", options.resource_metadata_url()),
+    ];
+    let message = format!("Unauthorized: {reason}");
+    let mut response =
+        respond(StatusCode::UNAUTHORIZED, None, McpError::new(INVALID_REQUEST, message));
+    add_challenges(&mut response, &[("DPoP", params)]);
+    if let Some(value) = nonce.and_then(|n| HeaderValue::from_str(&n).ok()) {
+        response.headers_mut().insert(DPOP_NONCE, value);
+    }
+    response
 }
 
 /// 403 `insufficient_scope`, naming every scope the operation needs in one challenge.
@@ -137,15 +194,22 @@ fn respond(status: StatusCode, challenge: Option<&[(&str, String)]>, error: McpE
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     if let Some(params) = challenge {
-        if let Ok(value) = HeaderValue::from_str(&bearer_challenge(params)) {
-            headers.insert(WWW_AUTHENTICATE, value);
-        }
+        add_challenges(&mut response, &[("Bearer", params.to_vec())]);
     }
     response
 }
 
-/// `Bearer name="value", ...` with each value a quoted-string (RFC 9110 section 5.6.4).
-fn bearer_challenge(params: &[(&str, String)]) -> String {
+/// One `WWW-Authenticate` header per challenge, in order.
+fn add_challenges(response: &mut Response, challenges: &[(&str, Vec<(&str, String)>)]) {
+    for (scheme, params) in challenges {
+        if let Ok(value) = HeaderValue::from_str(&challenge(scheme, params)) {
+            response.headers_mut().append(WWW_AUTHENTICATE, value);
+        }
+    }
+}
+
+/// `Scheme name="value", ...` with each value a quoted-string (RFC 9110 section 5.6.4).
+fn challenge(scheme: &str, params: &[(&str, String)]) -> String {
     let quoted = params.iter().map(|(name, value)| {
         let value: String = value
             .chars()
@@ -154,5 +218,5 @@ fn bearer_challenge(params: &[(&str, String)]) -> String {
             .collect();
         format!("{name}=\"{value}\"")
     });
-    format!("Bearer {}", quoted.collect::<Vec<_>>().join(", "))
+    format!("{scheme} {}", quoted.collect::<Vec<_>>().join(", "))
 }

@@ -55,7 +55,7 @@ impl Fetcher {
         body: Option<String>,
     ) -> Result<Answer, String> {
         let request = build(method.clone(), url, authorization, body)?;
-        let (status, bytes) = self.client.fetch(request).await?;
+        let (status, _, bytes) = self.client.fetch(request).await?;
         let body = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{method} {url}: not a JSON object: {e}"))?;
         Ok(Answer { status, body })

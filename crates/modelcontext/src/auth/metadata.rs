@@ -8,6 +8,7 @@ use http::{HeaderValue, Uri};
 use serde_json::{Map, Value, json};
 
 use super::AuthOptions;
+use super::dpop::PROOF_ALGORITHM_NAMES;
 use super::fetch::invalid_input;
 use crate::Error;
 
@@ -74,7 +75,9 @@ pub(crate) fn resource_metadata_url(resource: &str) -> String {
 
 /// The document: `resource`, `authorization_servers`, `scopes_supported` (without
 /// `offline_access`, which the spec says not to advertise; omitted when empty), and
-/// `bearer_methods_supported` (the header only: tokens in a query string are refused).
+/// `bearer_methods_supported` (the header only: tokens in a query string are refused), and
+/// the DPoP proof algorithms accepted (`dpop_signing_alg_values_supported`, with
+/// `dpop_bound_access_tokens_required` when bearer tokens are refused).
 pub(crate) fn document(options: &AuthOptions) -> Value {
     let mut document = Map::new();
     document.insert("resource".into(), json!(options.resource));
@@ -85,6 +88,11 @@ pub(crate) fn document(options: &AuthOptions) -> Value {
         document.insert("scopes_supported".into(), json!(scopes));
     }
     document.insert("bearer_methods_supported".into(), json!(["header"]));
+    let algorithms: Vec<&str> = PROOF_ALGORITHM_NAMES.split(' ').collect();
+    document.insert("dpop_signing_alg_values_supported".into(), json!(algorithms));
+    if options.dpop.is_required() {
+        document.insert("dpop_bound_access_tokens_required".into(), json!(true));
+    }
     Value::Object(document)
 }
 

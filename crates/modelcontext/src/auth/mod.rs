@@ -9,11 +9,19 @@
 //! - [`metadata_router`] serves the RFC 9728 protected resource metadata that tells clients
 //!   where to get tokens; [`AuthOptions::authorize`] answers a request without a usable token
 //!   with the 401 / 403 / 400 challenge the spec prescribes.
+//! - DPoP (RFC 9449): a token bound to a client key (`cnf.jkt`) is accepted with
+//!   `Authorization: DPoP` and a valid proof of that key for this request; [`DpopPolicy`]
+//!   (in [`AuthOptions::dpop`]) sets the proof window, server nonces, the replay cache, and
+//!   whether bearer tokens are refused. A bound token sent as a bearer token, a proof replayed,
+//!   made for another method, URL or token, or by another key, are refused with a
+//!   `WWW-Authenticate: DPoP` challenge.
 //! - [`client`]: the other side, an OAuth 2.1 client that gets tokens for the HTTP client
-//!   transport ([`client::OAuthClient`]).
+//!   transport ([`client::OAuthClient`]), with DPoP ([`DpopKey`]), workload identity federation
+//!   and enterprise-managed authorization.
 //!
-//! Tokens are only read from the `Authorization: Bearer` header (never the query string), are
-//! never logged, and are never passed on to anyone but their issuer's introspection endpoint.
+//! Tokens are only read from the `Authorization` header (`Bearer` or `DPoP`, never the query
+//! string), are never logged, and are never passed on to anyone but their issuer's
+//! introspection endpoint.
 //! Over stdio there is no authorization: the spec has stdio servers take credentials from
 //! their environment.
 
@@ -27,12 +35,14 @@ use crate::Error;
 
 mod challenge;
 pub mod client;
+mod dpop;
 mod fetch;
 mod introspection;
 mod jwt;
 mod metadata;
 mod principal;
 
+pub use dpop::{DpopKey, DpopPolicy};
 pub use introspection::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
 pub use metadata::metadata_router;
@@ -57,6 +67,9 @@ pub struct AuthOptions {
     pub scope_hierarchy: ScopeHierarchy,
     /// Checks the bearer tokens.
     pub verifier: Arc<dyn TokenVerifier>,
+    /// How DPoP-bound tokens and their proofs are checked (default [`DpopPolicy::new`]:
+    /// accepted beside bearer tokens).
+    pub dpop: Arc<DpopPolicy>,
 }
 
 impl AuthOptions {
@@ -76,6 +89,7 @@ impl AuthOptions {
             required_scopes: Vec::new(),
             scope_hierarchy: ScopeHierarchy::default(),
             verifier: Arc::new(verifier),
+            dpop: Arc::new(DpopPolicy::default()),
         })
     }
 
@@ -94,6 +108,12 @@ impl AuthOptions {
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> AuthOptions {
         self.required_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets how DPoP is checked (e.g. [`DpopPolicy::required`], server nonces).
+    pub fn dpop(mut self, policy: DpopPolicy) -> AuthOptions {
+        self.dpop = Arc::new(policy);
         self
     }
 
@@ -120,9 +140,24 @@ impl AuthOptions {
     /// [`AuthOptions::required_scopes`]), 400 (a malformed `Authorization` header), 503 (the
     /// token cannot be checked now). Each carries a JSON-RPC error without id.
     ///
-    /// For protecting routes of your own beside the MCP endpoint.
+    /// A DPoP-bound token (`Authorization: DPoP`) needs a proof for `POST` to
+    /// [`AuthOptions::resource`]; use [`AuthOptions::authorize_request`] for other routes.
     pub async fn authorize(&self, headers: &HeaderMap) -> Result<Principal, Response> {
-        authorize(self, headers).await
+        let path = self.resource.parse::<http::Uri>().map(|u| u.path().to_owned());
+        let path = path.unwrap_or_else(|_| "/".to_owned());
+        authorize(self, &http::Method::POST, &path, headers).await
+    }
+
+    /// [`AuthOptions::authorize`] for a request of `method` to `path` on this server: what a
+    /// DPoP proof must name (RFC 9449 `htm`, and `htu`, the resource's origin and `path`).
+    /// For protecting routes of your own beside the MCP endpoint.
+    pub async fn authorize_request(
+        &self,
+        method: &http::Method,
+        path: &str,
+        headers: &HeaderMap,
+    ) -> Result<Principal, Response> {
+        authorize(self, method, path, headers).await
     }
 
     /// The scopes of `required` that `principal` lacks, through the scope hierarchy.
@@ -149,26 +184,66 @@ impl std::fmt::Debug for AuthOptions {
     }
 }
 
-/// The HTTP endpoint's hook: see [`AuthOptions::authorize`].
-pub(crate) async fn authorize(
+/// The HTTP endpoint's hook: see [`AuthOptions::authorize_request`].
+async fn authorize(
     options: &AuthOptions,
+    method: &http::Method,
+    path: &str,
     headers: &HeaderMap,
 ) -> Result<Principal, Response> {
-    let token = match challenge::bearer_token(headers) {
-        challenge::Credentials::Bearer(token) => token,
+    let (token, proof) = match challenge::credentials(headers) {
+        challenge::Credentials::Bearer(token) => (token, None),
+        challenge::Credentials::Dpop { token, proof } => (token, Some(proof)),
         challenge::Credentials::Missing => return Err(challenge::unauthorized(options, None)),
         challenge::Credentials::Malformed(reason) => {
             return Err(challenge::bad_request(options, reason));
         }
     };
+    if proof.is_none() && options.dpop.is_required() {
+        let error = VerifyError::invalid("This server only accepts DPoP-bound tokens");
+        return Err(challenge::unauthorized(options, Some(&error)));
+    }
+    // The proof first: it costs no call to the authorization server.
+    let thumbprint = match proof {
+        Some(proof) => {
+            let url = request_url(&options.resource, path);
+            let checked = options.dpop.check(proof, method.as_str(), &url, token);
+            Some(checked.map_err(|refusal| challenge::bad_proof(options, refusal))?)
+        }
+        None => None,
+    };
     let principal = match options.verifier.verify(token).await {
         Ok(principal) => principal,
         Err(error) => return Err(challenge::refused(options, &error)),
     };
+    let bound_to = principal.claims.get("cnf").and_then(|c| c.get("jkt")).and_then(Value::as_str);
+    let binding = match (bound_to, thumbprint.as_deref()) {
+        (None, None) => Ok(()),
+        (Some(jkt), Some(thumbprint)) if jkt == thumbprint => Ok(()),
+        (Some(_), Some(_)) => Err("The access token is bound to another DPoP key"),
+        (Some(_), None) => Err("The access token is DPoP-bound: present it with a DPoP proof"),
+        (None, Some(_)) => Err("The access token is not DPoP-bound"),
+    };
+    if let Err(reason) = binding {
+        return Err(challenge::unauthorized(options, Some(&VerifyError::invalid(reason))));
+    }
     if !options.missing_scopes(&principal, &options.required_scopes).is_empty() {
         return Err(challenge::forbidden(options, &options.required_scopes));
     }
     Ok(principal)
+}
+
+/// The URL a request to `path` reached, as the client named it: the resource's origin (the
+/// server may sit behind a proxy that rewrites its own) and the request's path.
+fn request_url(resource: &str, path: &str) -> String {
+    format!("{}{path}", origin(resource))
+}
+
+/// `scheme://authority` of a URL.
+pub(crate) fn origin(url: &str) -> &str {
+    let split = url.find("://").map_or(0, |i| i + 3);
+    let end = url[split..].find(['/', '?', '#']).map_or(url.len(), |i| split + i);
+    &url[..end]
 }
 
 /// Whether two resource URIs name the same resource: scheme and host compare without case

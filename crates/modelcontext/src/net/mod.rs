@@ -163,14 +163,14 @@ impl HttpClient {
     pub(crate) async fn fetch(
         &self,
         request: Request<Full<Bytes>>,
-    ) -> Result<(http::StatusCode, Bytes), String> {
+    ) -> Result<(http::StatusCode, http::HeaderMap, Bytes), String> {
         let what = format!("{} {}", request.method(), request.uri());
         let exchange = async {
             let response = self.send(request).await?;
-            let status = response.status();
-            let limited = http_body_util::Limited::new(response.into_body(), MAX_DOCUMENT_BYTES);
+            let (parts, body) = response.into_parts();
+            let limited = http_body_util::Limited::new(body, MAX_DOCUMENT_BYTES);
             let body = limited.collect().await.map_err(|e| format!("reading the answer: {e}"))?;
-            Ok::<_, String>((status, body.to_bytes()))
+            Ok::<_, String>((parts.status, parts.headers, body.to_bytes()))
         };
         match tokio::time::timeout(FETCH_TIMEOUT, exchange).await {
             Ok(result) => result.map_err(|e| format!("{what}: {e}")),

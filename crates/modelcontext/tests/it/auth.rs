@@ -579,6 +579,29 @@ async fn introspection_verifier() {
     assert_eq!(kind(bad.verify("good/token+1").await), VerifyErrorKind::Unavailable);
 }
 
+#[tokio::test]
+async fn introspected_dpop_bound_tokens_need_a_proof_of_their_key() {
+    let issuer = issuer(&[]).await;
+    let endpoint = format!("{}/introspect", issuer.url);
+    let verifier =
+        IntrospectionVerifier::new(&endpoint, "mcp-server", "s3cret", RESOURCE).expect("verifier");
+    let options = options(verifier);
+    let key = modelcontext::auth::DpopKey::generate().expect("key");
+    *issuer.introspection.lock().expect("lock") = vec![(
+        "opaque-bound".into(),
+        json!({"active": true, "sub": "bob", "aud": RESOURCE, "exp": now() + 60,
+               "cnf": {"jkt": key.thumbprint()}}),
+    )];
+    let proof = key.proof("POST", RESOURCE, Some("opaque-bound"), None).expect("proof");
+    let mut headers = HeaderMap::new();
+    headers.insert("authorization", HeaderValue::from_static("DPoP opaque-bound"));
+    headers.insert("dpop", HeaderValue::from_str(&proof).expect("hv"));
+    let principal = options.authorize(&headers).await.expect("bound token with its proof");
+    assert_eq!(principal.subject.as_deref(), Some("bob"));
+    let refused = options.authorize(&bearer("opaque-bound")).await.expect_err("as a bearer");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+}
+
 /// Keys and introspection answers fetched over https, from an issuer whose certificate only a
 /// private CA vouches for: trusted once the verifier's client is given the CA.
 #[cfg(feature = "tls")]
@@ -636,7 +659,7 @@ async fn metadata_documents_and_query_tokens_over_http() {
 
     let expected = expect![[r#"
         200 application/json *
-        {"resource":"http://mcp.test/mcp","authorization_servers":["http://as.test"],"scopes_supported":["files:read","files:write"],"bearer_methods_supported":["header"]}"#]];
+        {"resource":"http://mcp.test/mcp","authorization_servers":["http://as.test"],"scopes_supported":["files:read","files:write"],"bearer_methods_supported":["header"],"dpop_signing_alg_values_supported":["ES256","ES384","RS256","PS256","EdDSA"]}"#]];
     for path in
         ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
     {

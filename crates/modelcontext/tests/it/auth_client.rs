@@ -17,43 +17,51 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use modelcontext::auth::client::{ClientAuth, OAuthClient};
-use modelcontext::auth::{AuthOptions, JwtVerifier};
+use modelcontext::auth::{AuthOptions, DpopPolicy, JwtVerifier};
 use modelcontext::server::http::HttpOptions;
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::{Client, McpServer, ToolDef};
 use serde_json::{Value, json};
 
-type Params = HashMap<String, String>;
+pub(crate) type Params = HashMap<String, String>;
 
 /// What the authorization server is told to do, and what it saw.
 #[derive(Clone)]
-struct MockAs {
-    url: String,
+pub(crate) struct MockAs {
+    pub(crate) url: String,
     /// Advertise PKCE S256.
-    pkce: bool,
+    pub(crate) pkce: bool,
     /// The `iss` put in the redirect: `None` omits it.
-    redirect_iss: Option<String>,
+    pub(crate) redirect_iss: Option<String>,
     /// `expires_in` of issued tokens (the JWTs themselves stay valid for ten minutes).
-    expires_in: u64,
-    seen: Arc<Mutex<Seen>>,
+    pub(crate) expires_in: u64,
+    /// A DPoP nonce every token request's proof must carry (RFC 9449 section 8).
+    pub(crate) dpop_nonce: Option<String>,
+    pub(crate) seen: Arc<Mutex<Seen>>,
 }
 
 #[derive(Default)]
-struct Seen {
-    registrations: Vec<Value>,
-    authorizations: Vec<Params>,
-    tokens: Vec<(Params, Option<String>)>,
+pub(crate) struct Seen {
+    pub(crate) registrations: Vec<Value>,
+    pub(crate) authorizations: Vec<Params>,
+    pub(crate) tokens: Vec<(Params, Option<String>)>,
+    /// The claims of each token request's DPoP proof, in order (refused ones too).
+    pub(crate) proofs: Vec<Value>,
+    /// The thumbprints of those proofs' keys.
+    pub(crate) proof_keys: Vec<String>,
+    /// The IdP's token exchange requests.
+    pub(crate) exchanges: Vec<Params>,
     /// code -> (code_challenge, scope)
-    codes: HashMap<String, (String, String)>,
+    pub(crate) codes: HashMap<String, (String, String)>,
 }
 
 impl MockAs {
-    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+    pub(crate) fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.seen.lock().expect("lock")
     }
 }
 
-async fn mock_as(configure: impl FnOnce(&mut MockAs)) -> MockAs {
+pub(crate) async fn mock_as(configure: impl FnOnce(&mut MockAs)) -> MockAs {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mut mock = new_mock_as(format!("http://{}", listener.local_addr().expect("addr")));
     configure(&mut mock);
@@ -68,6 +76,7 @@ fn new_mock_as(url: String) -> MockAs {
         url,
         pkce: true,
         expires_in: 600,
+        dpop_nonce: None,
         seen: Arc::default(),
     }
 }
@@ -79,6 +88,7 @@ fn mock_as_app(mock: &MockAs) -> axum::Router {
         .route("/register", post(register))
         .route("/authorize", get(authorize))
         .route("/token", post(token))
+        .route("/idp/token", post(idp_token))
         .with_state(mock.clone())
 }
 
@@ -145,10 +155,31 @@ async fn authorize(State(mock): State<MockAs>, uri: Uri) -> Response {
     (StatusCode::FOUND, [("location", location)]).into_response()
 }
 
+/// The enterprise identity provider's token endpoint: an ID-JAG for any token exchange.
+async fn idp_token(State(mock): State<MockAs>, body: Bytes) -> Response {
+    let form = parse_form(std::str::from_utf8(&body).expect("utf-8"));
+    mock.seen().exchanges.push(form.clone());
+    json_body(json!({
+        "access_token": format!("id-jag-for-{}", form["resource"]),
+        "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "token_type": "N_A",
+    }))
+    .into_response()
+}
+
 async fn token(State(mock): State<MockAs>, headers: HeaderMap, body: Bytes) -> Response {
     let form = parse_form(std::str::from_utf8(&body).expect("utf-8"));
     let basic = headers.get("authorization").map(|v| v.to_str().expect("ascii").to_owned());
+    let proof = headers.get("dpop").map(|v| crate::dpop::read_proof(v.to_str().expect("ascii")));
     let mut seen = mock.seen();
+    if let Some((_, claims, thumbprint)) = &proof {
+        seen.proofs.push(claims.clone());
+        seen.proof_keys.push(thumbprint.clone());
+        if let Some(nonce) = mock.dpop_nonce.clone().filter(|n| claims["nonce"] != *n) {
+            let refusal = json_body(json!({"error": "use_dpop_nonce"}));
+            return (StatusCode::BAD_REQUEST, [("dpop-nonce", nonce)], refusal).into_response();
+        }
+    }
     seen.tokens.push((form.clone(), basic));
     let scope = match form["grant_type"].as_str() {
         "authorization_code" => {
@@ -168,17 +199,25 @@ async fn token(State(mock): State<MockAs>, headers: HeaderMap, body: Bytes) -> R
         _ => form.get("scope").cloned().unwrap_or_default(),
     };
     let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs();
-    let claims = json!({
+    let mut claims = json!({
         "iss": mock.url, "aud": form["resource"], "sub": "alice", "client_id": "dyn-client",
         "scope": scope, "iat": now, "exp": now + 600,
     });
+    // A proof binds the token to its key (RFC 9449 section 6).
+    let token_type = match &proof {
+        Some((_, _, thumbprint)) => {
+            claims["cnf"] = json!({ "jkt": thumbprint });
+            "DPoP"
+        }
+        None => "Bearer",
+    };
     let mut header = Header::new(Algorithm::ES256);
     header.kid = Some("ec-1".into());
     let key = EncodingKey::from_ec_der(include_bytes!("keys/ec-1.der"));
     let access = jsonwebtoken::encode(&header, &claims, &key).expect("sign");
     let refresh = format!("refresh-{}", seen.tokens.len());
     json_body(json!({
-        "access_token": access, "token_type": "Bearer", "expires_in": mock.expires_in,
+        "access_token": access, "token_type": token_type, "expires_in": mock.expires_in,
         "refresh_token": refresh, "scope": scope,
     }))
     .into_response()
@@ -186,7 +225,7 @@ async fn token(State(mock): State<MockAs>, headers: HeaderMap, body: Bytes) -> R
 
 /// The protected MCP server: `whoami` needs `files:read` (every request does),
 /// `delete_file` also `files:write`. Returns its endpoint URL.
-async fn protected_server(issuer: &str) -> String {
+pub(crate) async fn protected_server(issuer: &str) -> String {
     protected_server_fetching_with(issuer, modelcontext::net::HttpClient::new()).await
 }
 
@@ -194,6 +233,15 @@ async fn protected_server(issuer: &str) -> String {
 async fn protected_server_fetching_with(
     issuer: &str,
     client: modelcontext::net::HttpClient,
+) -> String {
+    protected_server_with(issuer, client, DpopPolicy::new()).await
+}
+
+/// [`protected_server_fetching_with`] checking DPoP with `dpop`.
+pub(crate) async fn protected_server_with(
+    issuer: &str,
+    client: modelcontext::net::HttpClient,
+    dpop: DpopPolicy,
 ) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let resource = format!("http://{}/mcp", listener.local_addr().expect("addr"));
@@ -211,7 +259,8 @@ async fn protected_server_fetching_with(
     let auth = AuthOptions::new(&resource, issuer, verifier)
         .expect("options")
         .scopes_supported(["files:read", "files:write"])
-        .required_scopes(["files:read"]);
+        .required_scopes(["files:read"])
+        .dpop(dpop);
     let options = HttpOptions::default().auth(auth);
     let endpoint = server.http_endpoint_with(options);
     tokio::spawn(async move { endpoint.serve(listener).await });
@@ -219,7 +268,7 @@ async fn protected_server_fetching_with(
 }
 
 /// The browser: GET the authorization URL, return where it redirects.
-async fn follow(url: String) -> Result<String, String> {
+pub(crate) async fn follow(url: String) -> Result<String, String> {
     let http = HyperClient::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let answer = http.get(url.parse().map_err(|_| "bad URL")?).await.map_err(|e| e.to_string())?;
     let location = answer.headers().get("location").ok_or("no redirect")?;
@@ -262,11 +311,11 @@ async fn follow_over_tls(root_pem: String, url: String) -> Result<String, String
     location.ok_or_else(|| "no redirect".to_owned())
 }
 
-fn oauth() -> OAuthClient {
+pub(crate) fn oauth() -> OAuthClient {
     OAuthClient::authorization_code("it-client", "http://127.0.0.1:9/callback", follow)
 }
 
-async fn connect(url: &str, oauth: OAuthClient) -> Result<Client, modelcontext::Error> {
+pub(crate) async fn connect(url: &str, oauth: OAuthClient) -> Result<Client, modelcontext::Error> {
     Client::connect(HttpTransport::new(url)?.auth(oauth)).await
 }
 
@@ -399,11 +448,11 @@ async fn client_credentials_with_a_jwt_assertion() {
 
 // ---------------------------------------------------------------- helpers
 
-fn json_body(value: Value) -> Response {
+pub(crate) fn json_body(value: Value) -> Response {
     ([("content-type", "application/json")], value.to_string()).into_response()
 }
 
-fn parse_form(text: &str) -> Params {
+pub(crate) fn parse_form(text: &str) -> Params {
     text.split('&')
         .filter(|p| !p.is_empty())
         .map(|pair| {
@@ -444,7 +493,7 @@ fn encode(text: &str) -> String {
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
         let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
@@ -460,11 +509,11 @@ fn b64(bytes: &[u8]) -> String {
     out
 }
 
-fn b64url(bytes: &[u8]) -> String {
+pub(crate) fn b64url(bytes: &[u8]) -> String {
     b64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
 }
 
-fn b64url_decode(text: &str) -> Vec<u8> {
+pub(crate) fn b64url_decode(text: &str) -> Vec<u8> {
     let mut bits = 0u32;
     let mut count = 0;
     let mut out = Vec::new();

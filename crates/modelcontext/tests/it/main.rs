@@ -10,6 +10,8 @@ mod changes;
 mod completion;
 mod context;
 mod corpus;
+#[cfg(feature = "auth")]
+mod dpop;
 mod elicitation_forms;
 mod engine;
 #[cfg(feature = "http")]

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 use super::AuthError;
 use super::http::Http;
 
-/// The parameters of a `Bearer` challenge (RFC 6750 §3), names lowercased.
+/// The parameters of a `Bearer` challenge (RFC 6750 §3), or of a `DPoP` one (RFC 9449 §7.1)
+/// when there is no `Bearer` challenge, names lowercased.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BearerChallenge {
     /// `resource_metadata` (RFC 9728 §5.1).
@@ -20,12 +21,15 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// Reads the `Bearer` challenge of a `WWW-Authenticate` value (other schemes ignored).
+    /// Reads the `Bearer` challenge of a `WWW-Authenticate` value, else its `DPoP` challenge
+    /// (other schemes ignored).
     pub fn parse(header: &str) -> Option<BearerChallenge> {
         let lower = header.to_ascii_lowercase();
-        let start = find_scheme(&lower, "bearer")?;
+        let start = find_scheme(&lower, "bearer")
+            .map(|at| at + "bearer".len())
+            .or_else(|| find_scheme(&lower, "dpop").map(|at| at + "dpop".len()))?;
         let mut challenge = BearerChallenge::default();
-        let mut rest = header[start + "bearer".len()..].trim_start();
+        let mut rest = header[start..].trim_start();
         loop {
             rest = rest.trim_start_matches([' ', ',', '\t']);
             let Some(eq) = rest.find('=') else { break };

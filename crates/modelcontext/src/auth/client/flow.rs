@@ -196,8 +196,10 @@ impl OAuthClient {
             super::Grant::AuthorizationCode { redirect_uri, .. } => {
                 self.registration(metadata, redirect_uri).await?
             }
-            super::Grant::ClientCredentials { .. } => {
-                return Err(AuthError::new("no refresh for client credentials"));
+            super::Grant::ClientCredentials { .. }
+            | super::Grant::JwtBearer { .. }
+            | super::Grant::EnterpriseManaged { .. } => {
+                return Err(AuthError::new("no refresh for a machine-to-machine grant"));
             }
         };
         let mut form = vec![
@@ -284,21 +286,47 @@ impl OAuthClient {
         self.token_request(metadata, headers, &form, resource).await
     }
 
-    async fn token_request(
+    /// A request to the token endpoint, with a DPoP proof when DPoP is on (retried once with
+    /// the server's nonce on `use_dpop_nonce`, RFC 9449 section 8).
+    pub(super) async fn token_request(
         &self,
         metadata: &ServerMetadata,
         headers: HeaderMap,
         form: &[(&str, &str)],
         resource: &str,
     ) -> Result<StoredTokens, AuthError> {
-        let answer = self.http.post_form(&metadata.token_endpoint, headers, form).await?;
-        let body = answer.json().unwrap_or_default();
+        let endpoint = metadata.token_endpoint.as_str();
+        let mut nonce_retried = false;
+        let (answer, body, proof_key) = loop {
+            let mut request_headers = headers.clone();
+            let mut proof_key = None;
+            if let Some(dpop) = &self.dpop {
+                let (key, name, proof) = dpop.token_request_proof(endpoint)?;
+                request_headers.insert(name, proof);
+                proof_key = Some(key);
+            }
+            let answer = self.http.post_form(endpoint, request_headers, form).await?;
+            let body = answer.json().unwrap_or_default();
+            let Some(dpop) = &self.dpop else { break (answer, body, proof_key) };
+            dpop.observe(endpoint, &answer.headers);
+            let wants_nonce = body.get("error").and_then(Value::as_str) == Some("use_dpop_nonce");
+            if !wants_nonce || nonce_retried {
+                break (answer, body, proof_key);
+            }
+            nonce_retried = true;
+        };
         if !answer.status.is_success() {
             return Err(oauth_error("token request", answer.status.as_u16(), &body));
         }
         let text = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_owned);
         let access_token = text("access_token")
             .ok_or_else(|| AuthError::new("the token answer has no access_token"))?;
+        let token_type = text("token_type").unwrap_or_default();
+        if let (Some(dpop), Some(key)) = (&self.dpop, proof_key) {
+            if token_type.eq_ignore_ascii_case("dpop") {
+                dpop.bind(&access_token, key);
+            }
+        }
         let expires_at = body
             .get("expires_in")
             .and_then(Value::as_u64)
@@ -316,7 +344,7 @@ impl OAuthClient {
 
 /// Adds the client's authentication to a token request: the registered method, else the
 /// best the server supports (`client_secret_basic`, then `client_secret_post`), else `none`.
-fn client_authentication<'a>(
+pub(super) fn client_authentication<'a>(
     client: &'a ClientCredentials,
     metadata: &ServerMetadata,
     form: &mut Vec<(&'a str, &'a str)>,
@@ -354,7 +382,11 @@ fn application_type(redirect_uri: &str) -> &'static str {
     }
 }
 
-fn oauth_error(what: &str, status: u16, body: &serde_json::Map<String, Value>) -> AuthError {
+pub(super) fn oauth_error(
+    what: &str,
+    status: u16,
+    body: &serde_json::Map<String, Value>,
+) -> AuthError {
     let error = body.get("error").and_then(Value::as_str).unwrap_or("");
     let description = body.get("error_description").and_then(Value::as_str).unwrap_or("");
     AuthError::new(
@@ -370,7 +402,7 @@ fn random_token() -> Result<String, AuthError> {
 }
 
 fn base64url(bytes: &[u8]) -> String {
-    crate::base64::encode(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+    crate::base64::encode_url(bytes)
 }
 
 /// The query parameters of a URL, decoded.

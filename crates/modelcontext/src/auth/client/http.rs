@@ -18,6 +18,7 @@ pub(super) struct Http {
 
 pub(super) struct Answer {
     pub status: StatusCode,
+    pub headers: HeaderMap,
     pub body: Bytes,
 }
 
@@ -80,8 +81,8 @@ impl Http {
             .map_err(|_| AuthError::new(format!("invalid URL {url}")))?;
         *request.headers_mut() = headers;
         request.headers_mut().insert(ACCEPT, HeaderValue::from_static("application/json"));
-        let (status, body) = self.client.fetch(request).await.map_err(AuthError::new)?;
-        Ok(Answer { status, body })
+        let (status, headers, body) = self.client.fetch(request).await.map_err(AuthError::new)?;
+        Ok(Answer { status, headers, body })
     }
 }
 

@@ -22,6 +22,16 @@
 //!   `client_secret_post` or `none`;
 //! - the client credentials grant (machine to machine) with a secret or a `private_key_jwt`
 //!   assertion (ES256);
+//! - workload identity federation ([`OAuthClient::jwt_bearer`]): the RFC 7523 JWT bearer grant
+//!   with an assertion the platform issues the workload (a Kubernetes service account token,
+//!   a cloud instance identity), fetched anew for every grant;
+//! - enterprise-managed authorization ([`OAuthClient::enterprise_managed`], MCP extension
+//!   `io.modelcontextprotocol/enterprise-managed-authorization`): the user's identity assertion
+//!   from single sign-on is exchanged at the enterprise identity provider (RFC 8693) for an
+//!   ID-JAG, which the MCP server's authorization server takes as a JWT bearer grant;
+//! - DPoP (RFC 9449, [`OAuthClient::dpop`]): tokens bound to the client's key, a fresh proof on
+//!   every token request and every MCP request, the servers' nonces kept and retried with
+//!   (`use_dpop_nonce`), and [key rotation](OAuthClient::rotate_dpop_key);
 //! - where tokens and registrations are kept: a [`TokenStore`], in memory by default
 //!   ([`MemoryTokenStore`]) or in a private JSON file a later process reads
 //!   ([`FileTokenStore`], what the `mcp` command uses).
@@ -46,13 +56,19 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use ::http::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use futures_util::future::BoxFuture;
 
+use crate::auth::DpopKey;
+
+mod assertion;
 mod discovery;
+mod dpop;
 mod file_store;
 mod flow;
 mod http;
 
+pub use assertion::IdentityProvider;
 pub use discovery::BearerChallenge;
 pub use file_store::FileTokenStore;
 
@@ -107,6 +123,28 @@ pub trait AuthProvider: Send + Sync + 'static {
     fn max_attempts(&self) -> usize {
         DEFAULT_MAX_AUTH_ATTEMPTS
     }
+    /// The headers presenting `token` on a request of `method` to `url`:
+    /// `Authorization: Bearer` by default; a DPoP client sends `Authorization: DPoP` and a
+    /// fresh proof instead.
+    fn authorization(&self, method: &str, url: &str, token: &str) -> Result<HeaderMap, AuthError> {
+        let _ = (method, url);
+        Ok(bearer_headers(token))
+    }
+    /// Sees the headers of every answer of the server at `server_url` (a DPoP client keeps
+    /// the server's `DPoP-Nonce`). Does nothing by default.
+    fn observe_response(&self, server_url: &str, headers: &HeaderMap) {
+        let _ = (server_url, headers);
+    }
+}
+
+/// `Authorization: Bearer <token>`, marked sensitive (empty if the token is not a header value).
+pub fn bearer_headers(token: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {token}")) {
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    headers
 }
 
 /// A client registration with one authorization server.
@@ -210,9 +248,28 @@ impl std::fmt::Debug for ClientAuth {
     }
 }
 
+/// Where a grant's assertion comes from, asked anew for every grant (platform tokens rotate).
+pub type AssertionSource =
+    Arc<dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
+
 enum Grant {
-    AuthorizationCode { redirect_uri: String, handler: RedirectHandler },
-    ClientCredentials { client_id: String, auth: ClientAuth },
+    AuthorizationCode {
+        redirect_uri: String,
+        handler: RedirectHandler,
+    },
+    ClientCredentials {
+        client_id: String,
+        auth: ClientAuth,
+    },
+    JwtBearer {
+        client_id: String,
+        assertion: AssertionSource,
+    },
+    EnterpriseManaged {
+        idp: IdentityProvider,
+        client: ClientCredentials,
+        identity_assertion: AssertionSource,
+    },
 }
 
 /// How many times one request may be re-authorized before its refusal is final.
@@ -230,6 +287,7 @@ pub struct OAuthClient {
     http: http::Http,
     /// One authorization at a time: requests refused together share its token.
     flow: tokio::sync::Mutex<()>,
+    dpop: Option<dpop::DpopState>,
     /// The scopes asked for so far, per MCP server (step-up asks for the union).
     requested: Mutex<HashMap<String, Vec<String>>>,
 }
@@ -270,8 +328,73 @@ impl OAuthClient {
             max_attempts: DEFAULT_MAX_AUTH_ATTEMPTS,
             http: http::Http::default(),
             flow: tokio::sync::Mutex::new(()),
+            dpop: None,
             requested: Mutex::default(),
         }
+    }
+
+    /// Workload identity federation: a machine-to-machine client that authenticates as
+    /// `client_id` with the RFC 7523 JWT bearer grant, presenting the JWT that `assertion`
+    /// returns (the platform's token for this workload; asked anew for every grant, as such
+    /// tokens rotate). A refused grant is reported, not retried with another grant type.
+    pub fn jwt_bearer<F, Fut>(client_id: impl Into<String>, assertion: F) -> OAuthClient
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        let client_id = client_id.into();
+        let name = client_id.clone();
+        let assertion: AssertionSource = Arc::new(move || Box::pin(assertion()));
+        OAuthClient::with_grant(Grant::JwtBearer { client_id, assertion }, name)
+    }
+
+    /// Enterprise-managed authorization: the user's identity assertion from single sign-on
+    /// (`identity_assertion`, e.g. their OpenID Connect ID token) is exchanged at `idp` for an
+    /// ID-JAG naming the MCP server's authorization server and resource (RFC 8693), which is
+    /// then presented there as a JWT bearer grant, authenticated as `client_id` (with
+    /// `client_secret` if the client is confidential). No browser is involved.
+    pub fn enterprise_managed<F, Fut>(
+        idp: IdentityProvider,
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+        identity_assertion: F,
+    ) -> OAuthClient
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        let client = ClientCredentials {
+            client_id: client_id.into(),
+            client_secret,
+            token_endpoint_auth_method: None,
+        };
+        let name = client.client_id.clone();
+        let identity_assertion: AssertionSource = Arc::new(move || Box::pin(identity_assertion()));
+        OAuthClient::with_grant(Grant::EnterpriseManaged { idp, client, identity_assertion }, name)
+    }
+
+    /// Binds tokens to `key` with DPoP (RFC 9449): every token request carries a proof, tokens
+    /// the authorization server binds (`token_type` DPoP) are presented with
+    /// `Authorization: DPoP` and a fresh proof per request, and servers' nonces are used.
+    /// Tokens the server issues as plain bearer tokens are sent as such.
+    pub fn dpop(mut self, key: DpopKey) -> OAuthClient {
+        self.dpop = Some(dpop::DpopState::new(key));
+        self
+    }
+
+    /// Replaces the DPoP key: tokens requested from now on are bound to `key`. Tokens bound to
+    /// the previous key keep being presented with it until they are replaced (a refresh,
+    /// made with the new key, rebinds them; a server that refuses that gets a new
+    /// authorization). Does nothing without [`OAuthClient::dpop`].
+    pub fn rotate_dpop_key(&self, key: DpopKey) {
+        if let Some(dpop) = &self.dpop {
+            dpop.rotate(key);
+        }
+    }
+
+    /// The thumbprint (`cnf.jkt`) of the current DPoP key, if DPoP is on.
+    pub fn dpop_thumbprint(&self) -> Option<String> {
+        self.dpop.as_ref().map(|d| d.key().thumbprint().to_owned())
     }
 
     /// Uses credentials registered out of band, with the authorization server `issuer` (any
@@ -348,6 +471,9 @@ impl OAuthClient {
     }
 
     async fn challenged(&self, challenge: &Challenge) -> Result<String, AuthError> {
+        if let Some(token) = self.nonce_retry(challenge) {
+            return Ok(token);
+        }
         let _flow = self.flow.lock().await;
         let url = challenge.server_url.as_str();
         let stored = self.store.tokens(url);
@@ -401,6 +527,13 @@ impl OAuthClient {
                 self.client_credentials_grant(client_id, auth, &metadata, &resource, &scopes)
                     .await?
             }
+            Grant::JwtBearer { client_id, assertion } => {
+                self.jwt_bearer_grant(client_id, assertion, &metadata, &resource, &scopes).await?
+            }
+            Grant::EnterpriseManaged { idp, client, identity_assertion } => {
+                let grant = (idp, client, identity_assertion);
+                self.enterprise_grant(grant, &metadata, &resource, &scopes).await?
+            }
             Grant::AuthorizationCode { redirect_uri, handler } => {
                 let offers_offline = metadata
                     .scopes_supported
@@ -444,6 +577,33 @@ impl AuthProvider for OAuthClient {
 
     fn max_attempts(&self) -> usize {
         self.max_attempts
+    }
+
+    fn authorization(&self, method: &str, url: &str, token: &str) -> Result<HeaderMap, AuthError> {
+        match &self.dpop {
+            Some(dpop) => {
+                Ok(dpop.present(method, url, token)?.unwrap_or_else(|| bearer_headers(token)))
+            }
+            None => Ok(bearer_headers(token)),
+        }
+    }
+
+    fn observe_response(&self, server_url: &str, headers: &HeaderMap) {
+        if let Some(dpop) = &self.dpop {
+            dpop.observe(server_url, headers);
+        }
+    }
+}
+
+impl OAuthClient {
+    /// A `use_dpop_nonce` refusal of a token that is otherwise fine: the same token again (the
+    /// nonce came with the answer, so the next proof carries it).
+    fn nonce_retry(&self, challenge: &Challenge) -> Option<String> {
+        self.dpop.as_ref()?;
+        let parsed = challenge.www_authenticate.as_deref().and_then(BearerChallenge::parse)?;
+        (parsed.error.as_deref() == Some("use_dpop_nonce"))
+            .then(|| challenge.rejected_token.clone())
+            .flatten()
     }
 }
 

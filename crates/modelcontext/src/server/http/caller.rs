@@ -13,17 +13,23 @@ use super::Shared;
 use crate::server::{Extensions, PrincipalId};
 
 /// The extensions of one HTTP request, or the refusal of its credentials.
-pub(crate) async fn identify(shared: &Shared, headers: &HeaderMap) -> Result<Extensions, Response> {
+/// `method` and `path` are what a DPoP proof must name.
+pub(crate) async fn identify(
+    shared: &Shared,
+    method: &http::Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Result<Extensions, Response> {
     let mut extensions = Extensions::new();
     extensions.insert(headers.clone());
     #[cfg(feature = "auth")]
     if let Some(auth) = &shared.options.auth {
-        let principal = auth.authorize(headers).await?;
+        let principal = auth.authorize_request(method, path, headers).await?;
         extensions.insert(PrincipalId(principal_key(&principal)));
         extensions.insert(principal);
     }
     #[cfg(not(feature = "auth"))]
-    let _ = shared;
+    let _ = (shared, method, path);
     Ok(extensions)
 }
 

@@ -30,10 +30,13 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     if let Some(refused) = check_request(&shared, &request) {
         return refused;
     }
-    let extensions = match caller::identify(&shared, request.headers()).await {
-        Ok(extensions) => extensions,
-        Err(refused) => return refused,
-    };
+    let extensions =
+        match caller::identify(&shared, request.method(), request.uri().path(), request.headers())
+            .await
+        {
+            Ok(extensions) => extensions,
+            Err(refused) => return refused,
+        };
     let modern_header = is_modern_header(request.headers());
     match *request.method() {
         Method::POST => post(shared, request, extensions).await,

@@ -34,10 +34,13 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     if let Some(refused) = check_request(&shared, &request) {
         return refused;
     }
-    let extensions = match caller::identify(&shared, request.headers()).await {
-        Ok(extensions) => extensions,
-        Err(refused) => return refused,
-    };
+    let extensions =
+        match caller::identify(&shared, request.method(), request.uri().path(), request.headers())
+            .await
+        {
+            Ok(extensions) => extensions,
+            Err(refused) => return refused,
+        };
     let slot = match super::sessions::endpoint_stream_slot(&shared) {
         Ok(slot) => slot,
         Err(refused) => return refused,
@@ -65,10 +68,13 @@ async fn message(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     if let Some(refused) = check_request(&shared, &request) {
         return refused;
     }
-    let extensions = match caller::identify(&shared, request.headers()).await {
-        Ok(extensions) => extensions,
-        Err(refused) => return refused,
-    };
+    let extensions =
+        match caller::identify(&shared, request.method(), request.uri().path(), request.headers())
+            .await
+        {
+            Ok(extensions) => extensions,
+            Err(refused) => return refused,
+        };
     let Some(id) = session_id(&request) else {
         let error = McpError::invalid_request("Missing sessionId query parameter");
         return error_response(StatusCode::BAD_REQUEST, None, error);

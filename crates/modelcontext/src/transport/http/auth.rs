@@ -1,11 +1,11 @@
 //! OAuth on the client transport (feature `auth`): every request carries the provider's
-//! bearer token; a 401, or a 403 `insufficient_scope`, asks the provider for a new token and
+//! token, presented as the provider says (`Bearer`, or `DPoP` with a fresh proof); a 401, or a 403 `insufficient_scope`, asks the provider for a new token and
 //! sends the request again, at most [`AuthProvider::max_attempts`] times.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{HeaderMap, WWW_AUTHENTICATE};
 use http::{Method, StatusCode};
 use modelcontext_types::Response;
 
@@ -42,10 +42,13 @@ impl Shared {
         let mut attempts = 0;
         loop {
             let mut request_headers = headers.clone();
-            if let Some(value) = token.as_deref().and_then(bearer) {
-                request_headers.insert(AUTHORIZATION, value);
+            if let Some(token) = token.as_deref() {
+                // A fresh set per attempt: a DPoP proof is never sent twice.
+                let presented = provider.authorization(method.as_str(), &url, token);
+                request_headers.extend(presented.map_err(|e| e.to_string())?);
             }
             let answer = self.send_once(method.clone(), request_headers, body.clone()).await?;
+            provider.observe_response(&url, answer.headers());
             let www_authenticate = answer
                 .headers()
                 .get(WWW_AUTHENTICATE)
@@ -110,10 +113,4 @@ fn is_challenge(status: StatusCode, www_authenticate: Option<&str>) -> bool {
             .is_some_and(|c| c.error.as_deref() == Some("insufficient_scope")),
         _ => false,
     }
-}
-
-fn bearer(token: &str) -> Option<HeaderValue> {
-    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-    value.set_sensitive(true);
-    Some(value)
 }
