@@ -73,7 +73,9 @@ mod tools;
 /// - The tool's name is the function's name; its description is the doc comment.
 /// - Options: `name = "..."`, `title = "..."`, `description = "..."`,
 ///   `annotations(title = "...", read_only = bool, destructive = bool, idempotent = bool,
-///   open_world = bool)`, and `crate = "path"` for a renamed `modelcontext` (see the crate docs).
+///   open_world = bool)`, `task = "optional" | "required"` (the tool may run as a task of the
+///   tasks extension: `ToolDef::task`), and `crate = "path"` for a renamed `modelcontext` (see
+///   the crate docs).
 /// - A parameter whose type is named `Context` receives the request context and stays out of
 ///   the input schema. `Option<T>` parameters are optional.
 /// - `#[arg(...)]` on a parameter: `description = "..."`, `default = expr` (makes it optional),

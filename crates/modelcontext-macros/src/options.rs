@@ -22,8 +22,41 @@ pub struct Options {
     pub mime_type: Option<LitStr>,
     /// `annotations(...)` (tools).
     pub annotations: Option<Annotations>,
+    /// `task = "optional" | "required"` (tools): may run as a task (tasks extension).
+    pub task: Option<TaskSupport>,
     /// `crate = "path"`: see [`crate_path`].
     pub krate: Option<Path>,
+}
+
+/// The value of `task = "..."`.
+pub enum TaskSupport {
+    /// `"optional"`.
+    Optional,
+    /// `"required"`.
+    Required,
+}
+
+impl TaskSupport {
+    fn parse(meta: &ParseNestedMeta) -> syn::Result<TaskSupport> {
+        let value: LitStr = meta.value()?.parse()?;
+        match value.value().as_str() {
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            other => Err(syn::Error::new(
+                value.span(),
+                format!("unknown task support `{other}`; expected \"optional\" or \"required\""),
+            )),
+        }
+    }
+
+    /// `.task(TaskSupport::..)` on the `ToolDef`.
+    pub fn to_setter(&self, krate: &Path) -> TokenStream {
+        let variant = match self {
+            TaskSupport::Optional => format_ident!("Optional"),
+            TaskSupport::Required => format_ident!("Required"),
+        };
+        quote!(.task(#krate::server::TaskSupport::#variant))
+    }
 }
 
 /// `annotations(title = "...", read_only = true, ...)`: the fields of `ToolAnnotations` to set.
@@ -35,7 +68,7 @@ pub struct Annotations {
 /// The option keys `kind` accepts.
 fn keys(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Tool => &["name", "title", "description", "annotations", "crate"],
+        Kind::Tool => &["name", "title", "description", "annotations", "task", "crate"],
         Kind::Resource => &["name", "title", "description", "mime_type", "crate"],
         Kind::Prompt => &["name", "title", "description", "crate"],
     }
@@ -63,6 +96,7 @@ impl Options {
             "description" => set(&mut self.description, meta, meta.value()?.parse()?),
             "mime_type" => set(&mut self.mime_type, meta, meta.value()?.parse()?),
             "annotations" => set(&mut self.annotations, meta, Annotations::parse(meta)?),
+            "task" => set(&mut self.task, meta, TaskSupport::parse(meta)?),
             "crate" => set(&mut self.krate, meta, crate_path(meta)?),
             _ => unreachable!("`{key}` is in keys() but has no parser"),
         }

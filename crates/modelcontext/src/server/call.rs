@@ -10,7 +10,8 @@ use modelcontext_types::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, MODERN_VERSIONS, McpError,
     Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta, ResultType,
     SUBSCRIPTION_ID_META_KEY, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams, SubscriptionsListenResult, method, to_raw,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, declares_tasks, method,
+    tasks_capabilities, to_raw,
 };
 use serde_json::Value;
 
@@ -22,6 +23,7 @@ use super::notify::{self, ChangeEvent};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
 use super::stamp::{Stamp, WireResult, internal};
+use super::tasks::{self, TaskSupport};
 use super::tool::ToolKind;
 use super::{ServerInner, pagination};
 use crate::engine::{Outcome, Peer, Reply};
@@ -84,8 +86,38 @@ impl Call<'_> {
                 None => Reply::Now(Err(McpError::method_not_found("completion/complete"))),
             },
             ClientRequest::SubscriptionsListen(params) => self.listen(params),
+            ClientRequest::GetTask(params) => {
+                self.task_method(|server, principal| tasks::get(server, params, principal))
+            }
+            ClientRequest::UpdateTask(params) => {
+                self.task_method(|server, principal| tasks::update(server, params, principal))
+            }
+            ClientRequest::CancelTask(params) => {
+                self.task_method(|server, principal| tasks::cancel(server, params, principal))
+            }
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`: modern requests that declare the tasks
+    /// extension only (-32021 naming it otherwise, as the extension requires).
+    fn task_method<R, F>(self, method: impl FnOnce(Arc<ServerInner>, Option<String>) -> F) -> Reply
+    where
+        R: WireResult + 'static,
+        F: Future<Output = Result<R, McpError>> + Send + 'static,
+    {
+        if self.client.era != Era::Modern {
+            return Reply::Now(Err(McpError::method_not_found("tasks/*")));
+        }
+        if !declares_tasks(&self.client.capabilities) {
+            return Reply::Now(Err(missing_tasks_extension()));
+        }
+        let future = method(Arc::clone(self.server), self.principal());
+        self.later(future)
+    }
+
+    fn principal(&self) -> Option<String> {
+        self.extensions.get::<PrincipalId>().map(|p| p.0.clone())
     }
 
     /// `subscriptions/listen` (2026-07-28): the acknowledgement first, then every change the
@@ -135,8 +167,41 @@ impl Call<'_> {
             return Reply::Now(answer.and_then(|result| self.finish(result)));
         }
         let withhold = self.server.withhold_error_messages;
+        let task = match self.task_plan(K::task_support(&target), round.as_ref()) {
+            Ok(task) => task,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        if let Some(input) = task {
+            let run = handler.run(Invocation { cx, arguments, target, withhold });
+            let run = Box::pin(async move { guarded(guard, run).await.map(K::into_wire) });
+            let call = tasks::TaskCall {
+                server: Arc::clone(self.server),
+                round: input,
+                owner: self.principal(),
+                stamp: self.stamp(),
+                run,
+            };
+            return Reply::Later(Box::pin(call.respond()));
+        }
         let tail = Tail { guard, round, stamp: self.stamp() };
         Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, tail))
+    }
+
+    /// Whether this call may become a task (tasks extension): a task-capable target, a modern
+    /// request that declares the extension. A required task without the extension is -32021.
+    fn task_plan(
+        &self,
+        support: Option<TaskSupport>,
+        round: Option<&Round>,
+    ) -> Result<Option<Arc<InputRound>>, McpError> {
+        let (Some(support), Some(round)) = (support, round) else { return Ok(None) };
+        if declares_tasks(&self.client.capabilities) {
+            return Ok(Some(Arc::clone(&round.input)));
+        }
+        match support {
+            TaskSupport::Required => Err(missing_tasks_extension()),
+            _ => Ok(None),
+        }
     }
 
     fn context(&self, meta: Option<RequestMeta>, input: Option<Arc<InputRound>>) -> Context {
@@ -185,6 +250,14 @@ impl Call<'_> {
     fn stamp(&self) -> Stamp {
         Stamp::new(self.server_info, self.client.era)
     }
+}
+
+/// -32021 naming the tasks extension.
+fn missing_tasks_extension() -> McpError {
+    McpError::missing_required_client_capability(
+        "This request needs the io.modelcontextprotocol/tasks extension",
+        tasks_capabilities(),
+    )
 }
 
 /// The parts of a `tools/call`, `resources/read` or `prompts/get` request that are not the

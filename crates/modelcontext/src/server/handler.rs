@@ -154,6 +154,11 @@ pub(super) trait Kind: Sized + 'static {
 
     /// The value as the result sent.
     fn into_wire(value: Self::Value) -> Self::Wire;
+
+    /// Whether the target may run as a task (tasks extension): only tools may.
+    fn task_support(_target: &Self::Target) -> Option<super::tasks::TaskSupport> {
+        None
+    }
 }
 
 /// A handler's return value as kind `K` takes it; implemented through each kind's public

@@ -51,6 +51,7 @@ pub(crate) mod schema;
 mod seal;
 mod session;
 mod stamp;
+mod tasks;
 mod tool;
 
 /// RFC 6570 URI templates. Moved to [`modelcontext::types::uri_template`](crate::types::uri_template),
@@ -70,6 +71,10 @@ pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
 pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
+};
+pub use tasks::{
+    DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, InMemoryTaskStore, StoreFuture, TaskRecord, TaskStore,
+    TaskStoreError, TaskSupport,
 };
 pub use tool::{NoArgs, ToolDef, ToolHandler};
 
@@ -159,6 +164,14 @@ pub(crate) struct ServerInner {
     /// request is one connection, so per-connection would be per request) and reset by any
     /// change to the server.
     pub info_json: std::sync::OnceLock<Arc<serde_json::Value>>,
+    /// Where task records live ([`McpServer::task_store`]).
+    pub task_store: Arc<dyn TaskStore>,
+    /// The tasks this server runs now; shared by every clone of the server.
+    pub live_tasks: Arc<tasks::LiveTasks>,
+    /// How long a task is kept after creation; `None` for ever ([`McpServer::task_ttl`]).
+    pub task_ttl: Option<std::time::Duration>,
+    /// The polling interval suggested to clients ([`McpServer::task_poll_interval`]).
+    pub task_poll_interval: std::time::Duration,
 }
 
 /// The tools, resources, templates and prompts of a server at one moment.
@@ -267,6 +280,10 @@ impl McpServer {
             max_uri_bytes: DEFAULT_MAX_URI_BYTES,
             bus: Arc::new(InMemoryBus::default()),
             info_json: std::sync::OnceLock::new(),
+            task_store: Arc::new(InMemoryTaskStore::default()),
+            live_tasks: Arc::default(),
+            task_ttl: Some(DEFAULT_TASK_TTL),
+            task_poll_interval: DEFAULT_POLL_INTERVAL,
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -559,6 +576,28 @@ impl McpServer {
         self.inner.bus.publish(ChangeEvent::ResourceUpdated(uri.into()));
     }
 
+    /// Where task records live (tasks extension): by default a bounded
+    /// [`InMemoryTaskStore`]. Instances that share a store answer `tasks/get` for each
+    /// other's tasks.
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.inner_mut().task_store = Arc::new(store);
+        self
+    }
+
+    /// How long a task and its result are kept after its creation (its `ttlMs`; default
+    /// [`DEFAULT_TASK_TTL`]); `None` keeps them until the store evicts them.
+    pub fn task_ttl(mut self, ttl: Option<std::time::Duration>) -> Self {
+        self.inner_mut().task_ttl = ttl;
+        self
+    }
+
+    /// The polling interval suggested to clients (`pollIntervalMs`; default
+    /// [`DEFAULT_POLL_INTERVAL`]).
+    pub fn task_poll_interval(mut self, interval: std::time::Duration) -> Self {
+        self.inner_mut().task_poll_interval = interval;
+        self
+    }
+
     /// The capabilities this server declares, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.inner.capabilities()
@@ -676,6 +715,12 @@ impl ServerInner {
         capabilities.prompts = (!catalog.prompts.is_empty())
             .then(|| PromptsCapability::default().with_list_changed(true));
         capabilities.completions = self.completion.as_ref().map(|_| Map::new());
+        if catalog.tools.iter().any(|tool| tool.def.task.is_some()) {
+            let mut extensions = Map::new();
+            extensions
+                .insert(modelcontext_types::TASKS_EXTENSION.into(), Value::Object(Map::new()));
+            capabilities.extensions = Some(extensions);
+        }
         capabilities
     }
 }
