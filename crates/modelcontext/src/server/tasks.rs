@@ -67,6 +67,12 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// A record of `task`, owned by `owner`, created at `created` (for stores that rebuild
+    /// records, and for tests).
+    pub fn new(task: DetailedTask, owner: Option<String>, created: SystemTime) -> TaskRecord {
+        TaskRecord { task, owner, created }
+    }
+
     /// Whether the task's TTL has passed at `now`.
     pub fn is_expired(&self, now: SystemTime) -> bool {
         let Some(ttl) = self.task.task.ttl_ms else { return false };

@@ -26,6 +26,7 @@ mod pagination;
 mod seed;
 mod stdio;
 mod support;
+mod tasks;
 #[cfg(feature = "tls")]
 mod test_ca;
 #[cfg(feature = "tls")]
