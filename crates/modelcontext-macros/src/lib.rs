@@ -74,8 +74,9 @@ mod tools;
 /// - Options: `name = "..."`, `title = "..."`, `description = "..."`,
 ///   `annotations(title = "...", read_only = bool, destructive = bool, idempotent = bool,
 ///   open_world = bool)`, `task = "optional" | "required"` (the tool may run as a task of the
-///   tasks extension: `ToolDef::task`), and `crate = "path"` for a renamed `modelcontext` (see
-///   the crate docs).
+///   tasks extension: `ToolDef::task`), `ui = "ui://..."` (the MCP Apps view that renders its
+///   results: `ToolDef::ui`), `app_only` (only that view may call it: `ToolDef::app_only`), and
+///   `crate = "path"` for a renamed `modelcontext` (see the crate docs).
 /// - A parameter whose type is named `Context` receives the request context and stays out of
 ///   the input schema. `Option<T>` parameters are optional.
 /// - `#[arg(...)]` on a parameter: `description = "..."`, `default = expr` (makes it optional),

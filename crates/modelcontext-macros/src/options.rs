@@ -24,6 +24,10 @@ pub struct Options {
     pub annotations: Option<Annotations>,
     /// `task = "optional" | "required"` (tools): may run as a task (tasks extension).
     pub task: Option<TaskSupport>,
+    /// `ui = "ui://..."` (tools): the MCP Apps view that renders the tool's results.
+    pub ui: Option<LitStr>,
+    /// `app_only` (tools): only the app's view may call the tool, not the model.
+    pub app_only: Option<()>,
     /// `crate = "path"`: see [`crate_path`].
     pub krate: Option<Path>,
 }
@@ -68,7 +72,9 @@ pub struct Annotations {
 /// The option keys `kind` accepts.
 fn keys(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Tool => &["name", "title", "description", "annotations", "task", "crate"],
+        Kind::Tool => {
+            &["name", "title", "description", "annotations", "task", "ui", "app_only", "crate"]
+        }
         Kind::Resource => &["name", "title", "description", "mime_type", "crate"],
         Kind::Prompt => &["name", "title", "description", "crate"],
     }
@@ -97,6 +103,17 @@ impl Options {
             "mime_type" => set(&mut self.mime_type, meta, meta.value()?.parse()?),
             "annotations" => set(&mut self.annotations, meta, Annotations::parse(meta)?),
             "task" => set(&mut self.task, meta, TaskSupport::parse(meta)?),
+            "ui" => {
+                let uri: LitStr = meta.value()?.parse()?;
+                if !uri.value().starts_with("ui://") {
+                    return Err(syn::Error::new(
+                        uri.span(),
+                        "an MCP Apps view URI starts with ui://",
+                    ));
+                }
+                set(&mut self.ui, meta, uri)
+            }
+            "app_only" => set(&mut self.app_only, meta, ()),
             "crate" => set(&mut self.krate, meta, crate_path(meta)?),
             _ => unreachable!("`{key}` is in keys() but has no parser"),
         }

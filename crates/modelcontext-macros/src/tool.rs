@@ -84,13 +84,15 @@ pub fn tool_def(
     let annotations = options.annotations.as_ref().map(|a| a.to_expr(&krate));
     let annotations = setter("annotations", annotations.as_ref());
     let task = options.task.as_ref().map(|task| task.to_setter(&krate));
+    let ui = setter("ui", options.ui.as_ref());
+    let app_only = options.app_only.map(|()| quote!(.app_only()));
     // The assertions go first: rustc reports errors in source order, and theirs say what the
     // type must implement, while the derives' errors that follow only name a missing bound.
     quote! {
         #arg_checks
         #result_check
         #args_struct
-        #krate::ToolDef::new(#name, #handler) #description #title #annotations #task
+        #krate::ToolDef::new(#name, #handler) #description #title #annotations #task #ui #app_only
     }
 }
 

@@ -29,6 +29,7 @@
 #[macro_use]
 mod setters;
 
+pub mod apps;
 pub mod capabilities;
 pub mod completion;
 pub mod content;
@@ -55,6 +56,7 @@ pub mod uri_template;
 pub mod version;
 pub mod x_mcp_header;
 
+pub use apps::*;
 pub use capabilities::*;
 pub use completion::*;
 pub use content::*;

@@ -33,6 +33,7 @@ use crate::Error;
 use crate::engine::{Peer, Stop};
 use crate::transport::Transport;
 
+mod apps;
 mod builder;
 mod calls;
 mod handlers;
@@ -40,6 +41,7 @@ mod listen;
 mod options;
 mod tasks;
 
+pub use apps::AppView;
 pub use builder::ClientBuilder;
 pub use listen::Subscription;
 pub use options::CallOptions;

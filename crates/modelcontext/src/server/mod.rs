@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
+mod apps;
 mod call;
 mod completion;
 mod context;
@@ -61,6 +62,7 @@ pub mod uri_template {
     pub use modelcontext_types::uri_template::*;
 }
 
+pub use apps::AppResource;
 pub use completion::CompletionHandler;
 pub use context::Context;
 pub use elicit::Elicitation;
@@ -181,6 +183,25 @@ pub(crate) struct Catalog {
     pub resources: Registry<Arc<ResourceDef>>,
     pub templates: Registry<Arc<TemplateEntry>>,
     pub prompts: Registry<Arc<PromptDef>>,
+}
+
+impl Catalog {
+    /// The extensions what is registered uses: tasks (a task-capable tool), MCP Apps (an
+    /// app's view). `None` when none.
+    fn extensions(&self) -> Option<Map<String, Value>> {
+        let mut extensions = Map::new();
+        if self.tools.iter().any(|tool| tool.def.task.is_some()) {
+            extensions
+                .insert(modelcontext_types::TASKS_EXTENSION.into(), Value::Object(Map::new()));
+        }
+        let is_app = |r: &Arc<ResourceDef>| {
+            r.mime_type.as_deref() == Some(modelcontext_types::APP_MIME_TYPE)
+        };
+        if self.resources.iter().any(is_app) {
+            extensions.insert(modelcontext_types::UI_EXTENSION.into(), Value::Object(Map::new()));
+        }
+        (!extensions.is_empty()).then_some(extensions)
+    }
 }
 
 impl ServerInner {
@@ -409,6 +430,12 @@ impl McpServer {
     pub fn resource(self, def: ResourceDef) -> Result<Self, Error> {
         self.add_resource(def)?;
         Ok(self)
+    }
+
+    /// Registers an app's view (MCP Apps): its HTML as a `ui://` resource (see
+    /// [`AppResource`]).
+    pub fn app(self, app: AppResource) -> Result<Self, Error> {
+        self.resource(app.into_resource()?)
     }
 
     /// Registers a resource or template, also while serving (clients are told).
@@ -715,12 +742,7 @@ impl ServerInner {
         capabilities.prompts = (!catalog.prompts.is_empty())
             .then(|| PromptsCapability::default().with_list_changed(true));
         capabilities.completions = self.completion.as_ref().map(|_| Map::new());
-        if catalog.tools.iter().any(|tool| tool.def.task.is_some()) {
-            let mut extensions = Map::new();
-            extensions
-                .insert(modelcontext_types::TASKS_EXTENSION.into(), Value::Object(Map::new()));
-            capabilities.extensions = Some(extensions);
-        }
+        capabilities.extensions = catalog.extensions();
         capabilities
     }
 }

@@ -164,6 +164,7 @@ pub struct ResourceDef {
     pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
+    pub(crate) meta: Option<Map<String, Value>>,
     params_schema: Map<String, Value>,
     handler: Arc<dyn ErasedHandler<ResourceKind>>,
 }
@@ -186,6 +187,7 @@ impl ResourceDef {
             title: None,
             description: None,
             mime_type: None,
+            meta: None,
             params_schema: handler.args_schema().unwrap_or_default(),
             handler: erase(handler),
         }
@@ -215,6 +217,12 @@ impl ResourceDef {
         self
     }
 
+    /// Sets the `_meta` of the listed resource (or template).
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
     fn display_name(&self) -> String {
         self.name.clone().unwrap_or_else(|| self.uri.clone())
     }
@@ -224,6 +232,7 @@ impl ResourceDef {
         resource.title = self.title.clone();
         resource.description = self.description.clone();
         resource.mime_type = self.mime_type.clone();
+        resource.meta = self.meta.clone();
         resource
     }
 
@@ -232,6 +241,7 @@ impl ResourceDef {
         template.title = self.title.clone();
         template.description = self.description.clone();
         template.mime_type = self.mime_type.clone();
+        template.meta = self.meta.clone();
         template
     }
 }

@@ -1,5 +1,6 @@
 //! The integration tests: one crate, through public API and wire bytes only.
 
+mod apps;
 #[cfg(feature = "auth")]
 mod auth;
 #[cfg(feature = "auth")]
