@@ -124,11 +124,15 @@ impl Call<'_> {
     /// filter asks for, each tagged with the listen request's id, until the client cancels.
     fn listen(self, params: SubscriptionsListenRequestParams) -> Reply {
         let agreed = notify::agreed(&params.notifications);
+        // Tasks extension: asking for task notifications without declaring it is -32021.
+        if agreed.task_ids.is_some() && !declares_tasks(&self.client.capabilities) {
+            return Reply::Now(Err(missing_tasks_extension()));
+        }
         let id = serde_json::to_value(&self.request_id).unwrap_or_default();
         // Subscribe before acknowledging, so no change between the two is lost.
         let events = self.server.bus.subscribe();
-        let peer = self.peer.clone();
-        Reply::Stream(Box::pin(listen_stream(peer, id, agreed, events)))
+        let listener = Listener { peer: self.peer.clone(), id, principal: self.principal() };
+        Reply::Stream(Box::pin(listen_stream(listener, agreed, events)))
     }
 
     /// Answers a list method with one page of `items`.
@@ -338,12 +342,20 @@ macro_rules! paged {
 paged!(ToolsPage<'_>, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult);
 
 /// The body of a listen stream: acknowledgement, then the wanted events, tagged with `id`.
-async fn listen_stream(
+/// Who listens: where the notifications go, the listen request's id, and the principal (task
+/// notifications are only for their owner).
+struct Listener {
     peer: Peer,
     id: Value,
+    principal: Option<String>,
+}
+
+async fn listen_stream(
+    listener: Listener,
     agreed: SubscriptionFilter,
     mut events: futures_util::stream::BoxStream<'static, ChangeEvent>,
 ) -> Outcome {
+    let Listener { peer, id, principal } = listener;
     let mut meta = Meta::new();
     meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
     let ack =
@@ -353,6 +365,11 @@ async fn listen_stream(
     while let Some(event) = events.next().await {
         if !notify::wants(&agreed, &event) {
             continue;
+        }
+        if let ChangeEvent::TaskStatus { owner, .. } = &event {
+            if *owner != principal {
+                continue;
+            }
         }
         if let Some(notification) = notify::to_notification(&event, Some(&id)) {
             peer.notify(notification).await?;

@@ -31,9 +31,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use super::ServerInner;
 use super::mrtr::InputRound;
 use super::stamp::{Stamp, WireResult, internal, stamp_meta};
+use super::{ChangeEvent, ServerInner};
 use crate::engine::{BoxFuture, Outcome};
 
 /// Whether a tool may run as a task (tasks extension).
@@ -299,7 +299,14 @@ impl LiveTask {
             task.task.last_updated_at = iso8601(SystemTime::now());
             record.clone()
         };
+        let event = ChangeEvent::TaskStatus {
+            task_id: record.task.task.task_id.clone(),
+            owner: record.owner.clone(),
+            task: serde_json::to_string(&record.task).unwrap_or_default(),
+        };
         self.server.task_store.update(record).await;
+        // After the store: a client told of a change can read it with tasks/get.
+        self.server.bus.publish(event);
     }
 
     /// A question asked inside the task: parks it in `input_required` until answered.

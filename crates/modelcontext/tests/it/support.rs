@@ -212,6 +212,9 @@ impl Wire {
         {
             assert_valid(self.revision, def, &value);
         }
+        if value.get("method") == Some(&Value::from("notifications/tasks")) {
+            assert_valid(TASKS_SCHEMA, "TaskStatusNotification", &value);
+        }
         let method = value.get("id").and_then(|id| self.methods.get(&id.to_string()));
         if let (Some(result), Some(method)) = (value.get("result"), method) {
             let input_required = result.get("resultType") == Some(&Value::from("input_required"));

@@ -293,6 +293,57 @@ async fn every_task_message_matches_the_extensions_schema() {
     assert_valid(TASKS_SCHEMA, "GetTaskResult", &direct);
 }
 
+/// `notifications/tasks` on a listen stream that names the task: its owner hears each change
+/// (the full `DetailedTask`, tagged with the stream), another principal naming it hears none.
+#[tokio::test]
+async fn a_listen_stream_hears_its_own_tasks_status() {
+    let server = task_server(Arc::default());
+    let mut alice = as_principal(&server, "alice");
+    let mut bob = as_principal(&server, "bob");
+    let task_id = task_id_of(&alice.call(&call_line(1, "ask")).await);
+    let waiting = poll_until(&mut alice, &task_id, "input_required").await;
+    let key = waiting["result"]["inputRequests"]
+        .as_object()
+        .and_then(|questions| questions.keys().next().cloned())
+        .expect("one question");
+    for wire in [&mut alice, &mut bob] {
+        let ack = wire.call(&listen_line(&task_id)).await;
+        assert!(ack.contains(&format!(r#""taskIds":["{task_id}"]"#)), "{ack}");
+    }
+    let answers =
+        format!(r#","inputResponses":{{"{key}":{{"action":"accept","content":{{"ok":true}}}}}}"#);
+    alice.send(&task_line(3, "tasks/update", &task_id, &answers)).await;
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("completed") {
+        let line: Value = serde_json::from_str(&alice.recv().await).expect("json");
+        if line["method"] == "notifications/tasks" {
+            assert_eq!(line["params"]["taskId"], task_id.as_str());
+            assert_eq!(line["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen");
+            statuses.push(line["params"]["status"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    assert_eq!(statuses, ["working", "completed"]);
+    bob.assert_alive().await;
+}
+
+#[tokio::test]
+async fn task_notifications_need_the_extension() {
+    let mut wire = Wire::start(task_server(Arc::default()), "2026-07-28");
+    let meta = modern_meta("{}", "");
+    let listen = format!(
+        r#"{{"jsonrpc":"2.0","id":"listen","method":"subscriptions/listen","params":{{"notifications":{{"taskIds":["t"]}},{meta}}}}}"#
+    );
+    let answer = wire.call(&listen).await;
+    assert!(answer.contains(r#""code":-32021"#), "{answer}");
+}
+
+fn listen_line(task_id: &str) -> String {
+    let meta = modern_meta(TASKS_CAPS, "");
+    format!(
+        r#"{{"jsonrpc":"2.0","id":"listen","method":"subscriptions/listen","params":{{"notifications":{{"taskIds":["{task_id}"]}},{meta}}}}}"#
+    )
+}
+
 const TASKS_CAPS: &str =
     r#"{"elicitation":{"form":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
 
