@@ -293,6 +293,37 @@ async fn every_task_message_matches_the_extensions_schema() {
     assert_valid(TASKS_SCHEMA, "GetTaskResult", &direct);
 }
 
+/// Over Streamable HTTP our client sends `Mcp-Name: <taskId>` on `tasks/*` (the server
+/// checks it against the body, -32020 otherwise), and a task's input round trips.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn tasks_work_over_http_with_the_task_id_as_mcp_name() {
+    let server = task_server(Arc::default());
+    let endpoint = server.http_endpoint();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { endpoint.serve(listener).await });
+    let transport = modelcontext::HttpTransport::new(&format!("http://{addr}/mcp")).expect("url");
+    let client = Client::builder()
+        .era(EraMode::Modern)
+        .on_elicit(|_| async {
+            let answer = json!({"ok": true});
+            Ok(ElicitResult::accept(answer.as_object().cloned().unwrap_or_default()))
+        })
+        .connect(transport)
+        .await
+        .expect("connects");
+    let task = expect_task(client.call_tool_as_task("ask", json!({})).await.expect("call"));
+    let result = client.wait_for_task(&task).await.expect("completes");
+    assert_eq!(text(&result), "went ahead");
+    let result = client.call_tool("only_task", json!({})).await.expect("transparent");
+    assert_eq!(text(&result), "ran as a task");
+    let task = expect_task(client.call_tool_as_task("forever", json!({})).await.expect("call"));
+    client.cancel_task(&task.task_id).await.expect("cancelled");
+    let cancelled = client.get_task(&task.task_id).await.expect("get");
+    assert_eq!(cancelled.task.status, TaskStatus::Cancelled);
+}
+
 /// `notifications/tasks` on a listen stream that names the task: its owner hears each change
 /// (the full `DetailedTask`, tagged with the stream), another principal naming it hears none.
 #[tokio::test]
