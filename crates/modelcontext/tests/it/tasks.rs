@@ -86,9 +86,50 @@ async fn client(server: &McpServer) -> Client {
             let answer = json!({"ok": true});
             Ok(ElicitResult::accept(answer.as_object().cloned().unwrap_or_default()))
         })
-        .connect(server.in_memory())
+        .connect(checked(server))
         .await
         .expect("connects")
+}
+
+/// A connection to `server` that checks every message the client sends against the schemas
+/// (the 2026-07-28 envelope and request, the extension's params for `tasks/*`) on its way.
+fn checked(server: &McpServer) -> modelcontext::Connection {
+    let (client_end, mut middle) = modelcontext::transport::memory_pair();
+    let mut server_end = server.in_memory();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                Some(Ok(message)) = middle.receiver.recv() => {
+                    check_client_message(&message.encode());
+                    if server_end.sender.send(message).await.is_err() { return; }
+                }
+                Some(Ok(message)) = server_end.receiver.recv() => {
+                    if middle.sender.send(message).await.is_err() { return; }
+                }
+                else => return,
+            }
+        }
+    });
+    client_end
+}
+
+#[track_caller]
+fn check_client_message(text: &str) {
+    let value: Value = serde_json::from_str(text).expect("json");
+    assert_valid("2026-07-28", "JSONRPCMessage", &value);
+    let params = &value["params"];
+    match value["method"].as_str() {
+        Some("tools/call") => assert_valid("2026-07-28", "CallToolRequest", &value),
+        Some("tasks/get") => assert_valid(TASKS_SCHEMA, "GetTaskRequestParams", params),
+        Some("tasks/update") => assert_valid(TASKS_SCHEMA, "UpdateTaskRequestParams", params),
+        Some("tasks/cancel") => assert_valid(TASKS_SCHEMA, "CancelTaskRequestParams", params),
+        _ => {}
+    }
+    if value["method"].as_str().is_some_and(|m| m.starts_with("tasks/")) {
+        let extensions =
+            &params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"];
+        assert!(extensions.get("io.modelcontextprotocol/tasks").is_some(), "{value}");
+    }
 }
 
 fn expect_task(call: ToolCall) -> Task {
