@@ -483,3 +483,26 @@ fn record(
     let task = Task::new(id, status, stamp, stamp, ttl_ms);
     TaskRecord::new(DetailedTask::from(task), owner.map(str::to_owned), created)
 }
+
+/// `#[tool(task = "required")]`: the server declares the extension, and a modern client that
+/// does not is refused with -32021 naming it.
+#[cfg(feature = "macros")]
+#[tokio::test]
+async fn the_tool_macro_declares_task_support() {
+    /// A job that only runs as a task.
+    #[modelcontext::tool(task = "required")]
+    async fn nightly_job() -> &'static str {
+        "done"
+    }
+    let server = McpServer::new("jobs").tool(nightly_job::tool()).expect("registers");
+    let extensions = server.capabilities().extensions.expect("declared");
+    assert!(extensions.contains_key("io.modelcontextprotocol/tasks"));
+    let mut wire = Wire::start(server, "2026-07-28");
+    let meta = modern_meta("{}", "");
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"nightly_job","arguments":{{}},{meta}}}}}"#
+    );
+    let answer = wire.call(&call).await;
+    assert!(answer.contains(r#""code":-32021"#), "{answer}");
+    assert!(answer.contains(r#""extensions":{"io.modelcontextprotocol/tasks":{}}"#), "{answer}");
+}
