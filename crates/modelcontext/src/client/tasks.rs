@@ -116,12 +116,18 @@ impl Client {
     /// Polls the task until it ends, at the interval the server suggests, answering its
     /// questions with the client's callbacks. `completed` is the tool's result (which may
     /// be a tool error, `is_error`); `failed` is the task's JSON-RPC error; `cancelled` is an
-    /// error too. Dropping the future stops polling; it does not cancel the task (see
-    /// [`Client::cancel_task`]).
+    /// error too, and so is a task still unfinished when its `ttlMs` has passed (the
+    /// extension's backstop; a task without a TTL is polled until it ends). Dropping the
+    /// future stops polling; it does not cancel the task (see [`Client::cancel_task`]).
     pub async fn wait_for_task(&self, task: &Task) -> Result<CallToolResult, Error> {
         let mut interval = poll_interval(task.poll_interval_ms);
         let mut answered = HashSet::new();
+        let started = std::time::Instant::now();
         loop {
+            if task.ttl_ms.is_some_and(|ttl| started.elapsed() > Duration::from_millis(ttl)) {
+                let message = format!("task '{}' did not finish within its TTL", task.task_id);
+                return Err(McpError::internal(message).into());
+            }
             let detailed = self.get_task(&task.task_id).await?;
             match detailed.task.status {
                 TaskStatus::Completed => return completed(detailed),

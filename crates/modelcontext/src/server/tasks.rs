@@ -400,7 +400,7 @@ async fn create(
     let now = SystemTime::now();
     let stamp = iso8601(now);
     let ttl = server.task_ttl.map(|ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
-    let mut task = Task::new(task_id(), TaskStatus::Working, stamp.clone(), stamp, ttl);
+    let mut task = Task::new(task_id()?, TaskStatus::Working, stamp.clone(), stamp, ttl);
     task.poll_interval_ms =
         Some(u64::try_from(server.task_poll_interval.as_millis()).unwrap_or(u64::MAX).max(1));
     let record = TaskRecord { task: task.into(), owner, created: now };
@@ -582,17 +582,12 @@ impl WireResult for CreateTaskResult {
 }
 
 /// 128 random bits, hex: unguessable, as the extension requires of ids that act as bearer
-/// tokens for the task's state.
-fn task_id() -> String {
+/// tokens for the task's state. Without an entropy source no task is created at all.
+fn task_id() -> Result<String, McpError> {
     let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No entropy source: refuse guessable ids by mixing the clock and a counter at least.
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos();
-        return format!("{nanos:x}{n:x}");
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    getrandom::fill(&mut bytes)
+        .map_err(|e| McpError::internal(format!("Could not create a task: no randomness: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// `time` as ISO 8601 UTC with milliseconds (`2026-08-01T12:00:00.000Z`).
