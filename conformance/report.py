@@ -6,8 +6,9 @@ checks.json is read; a scenario passes when none of its checks is a FAILURE (WAR
 INFO do not fail). Scored scenarios are those the suite's requirements/<revision>.yaml lists
 under `server:` / `client:`; a scored scenario that produced no results counts as failed.
 Exits 1 on a scored failure that expected-failures.yml does not list, or on a listed scenario
-that now passes (a stale entry), as the suite's own --expected-failures does; and on a failure
-of an unscored scenario that unscored-passing.yml lists (one that passed, kept passing).
+that now passes (a stale entry), as the suite's own --expected-failures does; and on an
+unscored scenario that expected-unscored-passes.yml lists for the run but that failed (a
+regression nothing else would catch). Unscored passes missing from that list are reported.
 Standard library only.
 """
 
@@ -69,6 +70,27 @@ def read_expected(path):
     return expected
 
 
+def read_expected_passes(path):
+    """{run: set(scenario)}: `run:` headers, then `  - scenario` lines."""
+    passes = {}
+    if not os.path.exists(path):
+        return passes
+    run = None
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.split("#", 1)[0].rstrip()
+            if not line.strip():
+                continue
+            if not line.startswith(" ") and line.endswith(":"):
+                run = line[:-1].strip()
+                passes.setdefault(run, set())
+                continue
+            item = re.match(r"^\s*-\s+(\S+)$", line)
+            if item and run is not None:
+                passes[run].add(item.group(1))
+    return passes
+
+
 def read_run(directory):
     """{scenario: [checks]} for one run's output directory."""
     results = {}
@@ -111,15 +133,16 @@ def main():
     parser.add_argument("--results", required=True)
     parser.add_argument("--requirements", required=True)
     parser.add_argument("--expected", required=True)
-    parser.add_argument("--must-pass", default="")
+    parser.add_argument("--expected-passes", required=True)
     parser.add_argument("--suite-version", required=True)
     parser.add_argument("--node-version", required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
 
     expected = read_expected(args.expected)
-    must_pass = read_expected(args.must_pass)
+    expected_passes = read_expected_passes(args.expected_passes)
     problems = []
+    notices = []
     totals = {"passed": 0, "failed": 0, "expected": 0}
     lines = [
         "# Conformance results",
@@ -129,9 +152,9 @@ def main():
         "against `conformance-server` and `conformance-client`. A scenario passes when none of",
         "its checks fails (warnings are SHOULD-level and do not fail). *Scored* scenarios are",
         "the requirement set's; the others (extensions, pending, added after the release) run",
-        "for visibility only, except those `conformance/unscored-passing.yml` lists, which must",
-        "keep passing. Expected failures, with their reasons, are in",
-        "`conformance/expected-failures.yml`.",
+        "for visibility only, each run's in a table of its own. Expected failures, with their",
+        "reasons, are in `conformance/expected-failures.yml`; the unscored scenarios that must",
+        "keep passing are in `conformance/expected-unscored-passes.yml`.",
         "",
     ]
     summary_rows = []
@@ -148,8 +171,10 @@ def main():
             with open(status_file, encoding="utf-8") as f:
                 rc, seconds = f.read().split()
                 suite_exit = f"exit {rc}, {seconds} s"
-        names = list(scored) + sorted(n for n in results if n not in scored)
+        guarded = expected_passes.get(run, set())
+        names = list(scored) + sorted(set(results) - set(scored) | guarded - set(scored))
         rows = []
+        unscored_rows = []
         counts_run = {"passed": 0, "failed": 0, "expected": 0, "unscored_failed": 0,
                       "unscored": 0, "checks_passed": 0, "checks_failed": 0}
         for name in names:
@@ -169,10 +194,13 @@ def main():
                 verdict = "pass" if ok else "fail (not scored)"
                 if not ok:
                     counts_run["unscored_failed"] += 1
-                if not ok and name in must_pass[role]:
-                    verdict = "**FAIL** (not scored, but unscored-passing.yml lists it)"
-                    problems.append(f"{run}: {name} (unscored, must pass) failed: "
+                if not ok and name in guarded:
+                    verdict = "**FAIL (expected to pass)**"
+                    problems.append(f"{run}: unscored {name} used to pass and now fails: "
                                     f"{', '.join(failing)}")
+                elif ok and name not in guarded:
+                    notices.append(f"{run}: unscored {name} passes; add it to "
+                                   "expected-unscored-passes.yml to guard it")
             elif ok and note is not None:
                 verdict = "**pass, but listed as expected failure (stale)**"
                 problems.append(f"{run}: {name} passes but expected-failures.yml lists it")
@@ -187,9 +215,9 @@ def main():
                 verdict = "**FAIL**"
                 counts_run["failed"] += 1
                 problems.append(f"{run}: {name} failed: {', '.join(failing)}")
-            rows.append(
-                f"| {cell(name)} | {reason} | {counts['SUCCESS']} | {counts['FAILURE']} "
-                f"| {counts['WARNING']} | {cell(verdict)} | {cell(', '.join(failing))} |")
+            row = (f"| {cell(name)} | {reason} | {counts['SUCCESS']} | {counts['FAILURE']} "
+                   f"| {counts['WARNING']} | {cell(verdict)} | {cell(', '.join(failing))} |")
+            (rows if is_scored else unscored_rows).append(row)
         for key in ("passed", "failed", "expected"):
             totals[key] += counts_run[key]
         summary_rows.append(
@@ -197,14 +225,13 @@ def main():
             f"| {counts_run['expected']} | {counts_run['unscored'] - counts_run['unscored_failed']}"
             f" / {counts_run['unscored']} | {counts_run['checks_passed']} "
             f"| {counts_run['checks_failed']} | {suite_exit} |")
-        sections += [
-            f"## {run}",
-            "",
+        header = [
             "| scenario | scoring | checks passed | failed | warnings | result | failing checks |",
             "|---|---|---|---|---|---|---|",
-            *rows,
-            "",
         ]
+        sections += [f"## {run}", "", "### Scored", "", *header, *rows, ""]
+        if unscored_rows:
+            sections += [f"### Not scored ({run})", "", *header, *unscored_rows, ""]
     lines += [
         "## Summary",
         "",
@@ -218,6 +245,8 @@ def main():
     with open(args.output, "w", encoding="utf-8") as f:
         f.write("\n".join(lines).rstrip() + "\n")
 
+    for notice in notices:
+        print(f"conformance: note: {notice}")
     for problem in problems:
         print(f"conformance: {problem}")
     print(f"conformance: wrote {os.path.relpath(args.output)}; "

@@ -9,8 +9,8 @@
 # and the pinned suite into target/conformance/, builds both binaries, serves the conformance
 # server on a free 127.0.0.1 port, runs the suite, and writes conformance/RESULTS.md with every
 # scenario's result. Exits non-zero on any scored failure that conformance/expected-failures.yml
-# does not list, on any listed failure that now passes (a stale entry), and on any failure of an
-# unscored scenario that conformance/unscored-passing.yml lists. Everything stays on
+# does not list, on any listed failure that now passes (a stale entry), and on any unscored
+# scenario conformance/expected-unscored-passes.yml lists that fails. Everything stays on
 # 127.0.0.1; every step is bounded in time; the server is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ NODE_DIR=$WORK/node22
 SUITE_DIR=$WORK/suite
 OUT=$WORK/results
 EXPECTED=$ROOT/conformance/expected-failures.yml
-MUST_PASS=$ROOT/conformance/unscored-passing.yml
+EXPECTED_PASSES=$ROOT/conformance/expected-unscored-passes.yml
 RESULTS=$ROOT/conformance/RESULTS.md
 RUN_TIMEOUT=${CONFORMANCE_RUN_TIMEOUT:-900}
 
@@ -104,5 +104,5 @@ run client-2026-07-28 client --command "$CLIENT_BIN" --requirements 2026-07-28
 # --- RESULTS.md and the verdict ----------------------------------------------------------------
 python3 "$ROOT/conformance/report.py" \
     --results "$OUT" --requirements "$SUITE_PKG/requirements" --expected "$EXPECTED" \
-    --must-pass "$MUST_PASS" \
+    --expected-passes "$EXPECTED_PASSES" \
     --suite-version "$SUITE_VERSION" --node-version "$(node --version)" --output "$RESULTS"

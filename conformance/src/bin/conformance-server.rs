@@ -453,6 +453,67 @@ fn greet(name: String) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Tools: the tasks extension (io.modelcontextprotocol/tasks), as the suite's `tasks-*` expect
+
+/// Sleeps `seconds`, then reports; a task when the client allows (0 seconds answers at once).
+#[tool(task = "optional")]
+async fn slow_compute(seconds: u64, label: Option<String>) -> String {
+    tokio::time::sleep(Duration::from_secs(seconds.min(600))).await;
+    format!("Computed {} after {seconds}s", label.as_deref().unwrap_or("result"))
+}
+
+/// Fails as a tool after a second: the task completes with `isError`. Only runs as a task.
+#[tool(task = "required")]
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new("the job failed"))
+}
+
+/// Fails with a JSON-RPC error: the task ends `failed`.
+#[tool(task = "optional")]
+async fn protocol_error_job() -> Result<String, McpError> {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Err(McpError::internal("the job hit an internal error"))
+}
+
+fn confirm_form(message: &str) -> Result<ElicitRequestParams, McpError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"]
+    });
+    form(message, schema)
+}
+
+/// Becomes a task, then asks whether to delete `filename` (one question, `tasks/update`).
+#[tool(task = "optional")]
+async fn confirm_delete(ctx: Context, filename: String) -> Result<String, McpError> {
+    ctx.run_as_task().await;
+    let answer = ctx.elicit_raw(confirm_form(&format!("Delete {filename}?"))?).await?;
+    Ok(format!("{filename}: {}", describe(&answer)))
+}
+
+/// Becomes a task, then asks two questions at once.
+#[tool(task = "optional")]
+async fn multi_input(ctx: Context) -> Result<String, McpError> {
+    ctx.run_as_task().await;
+    let (name, confirm) = tokio::join!(
+        ctx.elicit_raw(name_form("What is your name?", "name")?),
+        ctx.elicit_raw(confirm_form("Proceed?")?),
+    );
+    Ok(format!("name: {}, confirm: {}", field(&name?, "name"), describe(&confirm?)))
+}
+
+/// Asks the user's name in an MRTR round, then goes on as a task that greets them.
+#[tool(task = "required")]
+async fn test_tool_with_task(ctx: Context) -> Result<String, McpError> {
+    let form = name_form("What is your name?", "name")?;
+    let name = field(&ctx.question("user_name").elicit_raw(form).await?, "name");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Ok(format!("Hello, {name}! (from a task)"))
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tools: change notifications (2026-07-28 `subscriptions/listen` streams, 2025-11-25 sessions)
 
 /// Tools that announce a change of the tool or prompt list on `bus`, the server's bus.
@@ -585,6 +646,12 @@ fn server() -> Result<McpServer, modelcontext::Error> {
         json_schema_tool(),
         x_mcp_header_tool(),
         greet::tool(),
+        slow_compute::tool(),
+        failing_job::tool(),
+        protocol_error_job::tool(),
+        confirm_delete::tool(),
+        multi_input::tool(),
+        test_tool_with_task::tool(),
     ];
     let resources: Vec<ResourceDef> = vec![
         static_text::resource(),

@@ -74,7 +74,10 @@ mod tools;
 /// - Options: `name = "..."`, `title = "..."`, `description = "..."`,
 ///   `annotations(title = "...", read_only = bool, destructive = bool, idempotent = bool,
 ///   open_world = bool)`, `icon = "https://.."` (any number of times) or `icons = expr` (a
-///   `Vec<Icon>`), `meta = expr` (a `serde_json::Map`, the tool's `_meta`), and
+///   `Vec<Icon>`), `meta = expr` (a `serde_json::Map`, the tool's `_meta`),
+///   `task = "optional" | "required"` (the tool may run as a task of the tasks extension:
+///   `ToolDef::task`), `ui = "ui://..."` (the MCP Apps view that renders its results:
+///   `ToolDef::ui`), `app_only` (only that view may call it: `ToolDef::app_only`), and
 ///   `crate = "path"` for a renamed `modelcontext` (see the crate docs).
 /// - The return type: any tool output, or any `Serialize + JsonSchema` type (or a `Result` of
 ///   one), which becomes `structuredContent` with its `outputSchema` as `Json<T>` does.

@@ -32,8 +32,45 @@ pub struct Options {
     pub size: Option<LitInt>,
     /// `annotations = expr` (resources): their `Annotations`.
     pub resource_annotations: Option<Expr>,
+    /// `task = "optional" | "required"` (tools): may run as a task (tasks extension).
+    pub task: Option<TaskSupport>,
+    /// `ui = "ui://..."` (tools): the MCP Apps view that renders the tool's results.
+    pub ui: Option<LitStr>,
+    /// `app_only` (tools): only the app's view may call the tool, not the model.
+    pub app_only: Option<()>,
     /// `crate = "path"`: see [`crate_path`].
     pub krate: Option<Path>,
+}
+
+/// The value of `task = "..."`.
+pub enum TaskSupport {
+    /// `"optional"`.
+    Optional,
+    /// `"required"`.
+    Required,
+}
+
+impl TaskSupport {
+    fn parse(meta: &ParseNestedMeta) -> syn::Result<TaskSupport> {
+        let value: LitStr = meta.value()?.parse()?;
+        match value.value().as_str() {
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            other => Err(syn::Error::new(
+                value.span(),
+                format!("unknown task support `{other}`; expected \"optional\" or \"required\""),
+            )),
+        }
+    }
+
+    /// `.task(TaskSupport::..)` on the `ToolDef`.
+    pub fn to_setter(&self, krate: &Path) -> TokenStream {
+        let variant = match self {
+            TaskSupport::Optional => format_ident!("Optional"),
+            TaskSupport::Required => format_ident!("Required"),
+        };
+        quote!(.task(#krate::server::TaskSupport::#variant))
+    }
 }
 
 /// `annotations(title = "...", read_only = true, ...)`: the fields of `ToolAnnotations` to set.
@@ -45,9 +82,19 @@ pub struct Annotations {
 /// The option keys `kind` accepts.
 fn keys(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Tool => {
-            &["name", "title", "description", "annotations", "icon", "icons", "meta", "crate"]
-        }
+        Kind::Tool => &[
+            "name",
+            "title",
+            "description",
+            "annotations",
+            "icon",
+            "icons",
+            "meta",
+            "task",
+            "ui",
+            "app_only",
+            "crate",
+        ],
         Kind::Resource => &[
             "name",
             "title",
@@ -100,6 +147,18 @@ impl Options {
             "icons" => set(&mut self.icons, meta, meta.value()?.parse()?),
             "meta" => set(&mut self.meta, meta, meta.value()?.parse()?),
             "size" => set(&mut self.size, meta, meta.value()?.parse()?),
+            "task" => set(&mut self.task, meta, TaskSupport::parse(meta)?),
+            "ui" => {
+                let uri: LitStr = meta.value()?.parse()?;
+                if !uri.value().starts_with("ui://") {
+                    return Err(syn::Error::new(
+                        uri.span(),
+                        "an MCP Apps view URI starts with ui://",
+                    ));
+                }
+                set(&mut self.ui, meta, uri)
+            }
+            "app_only" => set(&mut self.app_only, meta, ()),
             "crate" => set(&mut self.krate, meta, crate_path(meta)?),
             _ => unreachable!("`{key}` is in keys() but has no parser"),
         }

@@ -89,12 +89,16 @@ pub fn tool_def(
     let annotations = options.annotations.as_ref().map(|a| a.to_expr(&krate));
     let annotations = setter("annotations", annotations.as_ref());
     let metadata = options.metadata_setters();
+    let task = options.task.as_ref().map(|task| task.to_setter(&krate));
+    let ui = setter("ui", options.ui.as_ref());
+    let app_only = options.app_only.map(|()| quote!(.app_only()));
     // The assertions go first: rustc reports errors in source order, and theirs say what the
     // type must implement, while the derives' errors that follow only name a missing bound.
     quote! {
         #arg_checks
         #args_struct
-        #krate::ToolDef::new(#name, #handler) #description #title #annotations #metadata
+        #krate::ToolDef::new(#name, #handler) #description #title #annotations #metadata #task #ui
+            #app_only
     }
 }
 

@@ -29,6 +29,7 @@
 #[macro_use]
 mod setters;
 
+pub mod apps;
 pub mod capabilities;
 pub mod completion;
 pub mod content;
@@ -49,11 +50,13 @@ pub mod roots;
 pub mod sampling;
 pub mod schema;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tools;
 pub mod uri_template;
 pub mod version;
 pub mod x_mcp_header;
 
+pub use apps::*;
 pub use capabilities::*;
 pub use completion::*;
 pub use content::*;
@@ -73,6 +76,7 @@ pub use roots::*;
 pub use sampling::*;
 pub use schema::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 pub use version::*;
 pub use x_mcp_header::*;

@@ -17,8 +17,8 @@ use crate::{
     Notification, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, RawValue,
     ReadResourceRequestParams, Request, RequestId, RequestMeta, RequestParams,
     ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
-    UnsubscribeRequestParams, to_raw,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, TaskIdParams,
+    UnsubscribeRequestParams, UpdateTaskParams, to_raw,
 };
 
 /// Every MCP method name, both eras.
@@ -53,6 +53,14 @@ pub mod method {
     pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
     /// Open a notification stream (2026-07-28).
     pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+    /// Poll a task (tasks extension).
+    pub const TASKS_GET: &str = "tasks/get";
+    /// Answer a task's questions (tasks extension).
+    pub const TASKS_UPDATE: &str = "tasks/update";
+    /// Ask for a task's cancellation (tasks extension).
+    pub const TASKS_CANCEL: &str = "tasks/cancel";
+    /// A task's status changed (tasks extension).
+    pub const TASKS_STATUS: &str = "notifications/tasks";
     /// Sample from the client's LLM.
     pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
     /// Ask the user for input.
@@ -160,6 +168,8 @@ has_request_meta!(
     SetLevelRequestParams,
     SubscriptionsListenRequestParams,
     CreateMessageRequestParams,
+    TaskIdParams,
+    UpdateTaskParams,
 );
 
 impl HasRequestMeta for ElicitRequestParams {
@@ -270,6 +280,12 @@ messages!(
         SetLevel(SetLevelRequestParams) = method::LOGGING_SET_LEVEL,
         /// `subscriptions/listen` (2026-07-28).
         SubscriptionsListen(SubscriptionsListenRequestParams) = method::SUBSCRIPTIONS_LISTEN,
+        /// `tasks/get` (tasks extension).
+        GetTask(TaskIdParams) = method::TASKS_GET,
+        /// `tasks/update` (tasks extension).
+        UpdateTask(UpdateTaskParams) = method::TASKS_UPDATE,
+        /// `tasks/cancel` (tasks extension).
+        CancelTask(TaskIdParams) = method::TASKS_CANCEL,
     }
 );
 
@@ -289,6 +305,9 @@ requests!(ClientRequest {
     Complete,
     SetLevel,
     SubscriptionsListen,
+    GetTask,
+    UpdateTask,
+    CancelTask,
 });
 
 impl ClientRequest {
@@ -299,6 +318,9 @@ impl ClientRequest {
             ClientRequest::CallTool(p) => Some(&p.name),
             ClientRequest::GetPrompt(p) => Some(&p.name),
             ClientRequest::ReadResource(p) => Some(&p.uri),
+            // The tasks extension: the task id, so intermediaries route to its holder.
+            ClientRequest::GetTask(p) | ClientRequest::CancelTask(p) => Some(&p.task_id),
+            ClientRequest::UpdateTask(p) => Some(&p.task_id),
             _ => None,
         }
     }

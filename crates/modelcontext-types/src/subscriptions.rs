@@ -21,6 +21,9 @@ pub struct SubscriptionFilter {
     /// `notifications/resources/updated` for these URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// `notifications/tasks` for these task ids (the tasks extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 setters!(SubscriptionFilter {
@@ -28,6 +31,7 @@ setters!(SubscriptionFilter {
     with_prompts_list_changed => prompts_list_changed: bool,
     with_resources_list_changed => resources_list_changed: bool,
     with_resource_subscriptions => resource_subscriptions: Vec<String>,
+    with_task_ids => task_ids: Vec<String>,
 });
 
 /// Params of `subscriptions/listen`.

@@ -108,7 +108,10 @@ impl Client {
     }
 
     /// Answers every question of one round, concurrently (they were asked together).
-    async fn answer_all(&self, requests: InputRequests) -> Result<InputResponses, Error> {
+    pub(super) async fn answer_all(
+        &self,
+        requests: InputRequests,
+    ) -> Result<InputResponses, Error> {
         let answers = requests.into_iter().map(|(key, request)| async move {
             Ok::<_, McpError>((key, self.handlers.answer(request).await?))
         });

@@ -34,17 +34,21 @@ use crate::Error;
 use crate::engine::{Peer, Stop};
 use crate::transport::Transport;
 
+mod apps;
 mod builder;
 mod cache;
 mod calls;
 mod handlers;
 mod listen;
 mod options;
+mod tasks;
 
+pub use apps::AppView;
 pub use builder::ClientBuilder;
 pub use cache::{MAX_CACHED_RESULTS, ResultCache};
 pub use listen::Subscription;
 pub use options::CallOptions;
+pub use tasks::ToolCall;
 
 use handlers::Handlers;
 
@@ -288,19 +292,21 @@ impl Client {
         arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let arguments = match serde_json::to_value(arguments)? {
-            Value::Object(map) => Some(map),
-            Value::Null => None,
-            other => {
-                return Err(McpError::invalid_params(format!(
-                    "tool arguments must be a JSON object, not {other}"
-                ))
-                .into());
-            }
-        };
-        let mut params = CallToolRequestParams::new(name, arguments);
+        let arguments = tool_arguments(arguments)?;
+        let mut params = CallToolRequestParams::new(name, arguments.clone());
         params.meta = self.meta();
-        self.request_mrtr(method::TOOLS_CALL, params, options).await
+        match self.request_mrtr::<_, tasks::CallAnswer>(method::TOOLS_CALL, params, options).await {
+            Ok(tasks::CallAnswer::Result(result)) => Ok(result),
+            // Only a client that declared the extension gets one; wait for it all the same.
+            Ok(tasks::CallAnswer::Task(created)) => {
+                self.wait_cancelling_on_drop(&created.task).await
+            }
+            // The tool only runs as a task: run it as one and wait, unseen by the caller.
+            Err(error) if self.speaks_tasks() && tasks::insists_on_task(&error) => {
+                self.call_tool_through_task(name, arguments, options).await
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// One page of the server's resources.
@@ -437,4 +443,16 @@ fn retry_version(err: &Error) -> Option<&'static str> {
 fn server_info_from_meta(meta: Option<&modelcontext_types::Meta>) -> Option<Implementation> {
     let info = meta?.get(modelcontext_types::SERVER_INFO_META_KEY)?;
     serde_json::from_value(info.clone()).ok()
+}
+
+/// Tool arguments as the object `tools/call` carries (`None` for `null`).
+fn tool_arguments(arguments: impl Serialize) -> Result<Option<Map<String, Value>>, Error> {
+    match serde_json::to_value(arguments)? {
+        Value::Object(map) => Ok(Some(map)),
+        Value::Null => Ok(None),
+        other => Err(McpError::invalid_params(format!(
+            "tool arguments must be a JSON object, not {other}"
+        ))
+        .into()),
+    }
 }

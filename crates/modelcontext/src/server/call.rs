@@ -11,7 +11,7 @@ use modelcontext_types::{
     MODERN_VERSIONS, McpError, Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta,
     ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
-    SubscriptionsListenResult, method, to_raw,
+    SubscriptionsListenResult, declares_tasks, method, tasks_capabilities, to_raw,
 };
 use serde_json::Value;
 
@@ -24,6 +24,7 @@ use super::notify::{self, ChangeEvent};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
 use super::stamp::{Stamp, WireResult, internal};
+use super::tasks::{self, TaskSupport};
 use super::tool::ToolKind;
 use super::{ServerInner, pagination};
 use crate::engine::{Outcome, Peer, Reply};
@@ -101,19 +102,53 @@ impl Call<'_> {
                 }
             }
             ClientRequest::SubscriptionsListen(params) => self.listen(params),
+            ClientRequest::GetTask(params) => {
+                self.task_method(|server, principal| tasks::get(server, params, principal))
+            }
+            ClientRequest::UpdateTask(params) => {
+                self.task_method(|server, principal| tasks::update(server, params, principal))
+            }
+            ClientRequest::CancelTask(params) => {
+                self.task_method(|server, principal| tasks::cancel(server, params, principal))
+            }
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`: modern requests that declare the tasks
+    /// extension only (-32021 naming it otherwise, as the extension requires).
+    fn task_method<R, F>(self, method: impl FnOnce(Arc<ServerInner>, Option<String>) -> F) -> Reply
+    where
+        R: WireResult + 'static,
+        F: Future<Output = Result<R, McpError>> + Send + 'static,
+    {
+        if self.client.era != Era::Modern {
+            return Reply::Now(Err(McpError::method_not_found("tasks/*")));
+        }
+        if !declares_tasks(&self.client.capabilities) {
+            return Reply::Now(Err(missing_tasks_extension()));
+        }
+        let future = method(Arc::clone(self.server), self.principal());
+        self.later(future)
+    }
+
+    fn principal(&self) -> Option<String> {
+        self.extensions.get::<PrincipalId>().map(|p| p.0.clone())
     }
 
     /// `subscriptions/listen` (2026-07-28): the acknowledgement first, then every change the
     /// filter asks for, each tagged with the listen request's id, until the client cancels.
     fn listen(self, params: SubscriptionsListenRequestParams) -> Reply {
         let agreed = notify::agreed(&params.notifications);
+        // Tasks extension: asking for task notifications without declaring it is -32021.
+        if agreed.task_ids.is_some() && !declares_tasks(&self.client.capabilities) {
+            return Reply::Now(Err(missing_tasks_extension()));
+        }
         let id = serde_json::to_value(&self.request_id).unwrap_or_default();
         // Subscribe before acknowledging, so no change between the two is lost.
         let events = self.server.bus.subscribe();
-        let peer = self.peer.clone();
-        Reply::Stream(Box::pin(listen_stream(peer, id, agreed, events)))
+        let listener = Listener { peer: self.peer.clone(), id, principal: self.principal() };
+        Reply::Stream(Box::pin(listen_stream(listener, agreed, events)))
     }
 
     /// Answers a list method with one page of `items`.
@@ -162,8 +197,41 @@ impl Call<'_> {
             Some(hint) => self.stamp().with_hint(hint),
             None => self.stamp(),
         };
+        let task = match self.task_plan(K::task_support(&target), round.as_ref()) {
+            Ok(task) => task,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        if let Some(input) = task {
+            let run = handler.run(Invocation { cx, arguments, target, withhold });
+            let run = Box::pin(async move { guarded(guard, run).await.map(K::into_wire) });
+            let call = tasks::TaskCall {
+                server: Arc::clone(self.server),
+                round: input,
+                owner: self.principal(),
+                stamp,
+                run,
+            };
+            return Reply::Later(Box::pin(call.respond()));
+        }
         let tail = Tail { guard, round, stamp };
         Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, tail))
+    }
+
+    /// Whether this call may become a task (tasks extension): a task-capable target, a modern
+    /// request that declares the extension. A required task without the extension is -32021.
+    fn task_plan(
+        &self,
+        support: Option<TaskSupport>,
+        round: Option<&Round>,
+    ) -> Result<Option<Arc<InputRound>>, McpError> {
+        let (Some(support), Some(round)) = (support, round) else { return Ok(None) };
+        if declares_tasks(&self.client.capabilities) {
+            return Ok(Some(Arc::clone(&round.input)));
+        }
+        match support {
+            TaskSupport::Required => Err(missing_tasks_extension()),
+            _ => Ok(None),
+        }
     }
 
     fn context(&self, meta: Option<RequestMeta>, input: Option<Arc<InputRound>>) -> Context {
@@ -212,6 +280,14 @@ impl Call<'_> {
     fn stamp(&self) -> Stamp {
         Stamp::new(self.server_info, self.client.era)
     }
+}
+
+/// -32021 naming the tasks extension.
+fn missing_tasks_extension() -> McpError {
+    McpError::missing_required_client_capability(
+        "This request needs the io.modelcontextprotocol/tasks extension",
+        tasks_capabilities(),
+    )
 }
 
 /// The parts of a `tools/call`, `resources/read` or `prompts/get` request that are not the
@@ -292,12 +368,20 @@ macro_rules! paged {
 paged!(ToolsPage<'_>, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult);
 
 /// The body of a listen stream: acknowledgement, then the wanted events, tagged with `id`.
-async fn listen_stream(
+/// Who listens: where the notifications go, the listen request's id, and the principal (task
+/// notifications are only for their owner).
+struct Listener {
     peer: Peer,
     id: Value,
+    principal: Option<String>,
+}
+
+async fn listen_stream(
+    listener: Listener,
     agreed: SubscriptionFilter,
     mut events: futures_util::stream::BoxStream<'static, ChangeEvent>,
 ) -> Outcome {
+    let Listener { peer, id, principal } = listener;
     let mut meta = Meta::new();
     meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
     let ack =
@@ -307,6 +391,11 @@ async fn listen_stream(
     while let Some(event) = events.next().await {
         if !notify::wants(&agreed, &event) {
             continue;
+        }
+        if let ChangeEvent::TaskStatus { owner, .. } = &event {
+            if *owner != principal {
+                continue;
+            }
         }
         if let Some(notification) = notify::to_notification(&event, Some(&id)) {
             peer.notify(notification).await?;

@@ -355,6 +355,26 @@ impl Context {
         self.inner.server.bus.publish(super::ChangeEvent::ResourceUpdated(uri.into()));
     }
 
+    /// Turns this call into a task now, when it may become one (a tool declared with
+    /// [`ToolDef::task`](super::ToolDef::task), a client that declares the tasks extension):
+    /// the client gets its task handle, and questions asked after this are the task's
+    /// (`input_required` until `tasks/update` answers them) rather than MRTR rounds. Any
+    /// await that does not finish at once has the same effect; this makes it explicit, for a
+    /// tool whose first act is a question. Otherwise it does nothing.
+    pub async fn run_as_task(&self) {
+        let Some(round) = &self.inner.input else { return };
+        let mut yielded = false;
+        std::future::poll_fn(|cx| {
+            if yielded || round.is_task() {
+                return std::task::Poll::Ready(());
+            }
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        })
+        .await;
+    }
+
     pub(super) fn peer(&self) -> &Peer {
         &self.inner.peer
     }

@@ -162,6 +162,11 @@ pub(super) trait Kind: Sized + 'static {
     ) -> Option<super::CacheHint> {
         None
     }
+
+    /// Whether the target may run as a task (tasks extension): only tools may.
+    fn task_support(_target: &Self::Target) -> Option<super::tasks::TaskSupport> {
+        None
+    }
 }
 
 /// A handler's return value as kind `K` takes it; implemented through each kind's public

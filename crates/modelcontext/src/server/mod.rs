@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::Error;
 use crate::transport::{Connection, Stdio, Transport, memory_pair};
 
+mod apps;
 mod cache;
 mod call;
 mod completion;
@@ -55,6 +56,7 @@ pub(crate) mod schema;
 mod seal;
 mod session;
 mod stamp;
+mod tasks;
 mod tool;
 mod url_elicitation;
 
@@ -65,6 +67,7 @@ pub mod uri_template {
     pub use modelcontext_types::uri_template::*;
 }
 
+pub use apps::AppResource;
 pub use cache::{CacheHint, Cacheable};
 pub use completion::{ArgumentCompleter, CompletionHandler, CompletionRequest, IntoCompletion};
 pub use context::Context;
@@ -80,6 +83,10 @@ pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
 };
 pub use roots::RootsChanged;
+pub use tasks::{
+    DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, InMemoryTaskStore, StoreFuture, TaskRecord, TaskStore,
+    TaskStoreError, TaskSupport,
+};
 pub use tool::{NoArgs, ToolDef, ToolHandler};
 pub use url_elicitation::{ElicitationCompleter, UrlElicitation};
 
@@ -181,6 +188,14 @@ pub(crate) struct ServerInner {
     /// `otel`): per server, so a provider set before the first connection is the one used.
     #[cfg(feature = "otel")]
     pub instruments: Arc<std::sync::OnceLock<Arc<crate::observe::otel::Instruments>>>,
+    /// Where task records live ([`McpServer::task_store`]).
+    pub task_store: Arc<dyn TaskStore>,
+    /// The tasks this server runs now; shared by every clone of the server.
+    pub live_tasks: Arc<tasks::LiveTasks>,
+    /// How long a task is kept after creation; `None` for ever ([`McpServer::task_ttl`]).
+    pub task_ttl: Option<std::time::Duration>,
+    /// The polling interval suggested to clients ([`McpServer::task_poll_interval`]).
+    pub task_poll_interval: std::time::Duration,
 }
 
 /// The tools, resources, templates and prompts of a server at one moment.
@@ -197,6 +212,23 @@ impl Catalog {
     pub(crate) fn has_completers(&self) -> bool {
         self.prompts.iter().any(|p| !p.completers.is_empty())
             || self.templates.iter().any(|t| !t.def.completers.is_empty())
+    }
+
+    /// The extensions what is registered uses: tasks (a task-capable tool), MCP Apps (an
+    /// app's view). `None` when none.
+    fn extensions(&self) -> Option<Map<String, Value>> {
+        let mut extensions = Map::new();
+        if self.tools.iter().any(|tool| tool.def.task.is_some()) {
+            extensions
+                .insert(modelcontext_types::TASKS_EXTENSION.into(), Value::Object(Map::new()));
+        }
+        let is_app = |r: &Arc<ResourceDef>| {
+            r.mime_type.as_deref() == Some(modelcontext_types::APP_MIME_TYPE)
+        };
+        if self.resources.iter().any(is_app) {
+            extensions.insert(modelcontext_types::UI_EXTENSION.into(), Value::Object(Map::new()));
+        }
+        (!extensions.is_empty()).then_some(extensions)
     }
 }
 
@@ -303,6 +335,10 @@ impl McpServer {
             layers: Arc::new([]),
             #[cfg(feature = "otel")]
             instruments: Arc::default(),
+            task_store: Arc::new(InMemoryTaskStore::default()),
+            live_tasks: Arc::default(),
+            task_ttl: Some(DEFAULT_TASK_TTL),
+            task_poll_interval: DEFAULT_POLL_INTERVAL,
         };
         McpServer { inner: Arc::new(inner) }
     }
@@ -428,6 +464,12 @@ impl McpServer {
     pub fn resource(self, def: ResourceDef) -> Result<Self, Error> {
         self.add_resource(def)?;
         Ok(self)
+    }
+
+    /// Registers an app's view (MCP Apps): its HTML as a `ui://` resource (see
+    /// [`AppResource`]).
+    pub fn app(self, app: AppResource) -> Result<Self, Error> {
+        self.resource(app.into_resource()?)
     }
 
     /// Registers a resource or template, also while serving (clients are told).
@@ -665,6 +707,28 @@ impl McpServer {
         self.inner.bus.publish(ChangeEvent::ResourceUpdated(uri.into()));
     }
 
+    /// Where task records live (tasks extension): by default a bounded
+    /// [`InMemoryTaskStore`]. Instances that share a store answer `tasks/get` for each
+    /// other's tasks.
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.inner_mut().task_store = Arc::new(store);
+        self
+    }
+
+    /// How long a task and its result are kept after its creation (its `ttlMs`; default
+    /// [`DEFAULT_TASK_TTL`]); `None` keeps them until the store evicts them.
+    pub fn task_ttl(mut self, ttl: Option<std::time::Duration>) -> Self {
+        self.inner_mut().task_ttl = ttl;
+        self
+    }
+
+    /// The polling interval suggested to clients (`pollIntervalMs`; default
+    /// [`DEFAULT_POLL_INTERVAL`]).
+    pub fn task_poll_interval(mut self, interval: std::time::Duration) -> Self {
+        self.inner_mut().task_poll_interval = interval;
+        self
+    }
+
     /// The capabilities this server declares, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.inner.capabilities()
@@ -804,6 +868,7 @@ impl ServerInner {
             .then(|| PromptsCapability::default().with_list_changed(true));
         let completes = self.completion.is_some() || catalog.has_completers();
         capabilities.completions = completes.then(Map::new);
+        capabilities.extensions = catalog.extensions();
         capabilities
     }
 }

@@ -181,6 +181,9 @@ pub(crate) struct InputRound {
     answers: InputResponses,
     asked: Mutex<InputRequests>,
     next: AtomicUsize,
+    /// Set when the call became a task (tasks extension): questions from then on are the
+    /// task's, answered by `tasks/update` while the handler waits.
+    task: std::sync::OnceLock<std::sync::Arc<super::tasks::LiveTask>>,
 }
 
 impl InputRound {
@@ -215,6 +218,7 @@ impl InputRound {
             answers,
             asked: Mutex::new(InputRequests::new()),
             next: AtomicUsize::new(0),
+            task: std::sync::OnceLock::new(),
         })
     }
 
@@ -230,6 +234,9 @@ impl InputRound {
         if let Some(answer) = self.answers.get(&key) {
             return Ok(answer.clone());
         }
+        if let Some(task) = self.task.get() {
+            return task.ask(key, request).await;
+        }
         self.lock().insert(key, request);
         std::future::pending().await
     }
@@ -238,13 +245,26 @@ impl InputRound {
         self.asked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn has_questions(&self) -> bool {
+    /// From now on, questions are `task`'s (the call became a task).
+    pub(crate) fn become_task(&self, task: std::sync::Arc<super::tasks::LiveTask>) {
+        let _ = self.task.set(task);
+    }
+
+    /// Whether the call became a task.
+    pub(crate) fn is_task(&self) -> bool {
+        self.task.get().is_some()
+    }
+
+    pub(crate) fn has_questions(&self) -> bool {
         !self.lock().is_empty()
     }
 
     /// The `InputRequiredResult` for the questions recorded so far; -32603 when the request
     /// has had its [`max_input_rounds`](super::McpServer::max_input_rounds) already.
-    fn input_required(&self, server: &ServerInner) -> Result<InputRequiredResult, McpError> {
+    pub(crate) fn input_required(
+        &self,
+        server: &ServerInner,
+    ) -> Result<InputRequiredResult, McpError> {
         if self.rounds >= server.max_input_rounds {
             let limit = server.max_input_rounds;
             let name = &self.binding.name;

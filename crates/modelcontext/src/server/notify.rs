@@ -35,6 +35,16 @@ pub enum ChangeEvent {
     ResourcesListChanged,
     /// The contents of the resource at this URI changed.
     ResourceUpdated(String),
+    /// A task's status changed (tasks extension): `notifications/tasks` to the listen streams
+    /// of its owner that named it. `task` is the `DetailedTask` as JSON text.
+    TaskStatus {
+        /// The task.
+        task_id: String,
+        /// The principal the task belongs to.
+        owner: Option<String>,
+        /// The `DetailedTask`, serialized.
+        task: String,
+    },
 }
 
 /// Carries [`ChangeEvent`]s from where they happen to every connection that listens.
@@ -117,6 +127,7 @@ pub(crate) fn agreed(requested: &SubscriptionFilter) -> SubscriptionFilter {
     agreed.resources_list_changed = yes(requested.resources_list_changed);
     agreed.resource_subscriptions =
         requested.resource_subscriptions.clone().filter(|u| !u.is_empty());
+    agreed.task_ids = requested.task_ids.clone().filter(|ids| !ids.is_empty());
     agreed
 }
 
@@ -128,6 +139,9 @@ pub(crate) fn wants(filter: &SubscriptionFilter, event: &ChangeEvent) -> bool {
         ChangeEvent::ResourcesListChanged => filter.resources_list_changed == Some(true),
         ChangeEvent::ResourceUpdated(uri) => {
             filter.resource_subscriptions.as_ref().is_some_and(|uris| uris.contains(uri))
+        }
+        ChangeEvent::TaskStatus { task_id, .. } => {
+            filter.task_ids.as_ref().is_some_and(|ids| ids.contains(task_id))
         }
     }
 }
@@ -155,6 +169,15 @@ pub(crate) fn to_notification(
             let mut params = ResourceUpdatedNotificationParams::new(uri.clone());
             params.meta = meta.clone();
             Notification::new(method::RESOURCES_UPDATED, &params)
+        }
+        // Modern listen streams only: the handshake era has no such notification.
+        ChangeEvent::TaskStatus { task, .. } => {
+            let meta = meta?;
+            let Ok(Value::Object(mut params)) = serde_json::from_str::<Value>(task) else {
+                return None;
+            };
+            params.insert("_meta".into(), Value::Object(meta));
+            Notification::new(method::TASKS_STATUS, &params)
         }
     };
     notification.ok()

@@ -168,7 +168,7 @@ pub struct ResourceDef {
     icons: Option<Vec<Icon>>,
     annotations: Option<Annotations>,
     size: Option<u64>,
-    meta: Option<Meta>,
+    pub(crate) meta: Option<Meta>,
     /// The caching hint of its reads ([`ResourceDef::cache_hint`]).
     cache_hint: Option<super::CacheHint>,
     /// Per-variable completers of a template, by variable name.

@@ -36,6 +36,7 @@ use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput,
 use super::mrtr::Binding;
 use super::output::{IntoToolResult, ToolFailure};
 use super::schema::{SchemaLimits, Validator, input_schema};
+use super::tasks::TaskSupport;
 
 /// A registered tool: its advertised definition and its handler.
 #[derive(Clone)]
@@ -44,6 +45,7 @@ pub struct ToolDef {
     handler: Arc<dyn ErasedHandler<ToolKind>>,
     /// OAuth scopes a caller needs for this tool, on top of the endpoint's (HTTP with `auth`).
     pub(crate) required_scopes: Vec<String>,
+    pub(crate) task: Option<TaskSupport>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -61,7 +63,7 @@ impl ToolDef {
     {
         let mut tool = Tool::new(name, input_schema(handler.args_schema().unwrap_or_default()));
         tool.output_schema = output_schema(&handler).map(Value::Object);
-        ToolDef { tool, handler: erase(handler), required_scopes: Vec::new() }
+        ToolDef { tool, handler: erase(handler), required_scopes: Vec::new(), task: None }
     }
 
     /// Sets the description the model reads to decide when to call the tool.
@@ -116,6 +118,16 @@ impl ToolDef {
     /// Sets the tool's `_meta`.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.tool.meta = Some(meta);
+        self
+    }
+
+    /// Lets the tool run as a task (tasks extension, 2026-07-28): for a client whose request
+    /// declares `io.modelcontextprotocol/tasks`, a call that does not finish in its first
+    /// poll answers a task handle, and the client polls `tasks/get` for the result. With
+    /// [`TaskSupport::Required`], a modern client without the extension is refused (-32021).
+    /// Handshake-era calls run as plain calls either way.
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task = Some(support);
         self
     }
 
@@ -240,6 +252,10 @@ impl Kind for ToolKind {
 
     fn into_wire(result: CallToolResult) -> CallToolResult {
         result
+    }
+
+    fn task_support(entry: &Arc<ToolEntry>) -> Option<TaskSupport> {
+        entry.def.task
     }
 }
 

@@ -1,5 +1,6 @@
 //! The integration tests: one crate, through public API and wire bytes only.
 
+mod apps;
 #[cfg(feature = "auth")]
 mod auth;
 #[cfg(feature = "auth")]
@@ -42,6 +43,7 @@ mod seed;
 mod stdio;
 mod structured;
 mod support;
+mod tasks;
 #[cfg(feature = "tls")]
 mod test_ca;
 #[cfg(feature = "tls")]

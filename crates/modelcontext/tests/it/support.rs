@@ -212,9 +212,16 @@ impl Wire {
         {
             assert_valid(self.revision, def, &value);
         }
+        if value.get("method") == Some(&Value::from("notifications/tasks")) {
+            assert_valid(TASKS_SCHEMA, "TaskStatusNotification", &value);
+        }
         let method = value.get("id").and_then(|id| self.methods.get(&id.to_string()));
         if let (Some(result), Some(method)) = (value.get("result"), method) {
             let input_required = result.get("resultType") == Some(&Value::from("input_required"));
+            if let Some(def) = task_result_definition(method, result) {
+                assert_valid(TASKS_SCHEMA, def, result);
+                return;
+            }
             let def = if input_required {
                 Some("InputRequiredResult")
             } else {
@@ -295,6 +302,22 @@ fn message_definition(method: &str) -> Option<&'static str> {
     })
 }
 
+/// The tasks extension's schema (`testdata/ext-tasks/`), for [`assert_valid`].
+pub const TASKS_SCHEMA: &str = "ext-tasks";
+
+/// The tasks extension's definition of a result of `method`, when it is one of its shapes.
+fn task_result_definition(method: &str, result: &Value) -> Option<&'static str> {
+    Some(match method {
+        "tools/call" if result.get("resultType") == Some(&Value::from("task")) => {
+            "CreateTaskResult"
+        }
+        "tasks/get" => "GetTaskResult",
+        "tasks/update" => "UpdateTaskResult",
+        "tasks/cancel" => "CancelTaskResult",
+        _ => return None,
+    })
+}
+
 /// The schema definition of the result of `method`.
 pub fn result_definition(method: &str) -> Option<&'static str> {
     Some(match method {
@@ -315,7 +338,8 @@ pub fn result_definition(method: &str) -> Option<&'static str> {
 
 type Validators = HashMap<(String, String), jsonschema::Validator>;
 
-/// Validates `value` against `#/$defs/<definition>` of `testdata/spec/<revision>/schema.json` (vendored).
+/// Validates `value` against `#/$defs/<definition>` of `testdata/spec/<revision>/schema.json`
+/// (vendored), or of `testdata/ext-tasks/schema.json` for [`TASKS_SCHEMA`].
 #[track_caller]
 pub fn assert_valid(revision: &str, definition: &str, value: &Value) {
     static CACHE: OnceLock<Mutex<Validators>> = OnceLock::new();
@@ -333,7 +357,9 @@ pub fn assert_valid(revision: &str, definition: &str, value: &Value) {
 }
 
 fn compile(revision: &str, definition: &str) -> jsonschema::Validator {
-    let path = format!("{}/../../testdata/spec/{revision}/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let folder =
+        if revision == TASKS_SCHEMA { revision.to_owned() } else { format!("spec/{revision}") };
+    let path = format!("{}/../../testdata/{folder}/schema.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut schema: Value = serde_json::from_str(&text).expect("schema JSON");
     let defs = if schema.get("$defs").is_some() { "$defs" } else { "definitions" };

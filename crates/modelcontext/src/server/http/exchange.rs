@@ -342,7 +342,8 @@ fn body_facts<'a>(
         }
         ClientRequest::ReadResource(params) => (Some(params.uri.as_str()), None),
         ClientRequest::GetPrompt(params) => (Some(params.name.as_str()), None),
-        _ => (None, None),
+        // The tasks extension routes tasks/* by `Mcp-Name` = the task id.
+        other => (other.mcp_name(), None),
     };
     BodyFacts { version, method: request.method(), name, tool_call }
 }

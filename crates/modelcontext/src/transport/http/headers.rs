@@ -56,6 +56,8 @@ impl Shared {
         let name_key = match rpc_method {
             method::TOOLS_CALL | method::PROMPTS_GET => "name",
             method::RESOURCES_READ => "uri",
+            // The tasks extension: routed to the instance holding the task.
+            method::TASKS_GET | method::TASKS_UPDATE | method::TASKS_CANCEL => "taskId",
             _ => return headers,
         };
         let Some(name) = params.and_then(|p| p.get(name_key)?.as_str()) else { return headers };
