@@ -36,6 +36,9 @@ mod error;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod net;
 pub mod server;
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 pub mod transport;
 
 #[doc(hidden)]
@@ -82,9 +85,9 @@ pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use server::http::{HttpEndpoint, HttpOptions};
 pub use server::{
-    ChangeEvent, Context, Elicitation, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult,
-    Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError, SubscriptionBus,
-    ToolDef, ToolError,
+    BusEvent, ChangeEvent, Context, Elicitation, Extensions, InMemoryBus, IntoToolOutput,
+    IntoToolResult, Json, McpServer, PrincipalId, PromptDef, Question, ResourceDef, ResourceError,
+    SubscriptionBus, ToolDef, ToolError,
 };
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

@@ -18,7 +18,7 @@ use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogL
 use super::extensions::{Extensions, PrincipalId};
 use super::handler::{Found, Invocation, Kind};
 use super::mrtr::{self, Binding, InputRound};
-use super::notify::{self, ChangeEvent};
+use super::notify::{self, BusEvent};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
 use super::stamp::{Stamp, WireResult, internal};
@@ -269,7 +269,7 @@ async fn listen_stream(
     peer: Peer,
     id: Value,
     agreed: SubscriptionFilter,
-    mut events: futures_util::stream::BoxStream<'static, ChangeEvent>,
+    mut events: futures_util::stream::BoxStream<'static, BusEvent>,
 ) -> Outcome {
     let mut meta = Meta::new();
     meta.insert(SUBSCRIPTION_ID_META_KEY.into(), id.clone());
@@ -277,11 +277,14 @@ async fn listen_stream(
         SubscriptionsAcknowledgedNotificationParams::new(agreed.clone()).with_meta(meta.clone());
     peer.notify(Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?)
         .await?;
-    while let Some(event) = events.next().await {
-        if !notify::wants(&agreed, &event) {
-            continue;
-        }
-        if let Some(notification) = notify::to_notification(&event, Some(&id)) {
+    while let Some(heard) = events.next().await {
+        let changes = match heard {
+            BusEvent::Change(event) if notify::wants(&agreed, &event) => vec![event],
+            BusEvent::Change(_) => continue,
+            // Something may be lost: tell the client everything it asked for may have changed.
+            BusEvent::Gap => notify::resync(&agreed),
+        };
+        for notification in changes.iter().filter_map(|e| notify::to_notification(e, Some(&id))) {
             peer.notify(notification).await?;
         }
     }

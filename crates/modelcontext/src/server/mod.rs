@@ -65,7 +65,7 @@ pub use context::Context;
 pub use elicit::Elicitation;
 pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
-pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
+pub use notify::{BusEvent, ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
 pub use resource::{
