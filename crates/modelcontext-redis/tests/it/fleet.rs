@@ -189,3 +189,44 @@ async fn a_modern_request_issues_no_redis_command() {
     }
     assert_eq!(commands_run(&redis).await, before, "commands run while serving 150 requests");
 }
+
+/// The same over Streamable HTTP: A serves on loopback, a modern client's listen stream (an
+/// SSE answer) and a handshake client's session GET stream hear B's changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_listen_stream_and_a_session_get_stream_on_a_hear_b() {
+    use modelcontext::transport::http::HttpTransport;
+    let Some(redis) = RedisServer::start().await else { return };
+    let (a, _bus_a) = instance(&redis).await;
+    let (b, _bus_b) = instance(&redis).await;
+    let (addr, serve) = a.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    for era in [EraMode::Modern, EraMode::Handshake] {
+        let transport = HttpTransport::new(&format!("http://{addr}/mcp")).expect("url");
+        let client = Client::builder().era(era).connect(transport).await.expect("connected");
+        let mut stream = client.listen(tools_and_dune()).await.expect("listening");
+        // The handshake era's GET stream opens in the background, and what is published
+        // before it is open reaches nobody (2025-11-25): B changes its tools until one arrives.
+        let opened = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                b.notify_tools_changed();
+                let wait = Duration::from_millis(50);
+                if let Ok(first) = tokio::time::timeout(wait, stream.next()).await {
+                    return first;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{era:?}: no notification from B within 5 s"));
+        assert!(matches!(opened, Some(ServerNotification::ToolListChanged(_))), "{opened:?}");
+        b.notify_resource_updated("books://Emma");
+        b.notify_resource_updated("books://Dune");
+        // Left-over tool changes of the loop above may come first; then Dune, never Emma.
+        let dune = loop {
+            let next = next_within(&mut stream, FAN_OUT_DEADLINE, "over http").await;
+            if !matches!(next, ServerNotification::ToolListChanged(_)) {
+                break next;
+            }
+        };
+        assert_eq!(updated_uri(&dune), Some("books://Dune"), "{era:?}: {dune:?}");
+    }
+}
