@@ -108,17 +108,21 @@ impl RedisBus {
             .set_max_delay(RETRY_MAX);
         let publisher = ConnectionManager::new_lazy_with_config(deployment.client.clone(), config)?;
         let channel = deployment.key("bus");
-        let first = subscribe(&deployment.client, &channel, timeout).await?;
         let origin = random_origin();
+        let subscriber = Subscriber {
+            client: deployment.client.clone(),
+            channel: channel.clone(),
+            timeout,
+            probe_with: publisher.clone(),
+            origin: origin.clone(),
+        };
+        let first = subscriber.subscribe().await?;
         let (local, _) = broadcast::channel(LOCAL_CAPACITY);
         let (outbox, queued) = mpsc::channel(OUTBOX_CAPACITY);
         let stats = Arc::new(Counters::default());
-        let sender = Sender { connection: publisher, channel: channel.clone(), timeout };
+        let sender = Sender { connection: publisher, channel, timeout };
         let listener = Listener {
-            client: deployment.client.clone(),
-            channel,
-            timeout,
-            origin: origin.clone(),
+            subscriber,
             local: local.clone(),
             last_seq: HashMap::new(),
             stats: Arc::clone(&stats),
@@ -193,18 +197,44 @@ fn random_origin() -> String {
     format!("{:x}-{nanos:x}-{count}", std::process::id())
 }
 
-/// A dedicated connection subscribed to `channel`, within `timeout`.
-async fn subscribe(
-    client: &redis::Client,
-    channel: &str,
+/// Makes the bus's subscription: a dedicated pub/sub connection on the deployment's channel.
+struct Subscriber {
+    client: redis::Client,
+    channel: String,
     timeout: Duration,
-) -> Result<PubSubStream, Error> {
-    let connect = async {
-        let mut pubsub = client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
-        Ok::<_, Error>(pubsub.into_on_message())
-    };
-    tokio::time::timeout(timeout, connect).await.map_err(|_| Error::timeout("subscribe"))?
+    /// Publishes the probe that proves a new subscription works.
+    probe_with: ConnectionManager,
+    origin: String,
+}
+
+impl Subscriber {
+    /// A dedicated connection subscribed to the channel, proven by hearing back a probe it
+    /// published, all within the timeout.
+    async fn subscribe(&self) -> Result<PubSubStream, Error> {
+        // redis-rs takes a refused SUBSCRIBE (a Redis user without this channel) for a success;
+        // only a message that comes back proves the subscription.
+        let probe = Envelope { origin: self.origin.clone(), seq: 0, event: WireEvent::Probe };
+        let probe = serde_json::to_string(&probe).unwrap_or_default();
+        let attempt = async {
+            let mut pubsub = self.client.get_async_pubsub().await?;
+            pubsub.subscribe(&self.channel).await?;
+            let mut messages = pubsub.into_on_message();
+            let mut publisher = self.probe_with.clone();
+            let publish = redis::cmd("PUBLISH").arg(&self.channel).arg(&probe).to_owned();
+            publish.query_async::<()>(&mut publisher).await?;
+            // What others publish meanwhile is dropped: the caller reports a gap (or is not
+            // ready yet).
+            while let Some(message) = messages.next().await {
+                if message.get_payload_bytes() == probe.as_bytes() {
+                    return Ok(messages);
+                }
+            }
+            Err(Error::closed("subscribe"))
+        };
+        let late =
+            "subscribe (no probe came back on the bus channel: may this user subscribe to it?)";
+        tokio::time::timeout(self.timeout, attempt).await.map_err(|_| Error::timeout(late))?
+    }
 }
 
 /// The publisher task's side: the connection and where it publishes.
@@ -244,10 +274,7 @@ impl Sender {
 
 /// The listener task's side: delivers other instances' events here, and gaps.
 struct Listener {
-    client: redis::Client,
-    channel: String,
-    timeout: Duration,
-    origin: String,
+    subscriber: Subscriber,
     local: broadcast::Sender<BusEvent>,
     /// The last sequence number seen from each other origin.
     last_seq: HashMap<String, u64>,
@@ -260,7 +287,8 @@ impl Listener {
             while let Some(message) = messages.next().await {
                 self.deliver(message.get_payload_bytes());
             }
-            tracing::warn!(channel = %self.channel, "lost the Redis subscription; resubscribing");
+            let channel = &self.subscriber.channel;
+            tracing::warn!(%channel, "lost the Redis subscription; resubscribing");
             messages = self.resubscribe().await;
             Counters::add(&self.stats.reconnects, 1);
             // Whatever was published while we were away is lost to us: say so, once.
@@ -273,7 +301,7 @@ impl Listener {
     async fn resubscribe(&self) -> PubSubStream {
         let mut wait = RETRY_FIRST;
         loop {
-            match subscribe(&self.client, &self.channel, self.timeout).await {
+            match self.subscriber.subscribe().await {
                 Ok(messages) => return messages,
                 Err(error) => tracing::debug!(%error, "Redis still away"),
             }
@@ -289,14 +317,15 @@ impl Listener {
             tracing::warn!("an unreadable message on the bus channel");
             return self.gap();
         };
-        if envelope.origin == self.origin {
+        if envelope.origin == self.subscriber.origin {
             return; // ours: delivered here when published
         }
+        let Some(event) = envelope.event.into_event() else { return }; // a probe
         if !self.in_sequence(&envelope.origin, envelope.seq) {
             return;
         }
         Counters::add(&self.stats.received, 1);
-        let _ = self.local.send(BusEvent::Change(envelope.event.into_event()));
+        let _ = self.local.send(BusEvent::Change(event));
     }
 
     /// Records `seq` from `origin`; reports a gap if some before it are missing. `false` for

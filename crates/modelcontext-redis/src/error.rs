@@ -16,6 +16,8 @@ enum Kind {
     Redis(redis::RedisError),
     /// Redis did not answer within the command timeout.
     Timeout(&'static str),
+    /// The connection closed before the answer.
+    Closed(&'static str),
 }
 
 impl Error {
@@ -25,6 +27,10 @@ impl Error {
 
     pub(crate) fn timeout(what: &'static str) -> Error {
         Error { kind: Kind::Timeout(what) }
+    }
+
+    pub(crate) fn closed(what: &'static str) -> Error {
+        Error { kind: Kind::Closed(what) }
     }
 }
 
@@ -40,6 +46,7 @@ impl fmt::Display for Error {
             Kind::Config(message) => write!(f, "redis backend configuration: {message}"),
             Kind::Redis(error) => write!(f, "redis: {error}"),
             Kind::Timeout(what) => write!(f, "redis: no answer in time to {what}"),
+            Kind::Closed(what) => write!(f, "redis: the connection closed during {what}"),
         }
     }
 }

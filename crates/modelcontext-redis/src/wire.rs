@@ -24,7 +24,12 @@ pub(crate) enum WireEvent {
     ToolsListChanged,
     PromptsListChanged,
     ResourcesListChanged,
-    ResourceUpdated { uri: String },
+    ResourceUpdated {
+        uri: String,
+    },
+    /// Not a change: a bus checking that its subscription works (it publishes one and waits
+    /// to hear it back). Every receiver skips it.
+    Probe,
 }
 
 impl WireEvent {
@@ -39,13 +44,15 @@ impl WireEvent {
         })
     }
 
-    pub(crate) fn into_event(self) -> ChangeEvent {
-        match self {
+    /// The change; `None` for a probe.
+    pub(crate) fn into_event(self) -> Option<ChangeEvent> {
+        Some(match self {
             WireEvent::ToolsListChanged => ChangeEvent::ToolsListChanged,
             WireEvent::PromptsListChanged => ChangeEvent::PromptsListChanged,
             WireEvent::ResourcesListChanged => ChangeEvent::ResourcesListChanged,
             WireEvent::ResourceUpdated { uri } => ChangeEvent::ResourceUpdated(uri),
-        }
+            WireEvent::Probe => return None,
+        })
     }
 }
 
@@ -67,10 +74,13 @@ mod tests {
             let text = serde_json::to_string(&envelope).expect("json");
             let back: Envelope = serde_json::from_str(&text).expect("parses");
             assert_eq!((back.origin.as_str(), back.seq), ("o", 3));
-            assert_eq!(back.event.into_event(), event);
+            assert_eq!(back.event.into_event(), Some(event));
         }
         let text = r#"{"origin":"o","seq":0,"event":{"kind":"resource_updated","uri":"u"}}"#;
         assert!(serde_json::from_str::<Envelope>(text).is_ok());
+        let probe = r#"{"origin":"o","seq":0,"event":{"kind":"probe"}}"#;
+        let probe: Envelope = serde_json::from_str(probe).expect("a probe parses");
+        assert_eq!(probe.event.into_event(), None);
         for stranger in [
             r#"{"origin":"o","seq":0,"event":{"kind":"weather_changed"}}"#,
             r#"{"origin":"o","seq":-1,"event":{"kind":"tools_list_changed"}}"#,
