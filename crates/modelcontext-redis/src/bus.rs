@@ -8,13 +8,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use modelcontext::{BusEvent, ChangeEvent, SubscriptionBus};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubStream};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubSink, PubSubStream};
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
@@ -45,6 +45,8 @@ struct Shared {
     /// This bus's id in every message it publishes; its own messages coming back are skipped.
     origin: String,
     next_seq: AtomicU64,
+    /// Whether the last `publish` found the queue full (for logging once per run of losses).
+    losing: AtomicBool,
     local: broadcast::Sender<BusEvent>,
     outbox: mpsc::Sender<String>,
     stats: Arc<Counters>,
@@ -113,6 +115,7 @@ impl RedisBus {
             client: deployment.client.clone(),
             channel: channel.clone(),
             timeout,
+            health_check: deployment.health_check,
             probe_with: publisher.clone(),
             origin: origin.clone(),
         };
@@ -131,7 +134,9 @@ impl RedisBus {
             tokio::spawn(sender.run(queued, Arc::clone(&stats))),
             tokio::spawn(listener.run(first)),
         ];
-        let shared = Shared { origin, next_seq: AtomicU64::new(0), local, outbox, stats, tasks };
+        let next_seq = AtomicU64::new(0);
+        let losing = AtomicBool::new(false);
+        let shared = Shared { origin, next_seq, losing, local, outbox, stats, tasks };
         Ok(RedisBus { shared: Arc::new(shared) })
     }
 
@@ -165,7 +170,11 @@ impl SubscriptionBus for RedisBus {
         let queued = payload.is_some_and(|payload| shared.outbox.try_send(payload).is_ok());
         if !queued {
             Counters::add(&shared.stats.lost, 1);
-            tracing::warn!("a change event could not be queued for the other instances");
+        }
+        // Once per run of losses, not once per event: an outage must not flood the log.
+        let was_losing = shared.losing.swap(!queued, Ordering::Relaxed);
+        if !queued && !was_losing {
+            tracing::warn!("change events could not be queued for the other instances");
         }
     }
 
@@ -202,6 +211,8 @@ struct Subscriber {
     client: redis::Client,
     channel: String,
     timeout: Duration,
+    /// How often a live subscription is pinged.
+    health_check: Duration,
     /// Publishes the probe that proves a new subscription works.
     probe_with: ConnectionManager,
     origin: String,
@@ -210,7 +221,7 @@ struct Subscriber {
 impl Subscriber {
     /// A dedicated connection subscribed to the channel, proven by hearing back a probe it
     /// published, all within the timeout.
-    async fn subscribe(&self) -> Result<PubSubStream, Error> {
+    async fn subscribe(&self) -> Result<Subscription, Error> {
         // redis-rs takes a refused SUBSCRIBE (a Redis user without this channel) for a success;
         // only a message that comes back proves the subscription.
         let probe = Envelope { origin: self.origin.clone(), seq: 0, event: WireEvent::Probe };
@@ -218,7 +229,7 @@ impl Subscriber {
         let attempt = async {
             let mut pubsub = self.client.get_async_pubsub().await?;
             pubsub.subscribe(&self.channel).await?;
-            let mut messages = pubsub.into_on_message();
+            let (pings, mut messages) = pubsub.split();
             let mut publisher = self.probe_with.clone();
             let publish = redis::cmd("PUBLISH").arg(&self.channel).arg(&probe).to_owned();
             publish.query_async::<()>(&mut publisher).await?;
@@ -226,7 +237,7 @@ impl Subscriber {
             // ready yet).
             while let Some(message) = messages.next().await {
                 if message.get_payload_bytes() == probe.as_bytes() {
-                    return Ok(messages);
+                    return Ok(Subscription { messages, pings });
                 }
             }
             Err(Error::closed("subscribe"))
@@ -235,6 +246,13 @@ impl Subscriber {
             "subscribe (no probe came back on the bus channel: may this user subscribe to it?)";
         tokio::time::timeout(self.timeout, attempt).await.map_err(|_| Error::timeout(late))?
     }
+}
+
+/// A live subscription: its messages, and the half of the connection that sends pings.
+/// Dropping the messages closes the connection.
+struct Subscription {
+    messages: PubSubStream,
+    pings: PubSubSink,
 }
 
 /// The publisher task's side: the connection and where it publishes.
@@ -248,13 +266,22 @@ impl Sender {
     /// Sends what `publish` queued, a pipeline at a time, until the bus is dropped.
     async fn run(mut self, mut queued: mpsc::Receiver<String>, stats: Arc<Counters>) {
         let mut batch = Vec::with_capacity(BATCH);
+        let mut failing = false;
         while queued.recv_many(&mut batch, BATCH).await > 0 {
             let count = batch.len() as u64;
             match self.send(&batch).await {
-                Ok(()) => Counters::add(&stats.sent, count),
+                Ok(()) => {
+                    Counters::add(&stats.sent, count);
+                    if std::mem::replace(&mut failing, false) {
+                        tracing::info!("change events reach the other instances again");
+                    }
+                }
                 Err(error) => {
                     Counters::add(&stats.lost, count);
-                    tracing::warn!(%error, count, "change events not sent to the other instances");
+                    // Once per outage, not once per batch.
+                    if !std::mem::replace(&mut failing, true) {
+                        tracing::warn!(%error, "change events are not reaching the other instances");
+                    }
                 }
             }
             batch.clear();
@@ -282,14 +309,14 @@ struct Listener {
 }
 
 impl Listener {
-    async fn run(mut self, mut messages: PubSubStream) {
+    async fn run(mut self, mut subscription: Subscription) {
         loop {
-            while let Some(message) = messages.next().await {
-                self.deliver(message.get_payload_bytes());
-            }
+            self.listen(&mut subscription).await;
             let channel = &self.subscriber.channel;
             tracing::warn!(%channel, "lost the Redis subscription; resubscribing");
-            messages = self.resubscribe().await;
+            // Closes the old connection before the new one is made.
+            drop(subscription);
+            subscription = self.resubscribe().await;
             Counters::add(&self.stats.reconnects, 1);
             // Whatever was published while we were away is lost to us: say so, once.
             self.last_seq.clear();
@@ -297,8 +324,33 @@ impl Listener {
         }
     }
 
+    /// Delivers what arrives until the subscription is lost: its connection closed, or a
+    /// ping went unanswered within the command timeout. The ping is what notices a
+    /// half-open connection (a NAT or a load balancer that dropped it without a word), which
+    /// would otherwise go quiet for good.
+    async fn listen(&mut self, subscription: &mut Subscription) {
+        let every = self.subscriber.health_check;
+        let mut health = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                message = subscription.messages.next() => match message {
+                    Some(message) => self.deliver(message.get_payload_bytes()),
+                    None => return,
+                },
+                _ = health.tick() => {
+                    let ping = subscription.pings.ping::<redis::Value>();
+                    let answered = tokio::time::timeout(self.subscriber.timeout, ping).await;
+                    if !matches!(answered, Ok(Ok(_))) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     /// Subscribes again, waiting longer after each failure (up to [`RETRY_MAX`]).
-    async fn resubscribe(&self) -> PubSubStream {
+    async fn resubscribe(&self) -> Subscription {
         let mut wait = RETRY_FIRST;
         loop {
             match self.subscriber.subscribe().await {

@@ -33,7 +33,9 @@
 //!   [`BusEvent::Gap`](modelcontext::BusEvent::Gap); so does the loss of the subscription
 //!   connection, once it is back. On a gap every open stream is re-notified of everything it
 //!   asked for: a client may hear a change twice, never miss one silently.
-//! - Every Redis call has a timeout ([`Deployment::command_timeout`]).
+//! - Every Redis call has a timeout ([`Deployment::command_timeout`]), and the subscription
+//!   connection is pinged ([`Deployment::health_check_interval`]), so a connection dropped
+//!   silently on the way is noticed, made again and reported as a gap.
 
 mod bus;
 mod error;
@@ -44,8 +46,11 @@ use std::time::Duration;
 pub use bus::{BusStats, RedisBus};
 pub use error::Error;
 
-/// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes).
+/// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How often, by default, the bus pings its subscription connection.
+pub const DEFAULT_HEALTH_CHECK_INTERVAL: Duration = Duration::from_secs(10);
 
 /// One deployment on one Redis: the connection settings and the name every key and channel
 /// is prefixed with (`modelcontext:{name}:`), so several deployments can share a Redis.
@@ -57,6 +62,7 @@ pub struct Deployment {
     client: redis::Client,
     name: String,
     command_timeout: Duration,
+    health_check: Duration,
 }
 
 impl Deployment {
@@ -78,13 +84,27 @@ impl Deployment {
             )));
         }
         let name = name.to_owned();
-        Ok(Deployment { client, name, command_timeout: DEFAULT_COMMAND_TIMEOUT })
+        Ok(Deployment {
+            client,
+            name,
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            health_check: DEFAULT_HEALTH_CHECK_INTERVAL,
+        })
     }
 
     /// How long one Redis call may take before it counts as failed (default
     /// [`DEFAULT_COMMAND_TIMEOUT`]).
     pub fn command_timeout(mut self, timeout: Duration) -> Deployment {
         self.command_timeout = timeout;
+        self
+    }
+
+    /// How often the bus pings its subscription connection (default
+    /// [`DEFAULT_HEALTH_CHECK_INTERVAL`]): a connection dropped silently on the way (a NAT, a
+    /// proxy's idle timeout) is noticed within this interval plus the command timeout, then
+    /// made again and reported as a gap. At least 10 ms.
+    pub fn health_check_interval(mut self, interval: Duration) -> Deployment {
+        self.health_check = interval.max(Duration::from_millis(10));
         self
     }
 

@@ -116,3 +116,32 @@ async fn the_bus_runs_over_tls_and_an_untrusted_certificate_fails_at_startup() {
         .expect_err("the system does not trust the test CA");
     assert!(untrusted.to_string().starts_with("redis"), "{untrusted}");
 }
+
+/// A subscription that stops answering (here Redis pauses every client; in life a NAT or a
+/// proxy dropped the connection without a word) is noticed by its ping, made again once Redis
+/// answers, and reported as a gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_that_stops_answering_is_made_again_and_reported_as_a_gap() {
+    use futures_util::StreamExt;
+    use modelcontext::{BusEvent, SubscriptionBus};
+    use std::time::Duration;
+    let Some(redis) = RedisServer::start().await else { return };
+    let bus = redis
+        .deployment("quiet")
+        .command_timeout(Duration::from_millis(300))
+        .health_check_interval(Duration::from_millis(100))
+        .bus()
+        .await
+        .expect("bus");
+    let mut stream = bus.subscribe();
+    let admin = redis::Client::open(redis.url()).expect("url");
+    let mut admin = admin.get_multiplexed_async_connection().await.expect("admin");
+    let () = redis::cmd("CLIENT")
+        .arg(&["PAUSE", "1000", "ALL"])
+        .query_async(&mut admin)
+        .await
+        .expect("CLIENT PAUSE");
+    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+    assert_eq!(heard.expect("a gap within 10 s"), Some(BusEvent::Gap));
+    assert!(bus.stats().reconnects >= 1, "{:?}", bus.stats());
+}
