@@ -39,12 +39,14 @@
 
 mod bus;
 mod error;
+mod sessions;
 mod wire;
 
 use std::time::Duration;
 
 pub use bus::{BusStats, RedisBus};
 pub use error::Error;
+pub use sessions::RedisSessionStore;
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -119,6 +121,13 @@ impl Deployment {
     /// within the command timeout (a wrong URL or password shows at startup).
     pub async fn bus(&self) -> Result<RedisBus, Error> {
         RedisBus::connect(self).await
+    }
+
+    /// A [`RedisSessionStore`] for this deployment: handshake-era session records with an
+    /// idle expiry (the seam `modelcontext::server::http::SessionStore`, not yet used by the
+    /// HTTP endpoint). Connects on first use.
+    pub fn session_store(&self) -> Result<RedisSessionStore, Error> {
+        RedisSessionStore::new(self)
     }
 
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.

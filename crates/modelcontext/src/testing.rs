@@ -1,7 +1,8 @@
 //! Helpers for testing what you plug into the SDK (feature `testing`).
 //!
-//! [`contracts`] holds one suite per seam the SDK lets you replace (today the
-//! [`SubscriptionBus`](crate::SubscriptionBus)): run it against your implementation in your
+//! [`contracts`] holds one suite per seam the SDK lets you replace (the
+//! [`SubscriptionBus`](crate::SubscriptionBus), and with feature `http` the
+//! `server::http::SessionStore`): run it against your implementation in your
 //! own tests, as `modelcontext-redis` does against a real Redis, and as the SDK does against
 //! its in-memory default.
 

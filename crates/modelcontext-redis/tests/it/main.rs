@@ -4,4 +4,5 @@
 
 mod bus;
 mod fleet;
+mod sessions;
 mod support;

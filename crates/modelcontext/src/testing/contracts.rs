@@ -181,3 +181,85 @@ mod tests {
         super::subscription_bus(&bus, &bus.clone()).await;
     }
 }
+
+/// The idle time the session-store checks give a record that must expire: short, so the
+/// suite is quick; long enough for a networked store's round trips.
+#[cfg(feature = "http")]
+const SHORT_IDLE: Duration = Duration::from_millis(600);
+
+/// The [`SessionStore`](crate::server::http::SessionStore) contract, on a store you built
+/// (empty or not: each check uses fresh ids). Checks, in order:
+///
+/// 1. `create` stores a record that `load` returns unchanged; a second `create` with the same
+///    id is refused and changes nothing;
+/// 2. `update` applies each kind of change, and reports `false` for an unknown id;
+/// 3. `touch` keeps a record alive past its first idle time; an untouched one expires, and
+///    then `load`, `update` and `touch` all see nothing (an update never revives it), and its
+///    id may be created again;
+/// 4. `delete` forgets a record, and deleting it again is not an error.
+///
+/// Check 3 waits about a second of real time: expiry is the subject.
+#[cfg(feature = "http")]
+pub async fn session_store(store: &dyn crate::server::http::SessionStore) {
+    use crate::server::http::{SessionChange, SessionRecord};
+    let id = fresh_run("session");
+    let long = Duration::from_secs(60);
+    let record =
+        SessionRecord::new(&id, "2025-11-25", r#"{"capabilities":{}}"#).with_principal("alice");
+    let stored = |what: &str| format!("{what} (session {id})");
+
+    assert!(store.create(record.clone(), long).await.expect("create"), "{}", stored("create"));
+    assert_eq!(store.load(&id).await.expect("load"), Some(record.clone()), "load returns it");
+    let other = SessionRecord::new(&id, "2025-06-18", "{}");
+    assert!(!store.create(other, long).await.expect("create"), "a second create is refused");
+    assert_eq!(store.load(&id).await.expect("load"), Some(record.clone()), "and changes nothing");
+
+    let mut expected = record;
+    for change in [
+        SessionChange::Initialized,
+        SessionChange::LogLevel("debug".into()),
+        SessionChange::Subscribe("books://Dune".into()),
+        SessionChange::Subscribe("books://Emma".into()),
+        SessionChange::Unsubscribe("books://Dune".into()),
+    ] {
+        assert!(store.update(&id, change.clone()).await.expect("update"), "{change:?}");
+        expected.apply(&change);
+        assert_eq!(store.load(&id).await.expect("load"), Some(expected.clone()), "{change:?}");
+    }
+    let unknown = fresh_run("unknown");
+    assert!(!store.update(&unknown, SessionChange::Initialized).await.expect("update"));
+    assert!(!store.touch(&unknown, long).await.expect("touch"), "touching an unknown id");
+    assert_eq!(store.load(&unknown).await.expect("load"), None);
+
+    let kept = SessionRecord::new(fresh_run("kept"), "2025-11-25", "{}");
+    let dropped = SessionRecord::new(fresh_run("dropped"), "2025-11-25", "{}");
+    assert!(store.create(kept.clone(), SHORT_IDLE).await.expect("create"));
+    assert!(store.create(dropped.clone(), SHORT_IDLE).await.expect("create"));
+    tokio::time::sleep(SHORT_IDLE / 2).await;
+    assert!(store.touch(&kept.id, SHORT_IDLE).await.expect("touch"), "touch a live record");
+    tokio::time::sleep(SHORT_IDLE / 2 + SHORT_IDLE / 4).await;
+    assert_eq!(store.load(&kept.id).await.expect("load"), Some(kept.clone()), "touched: alive");
+    assert_eq!(store.load(&dropped.id).await.expect("load"), None, "untouched: expired");
+    let revive = SessionChange::Subscribe("books://Dune".into());
+    assert!(!store.update(&dropped.id, revive).await.expect("update"), "no update after expiry");
+    assert!(!store.touch(&dropped.id, long).await.expect("touch"), "no touch after expiry");
+    assert_eq!(store.load(&dropped.id).await.expect("load"), None, "an update never revives");
+    assert!(store.create(dropped.clone(), long).await.expect("create"), "an expired id is free");
+
+    for gone in [&id, &kept.id, &dropped.id] {
+        store.delete(gone).await.expect("delete");
+        assert_eq!(store.load(gone).await.expect("load"), None, "deleted");
+        store.delete(gone).await.expect("deleting twice is not an error");
+        assert!(!store.update(gone, SessionChange::Initialized).await.expect("update"));
+    }
+}
+
+#[cfg(all(test, feature = "http"))]
+mod session_store_tests {
+    use crate::server::http::MemorySessionStore;
+
+    #[tokio::test]
+    async fn the_in_memory_session_store_meets_the_session_store_contract() {
+        super::session_store(&MemorySessionStore::default()).await;
+    }
+}
