@@ -278,14 +278,16 @@ async fn listen_stream(
     peer.notify(Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?)
         .await?;
     while let Some(heard) = events.next().await {
-        let changes = match heard {
-            BusEvent::Change(event) if notify::wants(&agreed, &event) => vec![event],
+        let (change, resent) = match heard {
+            BusEvent::Change(event) if notify::wants(&agreed, &event) => (Some(event), vec![]),
             BusEvent::Change(_) => continue,
             // Something may be lost: tell the client everything it asked for may have changed.
-            BusEvent::Gap => notify::resync(&agreed),
+            BusEvent::Gap => (None, notify::resync(&agreed)),
         };
-        for notification in changes.iter().filter_map(|e| notify::to_notification(e, Some(&id))) {
-            peer.notify(notification).await?;
+        for event in change.iter().chain(&resent) {
+            if let Some(notification) = notify::to_notification(event, Some(&id)) {
+                peer.notify(notification).await?;
+            }
         }
     }
     // The bus ended: close the stream with its result (spec: SHOULD).

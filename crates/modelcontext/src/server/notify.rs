@@ -145,18 +145,31 @@ pub(crate) async fn forward_to_session(
 ) {
     while let Some(heard) = events.next().await {
         // Read at each event: the client subscribes and unsubscribes while this runs.
-        let filter = handshake_filter(&subscribed);
-        let changes = match heard {
-            BusEvent::Change(event) if wants(&filter, &event) => vec![event],
+        let (change, resent) = match heard {
+            BusEvent::Change(event) if handshake_wants(&subscribed, &event) => {
+                (Some(event), vec![])
+            }
             BusEvent::Change(_) => continue,
-            BusEvent::Gap => resync(&filter),
+            BusEvent::Gap => (None, resync(&handshake_filter(&subscribed))),
         };
         let Some(peer) = peer.upgrade() else { return };
-        for notification in changes.iter().filter_map(|event| to_notification(event, None)) {
+        for event in change.iter().chain(&resent) {
+            let Some(notification) = to_notification(event, None) else { continue };
             if peer.notify(notification).await.is_err() {
                 return;
             }
         }
+    }
+}
+
+/// Whether a handshake-era connection wants `event`: every list change, and updates of the
+/// URIs it subscribed to.
+fn handshake_wants(subscribed: &Subscribed, event: &ChangeEvent) -> bool {
+    match event {
+        ChangeEvent::ResourceUpdated(uri) => {
+            subscribed.lock().unwrap_or_else(|e| e.into_inner()).contains(uri)
+        }
+        _ => true,
     }
 }
 
