@@ -230,3 +230,102 @@ async fn over_http_a_listen_stream_and_a_session_get_stream_on_a_hear_b() {
         assert_eq!(updated_uri(&dune), Some("books://Dune"), "{era:?}: {dune:?}");
     }
 }
+
+/// Which instance ran each round of `order`, shared by both instances of a test.
+type Rounds = std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Title {
+    title: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+/// An instance named `name` whose `order` tool asks the client to confirm (an MRTR round in
+/// the 2026-07-28 era) and notes where each round ran.
+fn ordering_instance(
+    name: &'static str,
+    ring: modelcontext::server::KeyRing,
+    rounds: Rounds,
+) -> McpServer {
+    use modelcontext::{Context, Elicitation, McpError};
+    let order = ToolDef::new("order", move |cx: Context, Title { title }: Title| {
+        let rounds = rounds.clone();
+        async move {
+            rounds.lock().expect("rounds").push(name);
+            let answer = cx.elicit::<Confirm>(format!("Really order {title}?")).await?;
+            Ok::<_, McpError>(match answer {
+                Elicitation::Accepted(Confirm { ok: true }) => format!("ordered {title} on {name}"),
+                _ => "not ordered".to_owned(),
+            })
+        }
+    });
+    McpServer::new("shop").tool(order).expect("tool").key_ring(ring)
+}
+
+/// Serves `server` on a loopback port; its address.
+async fn serve(server: &McpServer) -> std::net::SocketAddr {
+    let (addr, serve) = server.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    addr
+}
+
+/// A modern client through a round-robin proxy over A and B calls `order`: round 1 and the
+/// retry land on different instances. The answer, and where the rounds ran.
+async fn order_through_the_proxy(
+    a: modelcontext::server::KeyRing,
+    b: modelcontext::server::KeyRing,
+) -> (Result<String, String>, Vec<&'static str>) {
+    use modelcontext::transport::http::HttpTransport;
+    use modelcontext::types::{ContentBlock, ElicitResult};
+    let rounds = Rounds::default();
+    let a = serve(&ordering_instance("A", a, rounds.clone())).await;
+    let b = serve(&ordering_instance("B", b, rounds.clone())).await;
+    let proxy = crate::proxy::round_robin(vec![a, b]).await;
+    let transport = HttpTransport::new(&format!("http://{proxy}/mcp")).expect("url");
+    let client = Client::builder()
+        .era(EraMode::Modern)
+        .on_elicit(|_| async {
+            let mut content = serde_json::Map::new();
+            content.insert("ok".into(), true.into());
+            Ok(ElicitResult::accept(content))
+        })
+        .connect(transport)
+        .await
+        .expect("connected through the proxy");
+    let answer = client.call_tool("order", serde_json::json!({ "title": "Dune" })).await;
+    let answer = answer.map_err(|e| e.to_string()).map(|result| match result.content.first() {
+        Some(ContentBlock::Text(text)) => text.text.clone(),
+        other => format!("{other:?}"),
+    });
+    let rounds = rounds.lock().expect("rounds").clone();
+    (answer, rounds)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mrtr_round_one_on_a_retry_on_b_through_a_round_robin_proxy() {
+    use modelcontext::server::KeyRing;
+    let ring = |keys: &[&str]| {
+        let hex: Vec<String> = keys.iter().map(|k| k.repeat(32)).collect();
+        KeyRing::from_hex(&hex).expect("hex").audience("shop")
+    };
+    let (answer, rounds) = order_through_the_proxy(ring(&["11"]), ring(&["11"])).await;
+    let answer = answer.expect("ordered");
+    assert!(answer.starts_with("ordered Dune on "), "{answer}");
+    assert_eq!(rounds.len(), 2, "two rounds: {rounds:?}");
+    assert_ne!(rounds[0], rounds[1], "the rounds ran on different instances: {rounds:?}");
+    // Rotation: the instance of round 1 still has [k1] only, the other already [k2, k1]. The
+    // proxy's order is the same in every run, so round 1 lands where it did above.
+    let first = rounds[0];
+    let (old, new) = (ring(&["11"]), ring(&["22", "11"]));
+    let (a, b) = if first == "A" { (old, new) } else { (new, old) };
+    let (rotated, rounds) = order_through_the_proxy(a, b).await;
+    assert_eq!(rounds.first(), Some(&first), "round 1 where it was: {rounds:?}");
+    assert!(rotated.expect("a rotated ring opens the old key's state").starts_with("ordered"));
+    let (stranger, rounds) = order_through_the_proxy(ring(&["11"]), ring(&["33"])).await;
+    let error = stranger.expect_err("a stranger's ring refuses the state");
+    assert!(error.contains("-32602") || error.contains("requestState"), "{error}; {rounds:?}");
+}

@@ -4,5 +4,6 @@
 
 mod bus;
 mod fleet;
+mod proxy;
 mod sessions;
 mod support;
