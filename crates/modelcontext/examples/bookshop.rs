@@ -4,7 +4,9 @@
 //! `cargo run --example bookshop` serves it over stdio; `cargo run --example bookshop -- --http
 //! 127.0.0.1:8000` serves Streamable HTTP at `http://127.0.0.1:8000/mcp`, and adding
 //! `--tls-cert cert.pem --tls-key key.pem` serves `https://127.0.0.1:8000/mcp` (HTTP/1.1 and
-//! HTTP/2) from a PEM certificate chain and key.
+//! HTTP/2) from a PEM certificate chain and key. `--signing-key <64 hex digits>` (repeatable:
+//! the first seals, all open) makes several instances one deployment: a cursor or an MRTR
+//! `requestState` from one is accepted by all.
 
 use modelcontext::server::http::HttpOptions;
 use modelcontext::types::INVALID_PARAMS;
@@ -90,10 +92,12 @@ struct Args {
     /// `--tls-cert FILE --tls-key FILE`: https, HTTP/1.1 and HTTP/2.
     tls_cert: Option<String>,
     tls_key: Option<String>,
+    /// `--signing-key HEX`, repeatable: the key ring shared by every instance.
+    signing_keys: Vec<String>,
 }
 
-const USAGE: &str =
-    "usage: bookshop [--http HOST:PORT [--legacy-sse] [--tls-cert CHAIN.pem --tls-key KEY.pem]]";
+const USAGE: &str = "usage: bookshop [--http HOST:PORT [--legacy-sse] [--tls-cert CHAIN.pem \
+                     --tls-key KEY.pem]] [--signing-key HEX]...";
 
 fn parse_args() -> Option<Args> {
     let mut args = Args::default();
@@ -104,6 +108,7 @@ fn parse_args() -> Option<Args> {
             "--legacy-sse" => args.legacy_sse = true,
             "--tls-cert" => args.tls_cert = Some(words.next()?),
             "--tls-key" => args.tls_key = Some(words.next()?),
+            "--signing-key" => args.signing_keys.push(words.next()?),
             _ => return None,
         }
     }
@@ -139,13 +144,18 @@ async fn main() -> Result<(), modelcontext::Error> {
         .with_writer(std::io::stderr)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
-    let server = bookshop()?;
+    let mut server = bookshop()?;
     // The default is stdio, where stdout carries only protocol messages. `--http` serves
     // Streamable HTTP at /mcp: http://HOST:PORT/mcp, or https:// with a certificate and key.
     let Some(args) = parse_args() else {
         eprintln!("{USAGE}");
         std::process::exit(2);
     };
+    if !args.signing_keys.is_empty() {
+        // The audience is the deployment's name, the same on every instance.
+        let ring = modelcontext::server::KeyRing::from_hex(&args.signing_keys)?;
+        server = server.key_ring(ring.audience("bookshop"));
+    }
     let Some(addr) = &args.http else { return server.run_stdio().await };
     let options = http_options(&args)?;
     let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;

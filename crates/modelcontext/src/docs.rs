@@ -1,6 +1,9 @@
 //! Guide chapters.
 #![doc = "See the submodules."]
 
+#[doc = include_str!("../docs/deployment.md")]
+pub mod deployment {}
+
 #[doc = include_str!("../docs/handling-errors.md")]
 pub mod handling_errors {}
 

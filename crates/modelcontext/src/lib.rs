@@ -37,6 +37,9 @@ mod error;
 pub mod net;
 mod observe;
 pub mod server;
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 pub mod transport;
 
 #[doc(hidden)]
@@ -83,7 +86,7 @@ pub use modelcontext_types::{CallToolResult, ContentBlock, McpError};
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use server::http::{HttpEndpoint, HttpOptions};
 pub use server::{
-    CacheHint, Cacheable, ChangeEvent, CompletionRequest, Context, Elicitation,
+    BusEvent, CacheHint, Cacheable, ChangeEvent, CompletionRequest, Context, Elicitation,
     ElicitationCompleter, Extensions, InMemoryBus, IntoToolOutput, IntoToolResult, Json, McpServer,
     PrincipalId, PromptDef, Question, ResourceDef, ResourceError, RootsChanged, Running,
     SubscriptionBus, ToolDef, ToolError, UrlElicitation,

@@ -20,7 +20,7 @@ use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogL
 use super::extensions::{Extensions, PrincipalId};
 use super::handler::{Found, Invocation, Kind};
 use super::mrtr::{self, Binding, InputRound};
-use super::notify::{self, ChangeEvent};
+use super::notify::{self, BusEvent};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
 use super::stamp::{Stamp, WireResult, internal};
@@ -379,7 +379,7 @@ struct Listener {
 async fn listen_stream(
     listener: Listener,
     agreed: SubscriptionFilter,
-    mut events: futures_util::stream::BoxStream<'static, ChangeEvent>,
+    mut events: futures_util::stream::BoxStream<'static, BusEvent>,
 ) -> Outcome {
     let Listener { peer, id, principal } = listener;
     let mut meta = Meta::new();
@@ -388,17 +388,23 @@ async fn listen_stream(
         SubscriptionsAcknowledgedNotificationParams::new(agreed.clone()).with_meta(meta.clone());
     peer.notify(Notification::new(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack).map_err(internal)?)
         .await?;
-    while let Some(event) = events.next().await {
-        if !notify::wants(&agreed, &event) {
-            continue;
-        }
-        if let ChangeEvent::TaskStatus { owner, .. } = &event {
-            if *owner != principal {
+    while let Some(heard) = events.next().await {
+        let (change, resent) = match heard {
+            // Task status goes to the task's owner only.
+            BusEvent::Change(notify::ChangeEvent::TaskStatus { owner, .. })
+                if owner != principal =>
+            {
                 continue;
             }
-        }
-        if let Some(notification) = notify::to_notification(&event, Some(&id)) {
-            peer.notify(notification).await?;
+            BusEvent::Change(event) if notify::wants(&agreed, &event) => (Some(event), vec![]),
+            BusEvent::Change(_) => continue,
+            // Something may be lost: tell the client everything it asked for may have changed.
+            BusEvent::Gap => (None, notify::resync(&agreed)),
+        };
+        for event in change.iter().chain(&resent) {
+            if let Some(notification) = notify::to_notification(event, Some(&id)) {
+                peer.notify(notification).await?;
+            }
         }
     }
     // The bus ended: close the stream with its result (spec: SHOULD).

@@ -76,13 +76,14 @@ pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
 pub use layer::{RequestInfo, RequestLayer};
 pub use lifespan::Running;
-pub use notify::{ChangeEvent, InMemoryBus, SubscriptionBus};
+pub use notify::{BusEvent, ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
 pub use resource::{
     IntoResourceContents, IntoResourceResult, ResourceDef, ResourceError, ResourceHandler,
 };
 pub use roots::RootsChanged;
+pub use seal::KeyRing;
 pub use tasks::{
     DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, InMemoryTaskStore, StoreFuture, TaskRecord, TaskStore,
     TaskStoreError, TaskSupport,
@@ -168,7 +169,7 @@ pub(crate) struct ServerInner {
     pub state: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     /// Items per page of the list methods; `None` is one page ([`McpServer::page_size`]).
     pub page_size: Option<usize>,
-    /// Seals cursors and MRTR request state ([`McpServer::signing_keys`]).
+    /// Seals cursors and MRTR request state ([`McpServer::key_ring`]).
     pub keys: seal::KeyRing,
     /// How long a sealed MRTR `requestState` stays valid.
     pub request_state_ttl: std::time::Duration,
@@ -650,9 +651,19 @@ impl McpServer {
     /// first key seals, every key verifies: rotate by putting the new key first. Give the same
     /// keys to every instance behind a load balancer. Without this call each server object has
     /// a random key, so its tokens only work on itself. Each key needs at least 32 bytes.
+    /// Shorthand for [`key_ring`](Self::key_ring) with [`KeyRing::new`] and no audience.
     pub fn signing_keys(mut self, keys: Vec<Vec<u8>>) -> Result<Self, Error> {
         self.inner_mut().keys = seal::KeyRing::new(keys)?;
         Ok(self)
+    }
+
+    /// Seals pagination cursors and MRTR `requestState` with `ring`: the first key seals,
+    /// every key opens. Every instance of one deployment gets the same ring (the same keys
+    /// and the same [`audience`](KeyRing::audience)), so a retry or a next page may reach
+    /// any of them; a token from another ring is refused with -32602.
+    pub fn key_ring(mut self, ring: KeyRing) -> Self {
+        self.inner_mut().keys = ring;
+        self
     }
 
     /// How long the client may take to answer one MRTR round (default 10 minutes): a

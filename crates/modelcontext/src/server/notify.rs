@@ -7,7 +7,12 @@
 //! `resources/subscribe`) `notifications/resources/updated` on a handshake-era connection;
 //! the same notifications, filtered and tagged with the subscription id, on each modern
 //! `subscriptions/listen` stream. The default bus is in memory; a shared one (for several
-//! instances behind a load balancer) implements the trait.
+//! instances behind a load balancer, e.g. `modelcontext-redis`) implements the trait.
+//!
+//! The bus carries typed [`ChangeEvent`]s, never JSON-RPC: acknowledgement first, filtering
+//! and the subscription id stay here, whatever the backend. A backend that may have lost
+//! events says so with [`BusEvent::Gap`]; each stream then re-sends everything its filter asks
+//! for ([`resync`]), so a client may hear a change twice but never misses one silently.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -47,16 +52,38 @@ pub enum ChangeEvent {
     },
 }
 
-/// Carries [`ChangeEvent`]s from where they happen to every connection that listens.
+/// What a subscriber of a [`SubscriptionBus`] hears.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BusEvent {
+    /// A change, as some instance published it.
+    Change(ChangeEvent),
+    /// The subscriber may have missed changes: it fell behind, or the backend lost messages
+    /// (a reconnect, a hole in an origin's sequence numbers). The server answers with a
+    /// conservative re-notification of everything each stream asked for.
+    Gap,
+}
+
+/// Carries [`ChangeEvent`]s from where they happen to every connection that listens, on this
+/// instance and (for a shared backend) on every other instance of the deployment.
+///
+/// The contract (checked by
+/// [`testing::contracts::subscription_bus`](crate::testing::contracts::subscription_bus)):
+/// `publish` never waits on I/O: it hands the event to this instance's subscribers at once and
+/// queues it for the others. Each subscriber hears every event published after it subscribed,
+/// in each publisher's order, or a [`BusEvent::Gap`] where it may have missed some; a slow
+/// subscriber never slows a publisher or another subscriber.
 pub trait SubscriptionBus: Send + Sync + 'static {
-    /// Sends `event` to every current subscriber. Never blocks.
+    /// Sends `event` to every current subscriber. Never blocks and never waits on I/O.
     fn publish(&self, event: ChangeEvent);
-    /// The events published from now on, in order. Ends when the bus is gone.
-    fn subscribe(&self) -> BoxStream<'static, ChangeEvent>;
+    /// The events published from now on, in order, with a [`BusEvent::Gap`] wherever some may
+    /// be missing. Ends when the bus is gone.
+    fn subscribe(&self) -> BoxStream<'static, BusEvent>;
 }
 
 /// The default bus: a broadcast channel within the process. A subscriber that falls more
-/// than 256 events behind misses the oldest ones (a slow client must not stall the server).
+/// than 256 events behind loses the oldest ones and hears a [`BusEvent::Gap`] instead (a slow
+/// client must not stall the server).
 #[derive(Debug, Clone)]
 pub struct InMemoryBus {
     sender: broadcast::Sender<ChangeEvent>,
@@ -74,21 +101,46 @@ impl SubscriptionBus for InMemoryBus {
         let _ = self.sender.send(event);
     }
 
-    fn subscribe(&self) -> BoxStream<'static, ChangeEvent> {
+    fn subscribe(&self) -> BoxStream<'static, BusEvent> {
         let receiver = self.sender.subscribe();
         futures_util::stream::unfold(receiver, |mut receiver| async move {
-            loop {
-                match receiver.recv().await {
-                    Ok(event) => return Some((event, receiver)),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a connection fell behind on change notifications");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return None,
+            match receiver.recv().await {
+                Ok(event) => Some((BusEvent::Change(event), receiver)),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "a connection fell behind on change notifications");
+                    Some((BusEvent::Gap, receiver))
                 }
+                Err(broadcast::error::RecvError::Closed) => None,
             }
         })
         .boxed()
     }
+}
+
+/// The events that stand for whatever a gap may have hidden from `filter`: each list it
+/// watches, and each resource it subscribed to.
+pub(crate) fn resync(filter: &SubscriptionFilter) -> Vec<ChangeEvent> {
+    let lists = [
+        (filter.tools_list_changed, ChangeEvent::ToolsListChanged),
+        (filter.prompts_list_changed, ChangeEvent::PromptsListChanged),
+        (filter.resources_list_changed, ChangeEvent::ResourcesListChanged),
+    ];
+    let lists = lists.into_iter().filter(|(wanted, _)| *wanted == Some(true)).map(|(_, e)| e);
+    let uris = filter.resource_subscriptions.iter().flatten().cloned();
+    lists.chain(uris.map(ChangeEvent::ResourceUpdated)).collect()
+}
+
+/// What a handshake-era connection hears: every list change, and the URIs it subscribed to.
+fn handshake_filter(subscribed: &Subscribed) -> SubscriptionFilter {
+    let mut uris: Vec<String> =
+        subscribed.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect();
+    // A set has no order; a re-notification in URI order is the same on every run.
+    uris.sort_unstable();
+    SubscriptionFilter::default()
+        .with_tools_list_changed(true)
+        .with_prompts_list_changed(true)
+        .with_resources_list_changed(true)
+        .with_resource_subscriptions(uris)
 }
 
 /// The URIs a handshake-era connection subscribed to with `resources/subscribe`.
@@ -97,23 +149,37 @@ pub(crate) type Subscribed = Arc<Mutex<HashSet<String>>>;
 /// Forwards events to a handshake-era connection until the bus or the connection ends. Holds
 /// the connection only weakly, so it never keeps a finished connection open.
 pub(crate) async fn forward_to_session(
-    mut events: BoxStream<'static, ChangeEvent>,
+    mut events: BoxStream<'static, BusEvent>,
     peer: WeakPeer,
     subscribed: Subscribed,
 ) {
-    while let Some(event) = events.next().await {
-        if let ChangeEvent::ResourceUpdated(uri) = &event {
-            let wanted = subscribed.lock().unwrap_or_else(|e| e.into_inner()).contains(uri);
-            if !wanted {
-                continue;
+    while let Some(heard) = events.next().await {
+        // Read at each event: the client subscribes and unsubscribes while this runs.
+        let (change, resent) = match heard {
+            BusEvent::Change(event) if handshake_wants(&subscribed, &event) => {
+                (Some(event), vec![])
             }
-        }
+            BusEvent::Change(_) => continue,
+            BusEvent::Gap => (None, resync(&handshake_filter(&subscribed))),
+        };
         let Some(peer) = peer.upgrade() else { return };
-        if let Some(notification) = to_notification(&event, None) {
+        for event in change.iter().chain(&resent) {
+            let Some(notification) = to_notification(event, None) else { continue };
             if peer.notify(notification).await.is_err() {
                 return;
             }
         }
+    }
+}
+
+/// Whether a handshake-era connection wants `event`: every list change, and updates of the
+/// URIs it subscribed to.
+fn handshake_wants(subscribed: &Subscribed, event: &ChangeEvent) -> bool {
+    match event {
+        ChangeEvent::ResourceUpdated(uri) => {
+            subscribed.lock().unwrap_or_else(|e| e.into_inner()).contains(uri)
+        }
+        _ => true,
     }
 }
 

@@ -204,3 +204,85 @@ async fn adding_and_removing_while_serving_reaches_connected_clients() {
     );
     wire.assert_alive().await;
 }
+
+/// A bus whose test can say "you may have missed something", as a networked bus does after a
+/// reconnect or a hole in an origin's sequence numbers.
+#[derive(Clone)]
+struct GappyBus(tokio::sync::broadcast::Sender<modelcontext::BusEvent>);
+
+impl GappyBus {
+    fn new() -> GappyBus {
+        GappyBus(tokio::sync::broadcast::channel(16).0)
+    }
+
+    fn gap(&self) {
+        let _ = self.0.send(modelcontext::BusEvent::Gap);
+    }
+}
+
+impl modelcontext::SubscriptionBus for GappyBus {
+    fn publish(&self, event: modelcontext::ChangeEvent) {
+        let _ = self.0.send(modelcontext::BusEvent::Change(event));
+    }
+
+    fn subscribe(&self) -> futures_util::stream::BoxStream<'static, modelcontext::BusEvent> {
+        use futures_util::StreamExt;
+        let receiver = self.0.subscribe();
+        futures_util::stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.ok().map(|heard| (heard, receiver))
+        })
+        .boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_gap_re_notifies_everything_a_listen_stream_asked_for() {
+    let bus = GappyBus::new();
+    let server = bookshop().subscription_bus(bus.clone());
+    let mut wire = Wire::start(server, "2026-07-28");
+    let listen = format!(
+        r#"{{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["books://Dune","books://Emma"]}},{MODERN_META}}}}}"#
+    );
+    let ack = wire.call(&listen).await;
+    assert!(ack.contains("subscriptions/acknowledged"), "{ack}");
+    bus.gap();
+    let tag = r#""_meta":{"io.modelcontextprotocol/subscriptionId":"l"}"#;
+    for expected in [
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{{{tag}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{{{tag}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{{{tag},"uri":"books://Dune"}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{{{tag},"uri":"books://Emma"}}}}"#
+        ),
+    ] {
+        assert_eq!(wire.recv().await, expected);
+    }
+    // Nothing the filter left out (prompts): the next line answers the next request.
+    wire.assert_alive().await;
+}
+
+#[tokio::test]
+async fn a_gap_re_notifies_a_handshake_client_every_list_and_its_subscribed_uris() {
+    let bus = GappyBus::new();
+    let server = bookshop().subscription_bus(bus.clone());
+    let mut wire = Wire::start(server, "2025-11-25");
+    wire.initialize().await;
+    let subscribe = r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"books://Dune"}}"#;
+    assert_eq!(wire.call(subscribe).await, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    bus.gap();
+    for expected in [
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"books://Dune"}}"#,
+    ] {
+        assert_eq!(wire.recv().await, expected);
+    }
+    wire.assert_alive().await;
+}

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use modelcontext::server::KeyRing;
 use serde_json::Value;
 
 use crate::input::asking_server;
@@ -111,6 +112,36 @@ async fn servers_sharing_signing_keys_accept_each_others_state() {
         .call(&order(2, "Dune", &format!(r#",{ACCEPT},"requestState":"{state}""#)))
         .await;
     assert!(answer.contains("ordered Dune"), "{answer}");
+}
+
+/// Round 1 on a server with `first`, the retry on a server with `second` (two instances of a
+/// deployment, or a stranger): the retry's answer.
+async fn round_one_then_retry(first: KeyRing, second: KeyRing) -> String {
+    let a = asking_server().key_ring(first);
+    let b = asking_server().key_ring(second);
+    let state = request_state(&Wire::start(a, "2026-07-28").call(&order(1, "Dune", "")).await);
+    Wire::start(b, "2026-07-28")
+        .call(&order(2, "Dune", &format!(r#",{ACCEPT},"requestState":"{state}""#)))
+        .await
+}
+
+#[tokio::test]
+async fn a_deployment_key_ring_opens_on_every_instance_through_rotation_and_not_elsewhere() {
+    let ring = |keys: &[&str]| {
+        let hex: Vec<String> = keys.iter().map(|k| k.repeat(32)).collect();
+        KeyRing::from_hex(&hex).expect("hex keys").audience("bookshop-prod")
+    };
+    let (k1, k2, k3) = ("11", "22", "33");
+    let same = round_one_then_retry(ring(&[k1]), ring(&[k1])).await;
+    assert!(same.contains("ordered Dune"), "same ring: {same}");
+    let rotating = round_one_then_retry(ring(&[k1]), ring(&[k2, k1])).await;
+    assert!(rotating.contains("ordered Dune"), "B rotated to k2 and still opens k1: {rotating}");
+    let rotated_first = round_one_then_retry(ring(&[k2, k1]), ring(&[k1])).await;
+    assert_eq!(rotated_first, format!(r#"{{"jsonrpc":"2.0","id":2,{INVALID_STATE}"#));
+    let stranger = round_one_then_retry(ring(&[k1]), ring(&[k3])).await;
+    assert_eq!(stranger, format!(r#"{{"jsonrpc":"2.0","id":2,{INVALID_STATE}"#));
+    let other_deployment = round_one_then_retry(ring(&[k1]), ring(&[k1]).audience("staging")).await;
+    assert_eq!(other_deployment, format!(r#"{{"jsonrpc":"2.0","id":2,{INVALID_STATE}"#));
 }
 
 #[tokio::test]

@@ -100,3 +100,25 @@ async fn pages_are_the_same_in_the_handshake_era() {
         "{second}"
     );
 }
+
+#[tokio::test]
+async fn a_cursor_from_one_instance_pages_on_another_with_the_same_key_ring() {
+    use modelcontext::server::KeyRing;
+    let ring = |key: &str| KeyRing::from_hex([key.repeat(32)]).expect("hex").audience("shop");
+    let list = |cursor: &str| {
+        let cursor =
+            if cursor.is_empty() { String::new() } else { format!(r#""cursor":"{cursor}","#) };
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{cursor}{MODERN_META}}}}}"#
+        )
+    };
+    let first =
+        Wire::start(many_tools(3, 2).key_ring(ring("11")), "2026-07-28").call(&list("")).await;
+    let cursor = next_cursor(&first);
+    let on_b =
+        Wire::start(many_tools(3, 2).key_ring(ring("11")), "2026-07-28").call(&list(&cursor)).await;
+    assert!(on_b.contains(r#""name":"t0002""#), "{on_b}");
+    let stranger =
+        Wire::start(many_tools(3, 2).key_ring(ring("33")), "2026-07-28").call(&list(&cursor)).await;
+    assert!(stranger.contains(r#""code":-32602"#), "{stranger}");
+}

@@ -42,6 +42,7 @@ mod http2;
 mod legacy_sse;
 mod security;
 mod serve;
+mod session_store;
 mod sessions;
 mod stateless;
 #[cfg(feature = "tls")]
@@ -52,6 +53,9 @@ pub use events::{
     MemoryEventStore,
 };
 pub use security::AllowList;
+pub use session_store::{
+    MemorySessionStore, SessionChange, SessionRecord, SessionStore, StoreError, StoreFuture,
+};
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use tls::ServerTls;

@@ -1,0 +1,137 @@
+//! Redis backends for [`modelcontext`] servers that run as many instances behind a load
+//! balancer.
+//!
+//! Every instance started with the same [`Deployment`] (one Redis, one deployment name) shares
+//! what the instances must agree on. Today that is the change notifications: a [`RedisBus`]
+//! carries each [`ChangeEvent`](modelcontext::ChangeEvent) published on one instance to the
+//! `subscriptions/listen` streams and handshake-era connections of all the others. Give the
+//! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
+//! `requestState` sealed by one opens on the others.
+//!
+//! ```no_run
+//! use modelcontext::McpServer;
+//! use modelcontext::server::KeyRing;
+//! use modelcontext_redis::Deployment;
+//!
+//! # async fn run(signing_key_hex: &str) -> Result<(), Box<dyn std::error::Error>> {
+//! let deployment = Deployment::new("redis://127.0.0.1:6379/", "bookshop-prod")?;
+//! let server = McpServer::new("bookshop")
+//!     .key_ring(KeyRing::from_hex([signing_key_hex])?.audience("bookshop-prod"))
+//!     .subscription_bus(deployment.bus().await?);
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What Redis holds and what happens when it is away:
+//!
+//! - Nothing on the request path: a 2026-07-28 request issues no Redis command.
+//! - `publish` never waits on Redis: the event reaches this instance's streams at once and is
+//!   queued for the others (a bounded queue; an event that finds it full is lost for the other
+//!   instances and they hear a gap).
+//! - Each event carries its origin's sequence number, so a receiver sees a hole and reports a
+//!   [`BusEvent::Gap`](modelcontext::BusEvent::Gap); so does the loss of the subscription
+//!   connection, once it is back. On a gap every open stream is re-notified of everything it
+//!   asked for: a client may hear a change twice, never miss one silently.
+//! - Every Redis call has a timeout ([`Deployment::command_timeout`]), and the subscription
+//!   connection is pinged ([`Deployment::health_check_interval`]), so a connection dropped
+//!   silently on the way is noticed, made again and reported as a gap.
+
+mod bus;
+mod error;
+mod sessions;
+mod wire;
+
+use std::time::Duration;
+
+pub use bus::{BusStats, RedisBus};
+pub use error::Error;
+pub use sessions::RedisSessionStore;
+
+/// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How often, by default, the bus pings its subscription connection.
+pub const DEFAULT_HEALTH_CHECK_INTERVAL: Duration = Duration::from_secs(10);
+
+/// One deployment on one Redis: the connection settings and the name every key and channel
+/// is prefixed with (`modelcontext:{name}:`), so several deployments can share a Redis.
+///
+/// The name is the deployment's, never an instance's: every instance of the service gets the
+/// same one. Use the same name as the audience of the deployment's key ring.
+#[derive(Clone, Debug)]
+pub struct Deployment {
+    client: redis::Client,
+    name: String,
+    command_timeout: Duration,
+    health_check: Duration,
+}
+
+impl Deployment {
+    /// A deployment named `name` on the Redis at `url` (`redis://[user:password@]host:port/db`,
+    /// or `rediss://` for TLS when the `redis` crate is built with a TLS feature). Nothing is
+    /// connected yet. Fails on a malformed URL or an empty name, or one with whitespace or
+    /// braces (braces are Redis Cluster hash tags).
+    pub fn new(url: &str, name: &str) -> Result<Deployment, Error> {
+        let client = redis::Client::open(url).map_err(|e| Error::config(format!("{e}")))?;
+        Deployment::from_client(client, name)
+    }
+
+    /// A deployment on a Redis client you configured yourself.
+    pub fn from_client(client: redis::Client, name: &str) -> Result<Deployment, Error> {
+        let bad = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
+        if name.is_empty() || name.chars().any(bad) {
+            return Err(Error::config(format!(
+                "deployment name {name:?}: give a non-empty name without spaces or braces"
+            )));
+        }
+        let name = name.to_owned();
+        Ok(Deployment {
+            client,
+            name,
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            health_check: DEFAULT_HEALTH_CHECK_INTERVAL,
+        })
+    }
+
+    /// How long one Redis call may take before it counts as failed (default
+    /// [`DEFAULT_COMMAND_TIMEOUT`]).
+    pub fn command_timeout(mut self, timeout: Duration) -> Deployment {
+        self.command_timeout = timeout;
+        self
+    }
+
+    /// How often the bus pings its subscription connection (default
+    /// [`DEFAULT_HEALTH_CHECK_INTERVAL`]): a connection dropped silently on the way (a NAT, a
+    /// proxy's idle timeout) is noticed within this interval plus the command timeout, then
+    /// made again and reported as a gap. At least 10 ms.
+    pub fn health_check_interval(mut self, interval: Duration) -> Deployment {
+        self.health_check = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The deployment's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Connects a [`RedisBus`] for this deployment: one connection for publishing, one
+    /// subscribed to the deployment's channel. Returns once the subscription is in place, so
+    /// events published anywhere from then on reach this bus; fails if Redis cannot be reached
+    /// within the command timeout (a wrong URL or password shows at startup).
+    pub async fn bus(&self) -> Result<RedisBus, Error> {
+        RedisBus::connect(self).await
+    }
+
+    /// A [`RedisSessionStore`] for this deployment: handshake-era session records with an
+    /// idle expiry (the seam `modelcontext::server::http::SessionStore`, not yet used by the
+    /// HTTP endpoint). Connects on first use.
+    pub fn session_store(&self) -> Result<RedisSessionStore, Error> {
+        RedisSessionStore::new(self)
+    }
+
+    /// `modelcontext:{name}:{what}`: every key and channel of the deployment.
+    fn key(&self, what: &str) -> String {
+        format!("modelcontext:{}:{what}", self.name)
+    }
+}

@@ -1,0 +1,331 @@
+//! Two server instances, A and B, one deployment on one Redis: what B changes reaches the
+//! clients of A, in both eras, with nothing lost, and after Redis restarts.
+
+use std::time::{Duration, Instant};
+
+use modelcontext::types::{ServerNotification, SubscriptionFilter};
+use modelcontext::{Client, EraMode, McpServer, ResourceDef, ToolDef};
+use modelcontext_redis::RedisBus;
+
+use crate::support::RedisServer;
+
+/// The most a change may take from B's publish to a notification on A's stream.
+const FAN_OUT_DEADLINE: Duration = Duration::from_secs(1);
+
+async fn instance(redis: &RedisServer) -> (McpServer, RedisBus) {
+    let bus = redis.deployment("shop").bus().await.expect("bus");
+    let server = McpServer::new("shop")
+        .tool(ToolDef::new("ping", || async { "pong" }))
+        .expect("tool")
+        .resource(ResourceDef::new("books://Dune", || async { "Dune" }))
+        .expect("resource")
+        .resource(ResourceDef::new("books://Emma", || async { "Emma" }))
+        .expect("resource")
+        .subscription_bus(bus.clone());
+    (server, bus)
+}
+
+/// Tool list changes and updates of `books://Dune` only.
+fn tools_and_dune() -> SubscriptionFilter {
+    SubscriptionFilter::default()
+        .with_tools_list_changed(true)
+        .with_resource_subscriptions(vec!["books://Dune".into()])
+}
+
+async fn listener(server: &McpServer, era: EraMode) -> modelcontext::client::Subscription {
+    let client = Client::builder().era(era).connect(server.in_memory()).await.expect("connected");
+    let subscription = client.listen(tools_and_dune()).await.expect("listening");
+    // The subscription holds what it needs; the client handle may go.
+    std::mem::forget(client);
+    subscription
+}
+
+async fn next_within(
+    stream: &mut modelcontext::client::Subscription,
+    deadline: Duration,
+    what: &str,
+) -> ServerNotification {
+    tokio::time::timeout(deadline, stream.next())
+        .await
+        .unwrap_or_else(|_| panic!("{what}: nothing within {deadline:?}"))
+        .unwrap_or_else(|| panic!("{what}: the stream ended"))
+}
+
+fn updated_uri(notification: &ServerNotification) -> Option<&str> {
+    match notification {
+        ServerNotification::ResourceUpdated(params) => Some(&params.uri),
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_streams_on_a_hear_what_changes_on_b_and_only_what_they_asked_for() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (a, _bus_a) = instance(&redis).await;
+    let (b, _bus_b) = instance(&redis).await;
+    let mut modern = listener(&a, EraMode::Modern).await;
+    let mut handshake = listener(&a, EraMode::Handshake).await;
+
+    b.add_tool(ToolDef::new("shout", || async { "HEY" })).expect("a new tool on B");
+    b.notify_resource_updated("books://Emma");
+    b.notify_resource_updated("books://Dune");
+    for (era, stream) in [("modern", &mut modern), ("handshake", &mut handshake)] {
+        let first = next_within(stream, FAN_OUT_DEADLINE, era).await;
+        assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{era}: {first:?}");
+        // Emma was published before Dune: the next one being Dune means Emma was left out.
+        let second = next_within(stream, FAN_OUT_DEADLINE, era).await;
+        assert_eq!(updated_uri(&second), Some("books://Dune"), "{era}: {second:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_events_from_b_all_reach_a_once_and_the_latency_is_measured() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (a, bus_a) = instance(&redis).await;
+    let (b, bus_b) = instance(&redis).await;
+    let mut stream = listener(&a, EraMode::Modern).await;
+
+    // One at a time: publish on B, wait for the frame on A.
+    let mut latencies = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        b.notify_resource_updated("books://Dune");
+        next_within(&mut stream, FAN_OUT_DEADLINE, "one event").await;
+        latencies.push(started.elapsed());
+    }
+    latencies.sort_unstable();
+    let p50 = latencies[latencies.len() / 2];
+    let p99 = latencies[latencies.len() * 99 / 100];
+    eprintln!("bus latency, publish on B to the notification on A: p50 {p50:?}, p99 {p99:?}");
+
+    // A burst: every one arrives, none twice (a gap would re-notify, and count more).
+    const BURST: usize = 1000;
+    for _ in 0..BURST {
+        b.notify_resource_updated("books://Dune");
+    }
+    let mut received = 0;
+    while received < BURST {
+        let notification = next_within(&mut stream, Duration::from_secs(5), "the burst").await;
+        assert_eq!(updated_uri(&notification), Some("books://Dune"), "{notification:?}");
+        received += 1;
+    }
+    let extra = tokio::time::timeout(Duration::from_millis(200), stream.next()).await;
+    assert!(extra.is_err(), "more than was published: {extra:?}");
+    let (sa, sb) = (bus_a.stats(), bus_b.stats());
+    eprintln!("burst: published {BURST} on B, received {received} on A; A {sa:?}; B {sb:?}");
+    assert_eq!((sb.lost, sa.gaps), (0, 0));
+    assert_eq!(sa.received, sb.published);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_redis_restarts_open_streams_hear_a_gap_then_the_next_event() {
+    let Some(mut redis) = RedisServer::start().await else { return };
+    let (a, bus_a) = instance(&redis).await;
+    let (b, _bus_b) = instance(&redis).await;
+    let mut modern = listener(&a, EraMode::Modern).await;
+    let mut handshake = listener(&a, EraMode::Handshake).await;
+
+    redis.kill().await;
+    redis.start_again().await;
+    let restarted = Instant::now();
+    // The gap: everything each stream asked for, re-notified (the tool list, then Dune).
+    for (era, stream) in [("modern", &mut modern), ("handshake", &mut handshake)] {
+        let first = next_within(stream, Duration::from_secs(10), era).await;
+        assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{era}: {first:?}");
+        let second = next_within(stream, FAN_OUT_DEADLINE, era).await;
+        assert_eq!(updated_uri(&second), Some("books://Dune"), "{era}: {second:?}");
+    }
+    let gap_after = restarted.elapsed();
+    assert!(bus_a.stats().gaps >= 1 && bus_a.stats().reconnects >= 1, "{:?}", bus_a.stats());
+
+    // B's next change reaches A. B's publishing connection learns of the restart from its
+    // first failed call, so B keeps changing things, as a server under load would.
+    let mut published = 0;
+    let arrived = loop {
+        b.notify_resource_updated("books://Dune");
+        published += 1;
+        match tokio::time::timeout(Duration::from_millis(100), modern.next()).await {
+            Ok(Some(notification)) => break notification,
+            Ok(None) => panic!("the stream ended"),
+            Err(_) => assert!(published < 100, "no event from B within 10 s of the restart"),
+        }
+    };
+    assert_eq!(updated_uri(&arrived), Some("books://Dune"));
+    eprintln!(
+        "redis restart: gap on A's streams {gap_after:?} after Redis was back, B's next event \
+         after {:?} ({published} published)",
+        restarted.elapsed()
+    );
+}
+
+/// Every command Redis has run so far, by name, from `INFO commandstats` (less `INFO` itself).
+async fn commands_run(redis: &RedisServer) -> std::collections::BTreeMap<String, u64> {
+    let client = redis::Client::open(redis.url()).expect("url");
+    let mut connection = client.get_multiplexed_async_connection().await.expect("connected");
+    let info: String =
+        redis::cmd("INFO").arg("commandstats").query_async(&mut connection).await.expect("info");
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = stats.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
+            Some((name.to_owned(), calls))
+        })
+        .filter(|(name, _)| !matches!(name.as_str(), "info" | "hello" | "client|setinfo"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_request_issues_no_redis_command() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (a, _bus) = instance(&redis).await;
+    let client =
+        Client::builder().era(EraMode::Modern).connect(a.in_memory()).await.expect("connected");
+    let before = commands_run(&redis).await;
+    assert!(before.contains_key("subscribe"), "the count works: {before:?}");
+    for _ in 0..50 {
+        client.call_tool("ping", serde_json::json!({})).await.expect("called");
+        client.list_tools(None).await.expect("listed");
+        client.read_resource("books://Dune").await.expect("read");
+    }
+    assert_eq!(commands_run(&redis).await, before, "commands run while serving 150 requests");
+}
+
+/// The same over Streamable HTTP: A serves on loopback, a modern client's listen stream (an
+/// SSE answer) and a handshake client's session GET stream hear B's changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_listen_stream_and_a_session_get_stream_on_a_hear_b() {
+    use modelcontext::transport::http::HttpTransport;
+    let Some(redis) = RedisServer::start().await else { return };
+    let (a, _bus_a) = instance(&redis).await;
+    let (b, _bus_b) = instance(&redis).await;
+    let (addr, serve) = a.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    for era in [EraMode::Modern, EraMode::Handshake] {
+        let transport = HttpTransport::new(&format!("http://{addr}/mcp")).expect("url");
+        let client = Client::builder().era(era).connect(transport).await.expect("connected");
+        let mut stream = client.listen(tools_and_dune()).await.expect("listening");
+        // The handshake era's GET stream opens in the background, and what is published
+        // before it is open reaches nobody (2025-11-25): B changes its tools until one arrives.
+        let opened = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                b.notify_tools_changed();
+                let wait = Duration::from_millis(50);
+                if let Ok(first) = tokio::time::timeout(wait, stream.next()).await {
+                    return first;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{era:?}: no notification from B within 5 s"));
+        assert!(matches!(opened, Some(ServerNotification::ToolListChanged(_))), "{opened:?}");
+        b.notify_resource_updated("books://Emma");
+        b.notify_resource_updated("books://Dune");
+        // Left-over tool changes of the loop above may come first; then Dune, never Emma.
+        let dune = loop {
+            let next = next_within(&mut stream, FAN_OUT_DEADLINE, "over http").await;
+            if !matches!(next, ServerNotification::ToolListChanged(_)) {
+                break next;
+            }
+        };
+        assert_eq!(updated_uri(&dune), Some("books://Dune"), "{era:?}: {dune:?}");
+    }
+}
+
+/// Which instance ran each round of `order`, shared by both instances of a test.
+type Rounds = std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Title {
+    title: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+/// An instance named `name` whose `order` tool asks the client to confirm (an MRTR round in
+/// the 2026-07-28 era) and notes where each round ran.
+fn ordering_instance(
+    name: &'static str,
+    ring: modelcontext::server::KeyRing,
+    rounds: Rounds,
+) -> McpServer {
+    use modelcontext::{Context, Elicitation, McpError};
+    let order = ToolDef::new("order", move |cx: Context, Title { title }: Title| {
+        let rounds = rounds.clone();
+        async move {
+            rounds.lock().expect("rounds").push(name);
+            let answer = cx.elicit::<Confirm>(format!("Really order {title}?")).await?;
+            Ok::<_, McpError>(match answer {
+                Elicitation::Accepted(Confirm { ok: true }) => format!("ordered {title} on {name}"),
+                _ => "not ordered".to_owned(),
+            })
+        }
+    });
+    McpServer::new("shop").tool(order).expect("tool").key_ring(ring)
+}
+
+/// Serves `server` on a loopback port; its address.
+async fn serve(server: &McpServer) -> std::net::SocketAddr {
+    let (addr, serve) = server.http_endpoint().bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    addr
+}
+
+/// A modern client through a round-robin proxy over A and B calls `order`: round 1 and the
+/// retry land on different instances. The answer, and where the rounds ran.
+async fn order_through_the_proxy(
+    a: modelcontext::server::KeyRing,
+    b: modelcontext::server::KeyRing,
+) -> (Result<String, String>, Vec<&'static str>) {
+    use modelcontext::transport::http::HttpTransport;
+    use modelcontext::types::{ContentBlock, ElicitResult};
+    let rounds = Rounds::default();
+    let a = serve(&ordering_instance("A", a, rounds.clone())).await;
+    let b = serve(&ordering_instance("B", b, rounds.clone())).await;
+    let proxy = crate::proxy::round_robin(vec![a, b]).await;
+    let transport = HttpTransport::new(&format!("http://{proxy}/mcp")).expect("url");
+    let client = Client::builder()
+        .era(EraMode::Modern)
+        .on_elicit(|_| async {
+            let mut content = serde_json::Map::new();
+            content.insert("ok".into(), true.into());
+            Ok(ElicitResult::accept(content))
+        })
+        .connect(transport)
+        .await
+        .expect("connected through the proxy");
+    let answer = client.call_tool("order", serde_json::json!({ "title": "Dune" })).await;
+    let answer = answer.map_err(|e| e.to_string()).map(|result| match result.content.first() {
+        Some(ContentBlock::Text(text)) => text.text.clone(),
+        other => format!("{other:?}"),
+    });
+    let rounds = rounds.lock().expect("rounds").clone();
+    (answer, rounds)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mrtr_round_one_on_a_retry_on_b_through_a_round_robin_proxy() {
+    use modelcontext::server::KeyRing;
+    let ring = |keys: &[&str]| {
+        let hex: Vec<String> = keys.iter().map(|k| k.repeat(32)).collect();
+        KeyRing::from_hex(&hex).expect("hex").audience("shop")
+    };
+    let (answer, rounds) = order_through_the_proxy(ring(&["11"]), ring(&["11"])).await;
+    let answer = answer.expect("ordered");
+    assert!(answer.starts_with("ordered Dune on "), "{answer}");
+    assert_eq!(rounds.len(), 2, "two rounds: {rounds:?}");
+    assert_ne!(rounds[0], rounds[1], "the rounds ran on different instances: {rounds:?}");
+    // Rotation: the instance of round 1 still has [k1] only, the other already [k2, k1]. The
+    // proxy's order is the same in every run, so round 1 lands where it did above.
+    let first = rounds[0];
+    let (old, new) = (ring(&["11"]), ring(&["22", "11"]));
+    let (a, b) = if first == "A" { (old, new) } else { (new, old) };
+    let (rotated, rounds) = order_through_the_proxy(a, b).await;
+    assert_eq!(rounds.first(), Some(&first), "round 1 where it was: {rounds:?}");
+    assert!(rotated.expect("a rotated ring opens the old key's state").starts_with("ordered"));
+    let (stranger, rounds) = order_through_the_proxy(ring(&["11"]), ring(&["33"])).await;
+    let error = stranger.expect_err("a stranger's ring refuses the state");
+    assert!(error.contains("-32602") || error.contains("requestState"), "{error}; {rounds:?}");
+}

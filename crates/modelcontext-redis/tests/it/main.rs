@@ -1,0 +1,9 @@
+//! The Redis backends against a real `redis-server` on loopback, started by each test on a
+//! free port with nothing saved to disk ([`support::RedisServer`]). Without the binary the
+//! tests print why and pass, unless `CI` is set: there a missing binary fails.
+
+mod bus;
+mod fleet;
+mod proxy;
+mod sessions;
+mod support;

@@ -1,0 +1,40 @@
+//! A load balancer without stickiness: each HTTP request goes to the next backend in turn.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+/// Serves on a loopback port until the test ends; returns its address.
+pub async fn round_robin(backends: Vec<SocketAddr>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let client: Client<HttpConnector, Incoming> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let next = Arc::new(AtomicUsize::new(0));
+    let backends = Arc::new(backends);
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let (client, next, backends) =
+                (client.clone(), Arc::clone(&next), Arc::clone(&backends));
+            let service = service_fn(move |mut request: hyper::Request<Incoming>| {
+                let backend = backends[next.fetch_add(1, Ordering::Relaxed) % backends.len()];
+                let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+                *request.uri_mut() = format!("http://{backend}{path}").parse().expect("a uri");
+                let client = client.clone();
+                async move { client.request(request).await }
+            });
+            tokio::spawn(async move {
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(socket), service);
+                let _ = connection.await;
+            });
+        }
+    });
+    addr
+}

@@ -1,0 +1,177 @@
+//! A `redis-server` of the test's own: a free loopback port, no persistence, a temporary
+//! folder, killed when dropped.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use modelcontext_redis::Deployment;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a starting `redis-server` may take to say it is ready.
+const READY_DEADLINE: Duration = Duration::from_secs(10);
+
+pub struct RedisServer {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+    binary: PathBuf,
+    /// `--tls-port` and the files it needs, for a server that only speaks TLS.
+    tls: Vec<String>,
+}
+
+impl RedisServer {
+    /// A fresh server, or `None` (after saying why) when `redis-server` is not installed and
+    /// `CI` is not set.
+    pub async fn start() -> Option<RedisServer> {
+        let binary = find_binary()?;
+        let port = free_port();
+        let dir =
+            std::env::temp_dir().join(format!("modelcontext-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let child = launch(&binary, port, &dir, &[]).await;
+        Some(RedisServer { child, port, dir, binary, tls: Vec::new() })
+    }
+
+    /// A fresh server that speaks only TLS, with a certificate for 127.0.0.1 signed by a CA
+    /// made here; also returns that CA's root (PEM), which clients must be told to trust.
+    #[cfg(feature = "tls")]
+    pub async fn start_tls() -> Option<(RedisServer, String)> {
+        let mut server = RedisServer::start().await?;
+        let _ = server.child.kill().await;
+        let (root, files) = test_certificates(&server.dir);
+        let port = server.port.to_string();
+        server.tls = ["--port", "0", "--tls-port", &port, "--tls-auth-clients", "no"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(files)
+            .collect();
+        server.child = launch(&server.binary, server.port, &server.dir, &server.tls).await;
+        Some((server, root))
+    }
+
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_empty() { "redis" } else { "rediss" };
+        format!("{scheme}://127.0.0.1:{}/", self.port)
+    }
+
+    /// A deployment named `name` on this server.
+    pub fn deployment(&self, name: &str) -> Deployment {
+        Deployment::new(&self.url(), name).expect("a valid deployment")
+    }
+
+    /// `ACL SETUSER name rules...`, the rules given as one line of words.
+    pub async fn add_user(&self, name: &str, rules: &str) {
+        let client = redis::Client::open(self.url()).expect("url");
+        let mut admin = client.get_multiplexed_async_connection().await.expect("connected");
+        let mut setuser = redis::cmd("ACL");
+        setuser.arg("SETUSER").arg(name).arg(rules.split(' ').collect::<Vec<_>>());
+        let () = setuser.query_async(&mut admin).await.expect("ACL SETUSER");
+    }
+
+    /// Kills the server (as a crash would) and waits for it to be gone.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.expect("redis-server killed");
+    }
+
+    /// Starts a new server on the same port, empty, as a restarted Redis would be.
+    pub async fn start_again(&mut self) {
+        self.child = launch(&self.binary, self.port, &self.dir, &self.tls).await;
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn find_binary() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths).map(|dir| dir.join("redis-server")).find(|p| p.is_file())
+    });
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(
+            !ci,
+            "redis-server is not installed and CI is set: `apt-get install -y redis-server`"
+        );
+        eprintln!(
+            "SKIPPED: redis-server is not on PATH; install it (`apt-get install -y redis-server`) to run the Redis tests"
+        );
+    }
+    found
+}
+
+/// A port nobody listens on right now (the OS picks it; the listener is closed at once).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// A root CA and a certificate for 127.0.0.1 it signed, written into `dir`: the root's PEM,
+/// and the `redis-server` flags that name the files.
+#[cfg(feature = "tls")]
+fn test_certificates(dir: &std::path::Path) -> (String, Vec<String>) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let mut root = CertificateParams::new(Vec::<String>::new()).expect("no names");
+    root.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let root_key = KeyPair::generate().expect("a key");
+    let root = root.self_signed(&root_key).expect("a root");
+    let leaf_key = KeyPair::generate().expect("a key");
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .expect("an IP address name")
+        .signed_by(&leaf_key, &root, &root_key)
+        .expect("signed");
+    let mut flags = Vec::new();
+    for (flag, file, pem) in [
+        ("--tls-cert-file", "cert.pem", leaf.pem()),
+        ("--tls-key-file", "key.pem", leaf_key.serialize_pem()),
+        ("--tls-ca-cert-file", "ca.pem", root.pem()),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, pem).expect("a certificate file");
+        flags.extend([flag.to_owned(), path.display().to_string()]);
+    }
+    (root.pem(), flags)
+}
+
+/// Starts `redis-server` (with `extra` flags) and returns once it logged that it accepts
+/// connections.
+async fn launch(binary: &PathBuf, port: u16, dir: &PathBuf, extra: &[String]) -> Child {
+    let mut child = Command::new(binary)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .arg("--dir")
+        .arg(dir)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server starts");
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let ready = async {
+        while let Some(line) = lines.next_line().await.expect("its log") {
+            if line.contains("Ready to accept connections") {
+                return;
+            }
+        }
+        panic!("redis-server on port {port} exited before it was ready");
+    };
+    tokio::time::timeout(READY_DEADLINE, ready).await.expect("redis-server ready in time");
+    // Keep reading its log, or a full pipe would stall it.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    child
+}

@@ -1,0 +1,204 @@
+//! The seam for sharing handshake-era sessions between instances: a [`SessionStore`] keeps
+//! what a 2025-11-25 session is ([`SessionRecord`]), so any instance could serve it.
+//!
+//! Not used by the HTTP endpoint yet: sessions still live in the instance that made them (see
+//! `docs::deployment`). The trait, its in-memory implementation and its contract suite
+//! ([`testing::contracts::session_store`](crate::testing::contracts::session_store)) come
+//! first, so a shared implementation (`modelcontext-redis`) can be written and tested against
+//! the same rules before the endpoint relies on it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::time::Instant;
+
+/// What a handshake-era session is, enough for any instance to serve it without running
+/// `initialize` again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionRecord {
+    /// The `Mcp-Session-Id`.
+    pub id: String,
+    /// Who opened the session ([`PrincipalId`](crate::PrincipalId)); only they may use it.
+    pub principal: Option<String>,
+    /// The protocol revision `initialize` agreed on.
+    pub protocol_version: String,
+    /// The client's `initialize` params, as JSON: its capabilities and `clientInfo`.
+    pub initialize: String,
+    /// Whether `notifications/initialized` arrived.
+    pub initialized: bool,
+    /// The level `logging/setLevel` asked for, if any.
+    pub log_level: Option<String>,
+    /// The URIs `resources/subscribe` asked for.
+    pub subscriptions: BTreeSet<String>,
+}
+
+impl SessionRecord {
+    /// A session just made by `initialize`: not yet initialized, no log level, no
+    /// subscriptions.
+    pub fn new(
+        id: impl Into<String>,
+        protocol_version: impl Into<String>,
+        initialize: impl Into<String>,
+    ) -> SessionRecord {
+        SessionRecord {
+            id: id.into(),
+            principal: None,
+            protocol_version: protocol_version.into(),
+            initialize: initialize.into(),
+            initialized: false,
+            log_level: None,
+            subscriptions: BTreeSet::new(),
+        }
+    }
+
+    /// The same record, owned by `principal`.
+    pub fn with_principal(mut self, principal: impl Into<String>) -> SessionRecord {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// `change` applied to the record.
+    pub fn apply(&mut self, change: &SessionChange) {
+        match change {
+            SessionChange::Initialized => self.initialized = true,
+            SessionChange::LogLevel(level) => self.log_level = Some(level.clone()),
+            SessionChange::Subscribe(uri) => {
+                self.subscriptions.insert(uri.clone());
+            }
+            SessionChange::Unsubscribe(uri) => {
+                self.subscriptions.remove(uri);
+            }
+        }
+    }
+}
+
+/// One change to a stored session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionChange {
+    /// `notifications/initialized` arrived.
+    Initialized,
+    /// `logging/setLevel` with this level.
+    LogLevel(String),
+    /// `resources/subscribe` for this URI.
+    Subscribe(String),
+    /// `resources/unsubscribe` for this URI.
+    Unsubscribe(String),
+}
+
+/// A store could not answer (a network store that is down or too slow). The endpoint will
+/// answer such a request with 503 and `Retry-After`, never 404: the session may well exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    message: String,
+}
+
+impl StoreError {
+    /// The store is unavailable, for the reason given.
+    pub fn unavailable(message: impl Into<String>) -> StoreError {
+        StoreError { message: message.into() }
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session store unavailable: {}", self.message)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// What every [`SessionStore`] method returns.
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+
+/// Keeps handshake-era sessions where every instance of a deployment can read them. Each
+/// record lives until it has been idle (neither created nor touched) for the `idle` time
+/// given with its last create or touch. Each method says its rule;
+/// [`testing::contracts::session_store`](crate::testing::contracts::session_store) checks
+/// them all.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Stores a new record; `false` (and nothing changed) if a live record has its id.
+    fn create(&self, record: SessionRecord, idle: Duration) -> StoreFuture<'_, bool>;
+    /// The record with this id; `None` if there is none or it has expired (never an expired
+    /// record).
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SessionRecord>>;
+    /// Applies `change` to a live record; `false` if there is none (an update never brings an
+    /// expired or deleted record back).
+    fn update<'a>(&'a self, id: &'a str, change: SessionChange) -> StoreFuture<'a, bool>;
+    /// Restarts the record's idle time at `idle`; `false` if there is no live record.
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool>;
+    /// Forgets the record; deleting one that does not exist is not an error.
+    fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+}
+
+/// The in-memory [`SessionStore`]: one process, nothing shared. Expired records are dropped
+/// when next looked at, and all of them every 64 creates, so memory stays bounded by the
+/// sessions alive in the last idle period.
+#[derive(Debug, Default)]
+pub struct MemorySessionStore {
+    records: Mutex<Records>,
+}
+
+#[derive(Debug, Default)]
+struct Records {
+    live: HashMap<String, (SessionRecord, Instant)>,
+    creates: u64,
+}
+
+impl Records {
+    /// The record with this id, if it has not expired; an expired one is dropped.
+    fn live(&mut self, id: &str) -> Option<&mut (SessionRecord, Instant)> {
+        let expired = self.live.get(id).is_some_and(|(_, until)| *until <= Instant::now());
+        if expired {
+            self.live.remove(id);
+        }
+        self.live.get_mut(id)
+    }
+}
+
+impl MemorySessionStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records> {
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl SessionStore for MemorySessionStore {
+    fn create(&self, record: SessionRecord, idle: Duration) -> StoreFuture<'_, bool> {
+        let mut records = self.lock();
+        records.creates += 1;
+        if records.creates % 64 == 0 {
+            let now = Instant::now();
+            records.live.retain(|_, (_, until)| *until > now);
+        }
+        let created = records.live(&record.id).is_none();
+        if created {
+            records.live.insert(record.id.clone(), (record, Instant::now() + idle));
+        }
+        Box::pin(std::future::ready(Ok(created)))
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SessionRecord>> {
+        let record = self.lock().live(id).map(|(record, _)| record.clone());
+        Box::pin(std::future::ready(Ok(record)))
+    }
+
+    fn update<'a>(&'a self, id: &'a str, change: SessionChange) -> StoreFuture<'a, bool> {
+        let mut records = self.lock();
+        let found = records.live(id).map(|(record, _)| record.apply(&change)).is_some();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool> {
+        let mut records = self.lock();
+        let found = records.live(id).map(|(_, until)| *until = Instant::now() + idle).is_some();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.lock().live.remove(id);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}

@@ -1,0 +1,265 @@
+//! Contract suites: what every implementation of a seam must do, as async functions that panic
+//! with a sentence naming the broken rule. Each takes implementations you built, so a suite runs
+//! the same against memory, Redis or your own backend.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! use modelcontext::InMemoryBus;
+//!
+//! // Two handles on one deployment: for the in-memory bus, clones of one bus.
+//! let bus = InMemoryBus::default();
+//! modelcontext::testing::contracts::subscription_bus(&bus, &bus.clone()).await;
+//! # }
+//! ```
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+
+use crate::server::{BusEvent, ChangeEvent, SubscriptionBus};
+
+/// How long a suite waits for an event that should arrive, before it calls it lost.
+const DELIVERY_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How many events the slow-subscriber check publishes: more than a bounded buffer holds.
+const FLOOD: usize = 2_000;
+
+/// The [`SubscriptionBus`] contract. `a` and `b` are two handles on one deployment, as two
+/// server instances would hold them (two connections to one backend; for a bus that only
+/// lives in the process, the same bus twice). Each must be ready to deliver when passed in
+/// (a networked bus has finished subscribing). Checks, in order:
+///
+/// 1. every subscriber, on either handle, hears each event published on either handle, in
+///    the publisher's order, and no [`BusEvent::Gap`] when nothing was lost;
+/// 2. a subscriber that was dropped does not disturb the others;
+/// 3. `publish` returns at once while a subscriber never reads (2,000 events well
+///    within a second), and that subscriber then hears every event in order, or a `Gap`
+///    where some are missing: never a silent hole.
+pub async fn subscription_bus(a: &dyn SubscriptionBus, b: &dyn SubscriptionBus) {
+    every_subscriber_hears_every_event_in_order(a, b).await;
+    a_dropped_subscriber_disturbs_nobody(a, b).await;
+    a_slow_subscriber_hears_a_gap_never_a_silent_hole(a, b).await;
+}
+
+/// A change event that names its run and position, so order and loss can be read off it.
+fn numbered(run: &str, n: usize) -> ChangeEvent {
+    ChangeEvent::ResourceUpdated(format!("contract://{run}/{n}"))
+}
+
+/// The position of a numbered event of `run`; `None` for anything else (another run's events
+/// on a shared backend are not this check's business).
+fn position(run: &str, event: &ChangeEvent) -> Option<usize> {
+    match event {
+        ChangeEvent::ResourceUpdated(uri) => {
+            uri.strip_prefix("contract://")?.strip_prefix(run)?.strip_prefix('/')?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+/// A name no other run of a suite shares, so runs against one backend don't mix.
+fn fresh_run(check: &str) -> String {
+    let mut bytes = [0u8; 6];
+    // Without randomness the runs share a name; that only mixes concurrent runs' events.
+    let _ = getrandom::fill(&mut bytes);
+    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{check}-{suffix}")
+}
+
+/// The next thing `stream` hears that concerns `run` (a numbered event or a gap).
+async fn next_for(run: &str, stream: &mut BoxStream<'static, BusEvent>, who: &str) -> BusEvent {
+    let deadline = tokio::time::Instant::now() + DELIVERY_DEADLINE;
+    loop {
+        let heard = tokio::time::timeout_at(deadline, stream.next()).await;
+        match heard {
+            Err(_) => panic!("{who}: nothing arrived within {DELIVERY_DEADLINE:?}"),
+            Ok(None) => panic!("{who}: the subscription ended while the bus was alive"),
+            Ok(Some(BusEvent::Change(event))) if position(run, &event).is_none() => continue,
+            Ok(Some(heard)) => return heard,
+        }
+    }
+}
+
+async fn every_subscriber_hears_every_event_in_order(
+    a: &dyn SubscriptionBus,
+    b: &dyn SubscriptionBus,
+) {
+    let run = fresh_run("order");
+    let mut subscribers = [
+        ("first subscriber on a", a.subscribe()),
+        ("second subscriber on a", a.subscribe()),
+        ("subscriber on b", b.subscribe()),
+    ];
+    for n in 0..3 {
+        a.publish(numbered(&run, n));
+    }
+    for n in 3..6 {
+        b.publish(numbered(&run, n));
+    }
+    for (who, stream) in &mut subscribers {
+        // Each publisher's order holds; a's and b's events may interleave.
+        let mut from_a = Vec::new();
+        let mut from_b = Vec::new();
+        while from_a.len() + from_b.len() < 6 {
+            match next_for(&run, stream, who).await {
+                BusEvent::Change(event) => {
+                    let n = position(&run, &event).unwrap_or(usize::MAX);
+                    if n < 3 { from_a.push(n) } else { from_b.push(n) }
+                }
+                other => panic!("{who}: heard {other:?} though nothing was lost"),
+            }
+        }
+        assert_eq!(from_a, [0, 1, 2], "{who}: a's events, in a's order");
+        assert_eq!(from_b, [3, 4, 5], "{who}: b's events, in b's order");
+    }
+}
+
+async fn a_dropped_subscriber_disturbs_nobody(a: &dyn SubscriptionBus, b: &dyn SubscriptionBus) {
+    let run = fresh_run("drop");
+    let dropped = a.subscribe();
+    let mut kept = a.subscribe();
+    let mut remote = b.subscribe();
+    drop(dropped);
+    b.publish(numbered(&run, 0));
+    a.publish(numbered(&run, 1));
+    for (who, stream) in [("kept subscriber on a", &mut kept), ("subscriber on b", &mut remote)] {
+        let mut heard = Vec::new();
+        while heard.len() < 2 {
+            match next_for(&run, stream, who).await {
+                BusEvent::Change(event) => heard.extend(position(&run, &event)),
+                other => panic!("{who}: heard {other:?} after another subscriber left"),
+            }
+        }
+        heard.sort_unstable();
+        assert_eq!(heard, [0, 1], "{who}: both events after another subscriber left");
+    }
+}
+
+async fn a_slow_subscriber_hears_a_gap_never_a_silent_hole(
+    a: &dyn SubscriptionBus,
+    b: &dyn SubscriptionBus,
+) {
+    let run = fresh_run("flood");
+    let mut slow = a.subscribe();
+    let mut remote = b.subscribe();
+    let started = Instant::now();
+    for n in 0..FLOOD {
+        a.publish(numbered(&run, n));
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(1), "publishing {FLOOD} events took {took:?}");
+    for (who, stream) in [("slow subscriber on a", &mut slow), ("subscriber on b", &mut remote)] {
+        let mut expected = 0;
+        let mut gap_pending = false;
+        while expected < FLOOD {
+            match next_for(&run, stream, who).await {
+                BusEvent::Gap => gap_pending = true,
+                BusEvent::Change(event) => {
+                    let n = position(&run, &event).unwrap_or(usize::MAX);
+                    assert!(n >= expected, "{who}: event {n} after {expected}: out of order");
+                    assert!(
+                        n == expected || gap_pending,
+                        "{who}: events {expected}..{n} missing without a gap"
+                    );
+                    expected = n + 1;
+                    gap_pending = false;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::InMemoryBus;
+
+    #[tokio::test]
+    async fn the_in_memory_bus_meets_the_subscription_bus_contract() {
+        let bus = InMemoryBus::default();
+        super::subscription_bus(&bus, &bus.clone()).await;
+    }
+}
+
+/// The idle time the session-store checks give a record that must expire: short, so the
+/// suite is quick; long enough for a networked store's round trips.
+#[cfg(feature = "http")]
+const SHORT_IDLE: Duration = Duration::from_millis(600);
+
+/// The [`SessionStore`](crate::server::http::SessionStore) contract, on a store you built
+/// (empty or not: each check uses fresh ids). Checks, in order:
+///
+/// 1. `create` stores a record that `load` returns unchanged; a second `create` with the same
+///    id is refused and changes nothing;
+/// 2. `update` applies each kind of change, and reports `false` for an unknown id;
+/// 3. `touch` keeps a record alive past its first idle time; an untouched one expires, and
+///    then `load`, `update` and `touch` all see nothing (an update never revives it), and its
+///    id may be created again;
+/// 4. `delete` forgets a record, and deleting it again is not an error.
+///
+/// Check 3 waits about a second of real time: expiry is the subject.
+#[cfg(feature = "http")]
+pub async fn session_store(store: &dyn crate::server::http::SessionStore) {
+    use crate::server::http::{SessionChange, SessionRecord};
+    let id = fresh_run("session");
+    let long = Duration::from_secs(60);
+    let record =
+        SessionRecord::new(&id, "2025-11-25", r#"{"capabilities":{}}"#).with_principal("alice");
+    let stored = |what: &str| format!("{what} (session {id})");
+
+    assert!(store.create(record.clone(), long).await.expect("create"), "{}", stored("create"));
+    assert_eq!(store.load(&id).await.expect("load"), Some(record.clone()), "load returns it");
+    let other = SessionRecord::new(&id, "2025-06-18", "{}");
+    assert!(!store.create(other, long).await.expect("create"), "a second create is refused");
+    assert_eq!(store.load(&id).await.expect("load"), Some(record.clone()), "and changes nothing");
+
+    let mut expected = record;
+    for change in [
+        SessionChange::Initialized,
+        SessionChange::LogLevel("debug".into()),
+        SessionChange::Subscribe("books://Dune".into()),
+        SessionChange::Subscribe("books://Emma".into()),
+        SessionChange::Unsubscribe("books://Dune".into()),
+    ] {
+        assert!(store.update(&id, change.clone()).await.expect("update"), "{change:?}");
+        expected.apply(&change);
+        assert_eq!(store.load(&id).await.expect("load"), Some(expected.clone()), "{change:?}");
+    }
+    let unknown = fresh_run("unknown");
+    assert!(!store.update(&unknown, SessionChange::Initialized).await.expect("update"));
+    assert!(!store.touch(&unknown, long).await.expect("touch"), "touching an unknown id");
+    assert_eq!(store.load(&unknown).await.expect("load"), None);
+
+    let kept = SessionRecord::new(fresh_run("kept"), "2025-11-25", "{}");
+    let dropped = SessionRecord::new(fresh_run("dropped"), "2025-11-25", "{}");
+    assert!(store.create(kept.clone(), SHORT_IDLE).await.expect("create"));
+    assert!(store.create(dropped.clone(), SHORT_IDLE).await.expect("create"));
+    tokio::time::sleep(SHORT_IDLE / 2).await;
+    assert!(store.touch(&kept.id, SHORT_IDLE).await.expect("touch"), "touch a live record");
+    tokio::time::sleep(SHORT_IDLE / 2 + SHORT_IDLE / 4).await;
+    assert_eq!(store.load(&kept.id).await.expect("load"), Some(kept.clone()), "touched: alive");
+    assert_eq!(store.load(&dropped.id).await.expect("load"), None, "untouched: expired");
+    let revive = SessionChange::Subscribe("books://Dune".into());
+    assert!(!store.update(&dropped.id, revive).await.expect("update"), "no update after expiry");
+    assert!(!store.touch(&dropped.id, long).await.expect("touch"), "no touch after expiry");
+    assert_eq!(store.load(&dropped.id).await.expect("load"), None, "an update never revives");
+    assert!(store.create(dropped.clone(), long).await.expect("create"), "an expired id is free");
+
+    for gone in [&id, &kept.id, &dropped.id] {
+        store.delete(gone).await.expect("delete");
+        assert_eq!(store.load(gone).await.expect("load"), None, "deleted");
+        store.delete(gone).await.expect("deleting twice is not an error");
+        assert!(!store.update(gone, SessionChange::Initialized).await.expect("update"));
+    }
+}
+
+#[cfg(all(test, feature = "http"))]
+mod session_store_tests {
+    use crate::server::http::MemorySessionStore;
+
+    #[tokio::test]
+    async fn the_in_memory_session_store_meets_the_session_store_contract() {
+        super::session_store(&MemorySessionStore::default()).await;
+    }
+}
