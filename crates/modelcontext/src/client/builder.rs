@@ -192,6 +192,7 @@ impl ClientBuilder {
             handlers: Arc::clone(&handlers),
             listeners: Arc::clone(&listeners),
             cache: cache.clone(),
+            network_transport: transport.network_transport(),
         };
         let network_transport = transport.network_transport();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);

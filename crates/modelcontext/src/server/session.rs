@@ -190,6 +190,10 @@ impl Dispatch for SharedSession {
         SharedSession::request(self, request, peer)
     }
 
+    fn refused(&self, request: &Request, error: &McpError) {
+        self.lock().refused(request, error);
+    }
+
     fn notification(&mut self, notification: Notification, peer: &Peer) {
         self.lock().notification(notification, peer);
     }
@@ -211,6 +215,18 @@ impl Dispatch for ServerSession {
             #[cfg(feature = "otel")]
             Default::default(),
         )
+    }
+
+    /// A refused request gets its span too, with the error attributes, so that an operator
+    /// sees the refusals (the span ends at once).
+    fn refused(&self, request: &Request, error: &McpError) {
+        let span = crate::observe::server_span(&request.method, &request.id, self.link.transport);
+        if !span.is_disabled() {
+            if let Some(session_id) = &self.link.session_id {
+                span.record("mcp.session.id", &**session_id);
+            }
+            crate::observe::record_outcome(&span, false, Err(error));
+        }
     }
 
     fn notification(&mut self, notification: Notification, peer: &Peer) {
