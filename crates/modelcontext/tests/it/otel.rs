@@ -126,6 +126,12 @@ async fn one_trace_from_the_client_to_the_server_over_http() {
         if mode == EraMode::Handshake {
             let server = traces.one("tools/call get_author", SpanKind::Server);
             assert!(text(&server, "mcp.session.id").is_some(), "a handshake-era HTTP session");
+            // The client knows the session from its transport: the same id on its span.
+            let client = traces.one("tools/call get_author", SpanKind::Client);
+            assert_eq!(text(&client, "mcp.session.id"), text(&server, "mcp.session.id"));
+        } else {
+            let client = traces.one("tools/call get_author", SpanKind::Client);
+            assert_eq!(text(&client, "mcp.session.id"), None, "no session in the modern era");
         }
     }
 }
