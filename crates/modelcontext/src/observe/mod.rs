@@ -55,6 +55,26 @@ pub(crate) fn server_span(method: &str, id: &RequestId, transport: &'static str)
     request_span!("modelcontext::server", "mcp.server", "server", method, id, Empty, transport)
 }
 
+/// Records a request the server refused before dispatch (the in-flight limit) on a span of
+/// its own, ended at once. Cold and kept out of line: the answering path's spans stay as they
+/// were compiled.
+#[cold]
+#[inline(never)]
+pub(crate) fn record_refusal(
+    request: &modelcontext_types::Request,
+    error: &McpError,
+    transport: &'static str,
+    session_id: Option<&str>,
+) {
+    let (method, id) = (request.method.as_str(), &request.id);
+    let span =
+        request_span!("modelcontext::server", "mcp.server", "server", method, id, Empty, transport);
+    if !span.is_disabled() {
+        span.record("mcp.session.id", session_id);
+        record_outcome(&span, false, Err(error));
+    }
+}
+
 /// The span of a notification the server receives (no id, nothing to answer).
 pub(crate) fn server_notification_span(method: &str, transport: &'static str) -> Span {
     tracing::debug_span!(

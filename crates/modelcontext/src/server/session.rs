@@ -220,13 +220,8 @@ impl Dispatch for ServerSession {
     /// A refused request gets its span too, with the error attributes, so that an operator
     /// sees the refusals (the span ends at once).
     fn refused(&self, request: &Request, error: &McpError) {
-        let span = crate::observe::server_span(&request.method, &request.id, self.link.transport);
-        if !span.is_disabled() {
-            if let Some(session_id) = &self.link.session_id {
-                span.record("mcp.session.id", &**session_id);
-            }
-            crate::observe::record_outcome(&span, false, Err(error));
-        }
+        let session_id = self.link.session_id.as_deref();
+        crate::observe::record_refusal(request, error, self.link.transport, session_id);
     }
 
     fn notification(&mut self, notification: Notification, peer: &Peer) {
