@@ -192,8 +192,10 @@ impl ClientBuilder {
             handlers: Arc::clone(&handlers),
             listeners: Arc::clone(&listeners),
             cache: cache.clone(),
+            network_transport: transport.network_transport(),
         };
         let network_transport = transport.network_transport();
+        let session_id = transport.session_id_watch();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
         let mut client = Client {
@@ -209,6 +211,7 @@ impl ClientBuilder {
             server_capabilities: ServerCapabilities::default(),
             instructions: None,
             network_transport,
+            session_id,
             #[cfg(feature = "otel")]
             instruments: crate::observe::otel::Instruments::from_global(),
             cache,

@@ -160,10 +160,21 @@ impl Client {
         let request = self.peer.request(id, method, Some(raw), request_options);
         let outcome = request.instrument(span.clone()).await;
         let tool_call = method == method::TOOLS_CALL;
+        self.record_session(&span);
         observe::record(&span, tool_call, &outcome);
         #[cfg(feature = "otel")]
         timing.finish(tool_call, outcome.as_deref());
         Ok(outcome?)
+    }
+
+    /// `mcp.session.id`, read once the answer came (`initialize`'s brings the id).
+    fn record_session(&self, span: &tracing::Span) {
+        if span.is_disabled() {
+            return;
+        }
+        if let Some(id) = self.session_id.as_ref().and_then(|watch| watch.get()) {
+            span.record("mcp.session.id", &*id);
+        }
     }
 
     /// The span of one outgoing request (see [`observe`]).

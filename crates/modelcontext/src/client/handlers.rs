@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde_json::Map;
 
 use crate::engine::{BoxFuture, Dispatch, Outcome, Peer, Reply};
+use crate::observe;
 
 type Callback<P, R> = Arc<dyn Fn(P) -> BoxFuture<Result<R, McpError>> + Send + Sync>;
 
@@ -123,10 +124,14 @@ pub(crate) struct ClientDispatch {
     pub listeners: super::listen::Listeners,
     /// Dropped from on change notifications.
     pub cache: Option<super::ResultCache>,
+    /// `network.transport` of the request spans.
+    pub network_transport: &'static str,
 }
 
-impl Dispatch for ClientDispatch {
-    fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
+impl ClientDispatch {
+    /// The answer to a request of the server: at once (ping, an unknown method) or from a
+    /// handler.
+    fn answer(&self, request: Request) -> Reply {
         let parsed = match ServerRequest::parse(&request.method, request.params.as_deref()) {
             Ok(parsed) => parsed,
             Err(err) => return Reply::Now(Err(McpError::from(err).with_method(&request.method))),
@@ -145,6 +150,22 @@ impl Dispatch for ClientDispatch {
             }
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
+    }
+}
+
+impl Dispatch for ClientDispatch {
+    fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
+        let span =
+            observe::client_incoming_span(&request.method, &request.id, self.network_transport);
+        #[cfg(feature = "otel")]
+        if !span.is_disabled() {
+            // The server's CLIENT span, sent in `_meta`, is the parent.
+            let meta = observe::otel::meta_of_raw(request.params.as_deref());
+            let carrier = meta.as_ref().map(|m| m.carrier()).unwrap_or_default();
+            observe::otel::adopt_remote_parent(&span, carrier, Default::default());
+        }
+        let reply = span.in_scope(|| self.answer(request));
+        observe::traced_reply(span, reply)
     }
 
     fn notification(&mut self, notification: Notification, _peer: &Peer) {

@@ -89,6 +89,8 @@ pub struct Client {
     instructions: Option<String>,
     /// `network.transport` of the client's spans.
     network_transport: &'static str,
+    /// The transport's session id (handshake-era HTTP), for the client's spans.
+    session_id: Option<crate::transport::SessionIdWatch>,
     /// The metric instruments (feature `otel`), made from the global meter provider when the
     /// client connects.
     #[cfg(feature = "otel")]

@@ -72,7 +72,12 @@ pub(crate) fn admit(
         return Ok(());
     }
     let limit = dispatch.max_in_flight();
-    if working < limit { Ok(()) } else { Err(busy(limit)) }
+    if working < limit {
+        return Ok(());
+    }
+    let error = busy(limit);
+    dispatch.refused(request, &error);
+    Err(error)
 }
 
 /// The answer to a request refused because `limit` handlers are already working.

@@ -71,6 +71,10 @@ pub(crate) trait Dispatch: Send + 'static {
     fn starts_work(&self, _request: &Request) -> bool {
         true
     }
+
+    /// `request` was refused with `error` before it was dispatched (the in-flight limit): a
+    /// chance to record it. Only called on refusal.
+    fn refused(&self, _request: &Request, _error: &McpError) {}
 }
 
 /// Stops the engine loop when dropped.

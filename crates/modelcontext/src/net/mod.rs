@@ -156,6 +156,25 @@ impl HttpClient {
         }
     }
 
+    /// Sends `request` (an absolute URL) and reads the whole answer, whatever its status, up to
+    /// `max_body` bytes: a request of your own through the same pool, proxies and TLS settings
+    /// as the SDK's (an OTLP exporter's, say; `examples/otel` wraps it for
+    /// `opentelemetry-http`). Redirects are not followed. An error says what failed, in words.
+    pub async fn send_buffered(
+        &self,
+        request: Request<Bytes>,
+        max_body: usize,
+    ) -> Result<Response<Bytes>, Error> {
+        let failed = |message: String| Error::from(std::io::Error::other(message));
+        let response = self.send(request.map(Full::new)).await.map_err(failed)?;
+        let (parts, body) = response.into_parts();
+        let body = http_body_util::Limited::new(body, max_body)
+            .collect()
+            .await
+            .map_err(|e| failed(format!("reading the answer: {e}")))?;
+        Ok(Response::from_parts(parts, body.to_bytes()))
+    }
+
     /// Sends a request for a small document (metadata, a key set, a token answer): the whole
     /// exchange within [`FETCH_TIMEOUT`], the body up to [`MAX_DOCUMENT_BYTES`]. Errors start
     /// with the method and URL, and never carry a header or body (they hold secrets).

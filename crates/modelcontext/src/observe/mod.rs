@@ -8,10 +8,10 @@
 //! formatted and no future is wrapped.
 
 use modelcontext_types::{ClientRequest, McpError, RawValue, RequestId, method};
-use tracing::Span;
 use tracing::field::Empty;
+use tracing::{Instrument, Span};
 
-use crate::engine::Outcome;
+use crate::engine::{Outcome, Peer, Reply, RequestOptions};
 
 #[cfg(feature = "otel")]
 pub(crate) mod otel;
@@ -55,6 +55,26 @@ pub(crate) fn server_span(method: &str, id: &RequestId, transport: &'static str)
     request_span!("modelcontext::server", "mcp.server", "server", method, id, Empty, transport)
 }
 
+/// Records a request the server refused before dispatch (the in-flight limit) on a span of
+/// its own, ended at once. Cold and kept out of line: the answering path's spans stay as they
+/// were compiled.
+#[cold]
+#[inline(never)]
+pub(crate) fn record_refusal(
+    request: &modelcontext_types::Request,
+    error: &McpError,
+    transport: &'static str,
+    session_id: Option<&str>,
+) {
+    let (method, id) = (request.method.as_str(), &request.id);
+    let span =
+        request_span!("modelcontext::server", "mcp.server", "server", method, id, Empty, transport);
+    if !span.is_disabled() {
+        span.record("mcp.session.id", session_id);
+        record_outcome(&span, false, Err(error));
+    }
+}
+
 /// The span of a notification the server receives (no id, nothing to answer).
 pub(crate) fn server_notification_span(method: &str, transport: &'static str) -> Span {
     tracing::debug_span!(
@@ -83,6 +103,79 @@ pub(crate) fn client_span(
         protocol_version,
         transport
     )
+}
+
+/// The span of a request the server sends its client (`elicitation/create`,
+/// `sampling/createMessage`, `roots/list`): CLIENT kind, a child of the span current where it is
+/// sent (the handler's request span).
+fn server_outgoing_span(method: &str, id: &RequestId, protocol_version: Option<&str>) -> Span {
+    request_span!(
+        "modelcontext::server",
+        "mcp.server.outgoing",
+        "client",
+        method,
+        id,
+        protocol_version,
+        Empty
+    )
+}
+
+/// The span in which a client answers a request of its server: SERVER kind.
+pub(crate) fn client_incoming_span(method: &str, id: &RequestId, transport: &'static str) -> Span {
+    request_span!(
+        "modelcontext::client",
+        "mcp.client.incoming",
+        "server",
+        method,
+        id,
+        Empty,
+        transport
+    )
+}
+
+/// Sends a request of the server to its client and waits for the answer, in a CLIENT span
+/// that records how it ended; with feature `otel` the span's context goes into
+/// `params._meta`, so the client's span is its child.
+pub(crate) async fn request_client(
+    peer: &Peer,
+    method: &str,
+    params: Box<RawValue>,
+    options: RequestOptions,
+    protocol_version: Option<&'static str>,
+) -> Outcome {
+    let id = peer.next_id();
+    let span = server_outgoing_span(method, &id, protocol_version);
+    #[cfg(feature = "otel")]
+    let params = otel::inject_raw(&span, params);
+    let outcome = peer.request(id, method, Some(params), options).instrument(span.clone()).await;
+    record(&span, false, &outcome);
+    outcome
+}
+
+/// `reply` recorded on `span`: an answer at once ends the span now; a handler runs inside it
+/// and ends it with its outcome.
+pub(crate) fn traced_reply(span: Span, reply: Reply) -> Reply {
+    if span.is_disabled() {
+        return reply;
+    }
+    match reply {
+        Reply::Now(outcome) => {
+            record(&span, false, &outcome);
+            Reply::Now(outcome)
+        }
+        Reply::Later(handler) => {
+            let recorded = span.clone();
+            Reply::Later(Box::pin(
+                async move {
+                    let outcome = handler.await;
+                    record(&recorded, false, &outcome);
+                    outcome
+                }
+                .instrument(span),
+            ))
+        }
+        Reply::Stream(stream) => Reply::Stream(Box::pin(stream.instrument(span))),
+    }
 }
 
 /// What a request is about, as the conventions name it: a tool, a prompt, or a resource.

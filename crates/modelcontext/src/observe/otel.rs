@@ -134,6 +134,18 @@ pub(crate) fn inject(span: &Span, params: &mut Map<String, Value>) {
     TraceContextPropagator::new().inject_context(&cx, &mut MetaInjector(meta));
 }
 
+/// [`inject`] into raw params (a server's request to its client, made before it has a span).
+pub(crate) fn inject_raw(span: &Span, params: Box<RawValue>) -> Box<RawValue> {
+    if span.is_disabled() {
+        return params;
+    }
+    let Ok(mut map) = serde_json::from_str::<Map<String, Value>>(params.get()) else {
+        return params;
+    };
+    inject(span, &mut map);
+    serde_json::value::to_raw_value(&map).unwrap_or(params)
+}
+
 struct MetaInjector<'a>(&'a mut Map<String, Value>);
 
 impl Injector for MetaInjector<'_> {

@@ -187,8 +187,9 @@ impl Question<'_> {
         }
         .map_err(|e| McpError::internal(e.to_string()))?;
         let peer = self.cx.peer();
-        let raw =
-            peer.request(peer.next_id(), method, Some(params), RequestOptions::default()).await?;
+        let version = Some(self.cx.protocol_version());
+        let options = RequestOptions::default();
+        let raw = crate::observe::request_client(peer, method, params, options, version).await?;
         let parsed = match request {
             InputRequest::Elicit(_) => serde_json::from_str(raw.get()).map(InputResponse::Elicit),
             InputRequest::CreateMessage(_) => {

@@ -51,7 +51,8 @@ impl RootsChanged {
         let params =
             to_raw(&RequestParams::default()).map_err(|e| McpError::internal(e.to_string()))?;
         let options = RequestOptions { timeout: Some(ROOTS_TIMEOUT), ..RequestOptions::default() };
-        let raw = peer.request(peer.next_id(), method::ROOTS_LIST, Some(params), options).await?;
+        let raw = crate::observe::request_client(&peer, method::ROOTS_LIST, params, options, None)
+            .await?;
         let result: ListRootsResult = serde_json::from_str(raw.get()).map_err(|e| {
             McpError::invalid_params(format!("Invalid answer to 'roots/list': {e}"))
         })?;

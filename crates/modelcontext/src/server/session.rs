@@ -190,6 +190,10 @@ impl Dispatch for SharedSession {
         SharedSession::request(self, request, peer)
     }
 
+    fn refused(&self, request: &Request, error: &McpError) {
+        self.lock().refused(request, error);
+    }
+
     fn notification(&mut self, notification: Notification, peer: &Peer) {
         self.lock().notification(notification, peer);
     }
@@ -211,6 +215,13 @@ impl Dispatch for ServerSession {
             #[cfg(feature = "otel")]
             Default::default(),
         )
+    }
+
+    /// A refused request gets its span too, with the error attributes, so that an operator
+    /// sees the refusals (the span ends at once).
+    fn refused(&self, request: &Request, error: &McpError) {
+        let session_id = self.link.session_id.as_deref();
+        crate::observe::record_refusal(request, error, self.link.transport, session_id);
     }
 
     fn notification(&mut self, notification: Notification, peer: &Peer) {

@@ -37,7 +37,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::net::{HttpClient, HttpClientBuilder, ResponseBody as Body, invalid_input};
-use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, Transport};
+use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, SessionIdWatch, Transport};
 use crate::{Client, Error};
 
 #[cfg(feature = "auth")]
@@ -77,6 +77,19 @@ pub struct HttpTransport {
     max_message_bytes: usize,
     #[cfg(feature = "auth")]
     auth: Option<Arc<dyn crate::auth::client::AuthProvider>>,
+    /// The handshake-era session id, for the client's spans.
+    session_watch: SessionSlot,
+}
+
+/// A transport's [`SessionIdWatch`]. A clone of the transport (a template for several
+/// connections) gets a watch of its own: each connection has its own session.
+#[derive(Default)]
+struct SessionSlot(SessionIdWatch);
+
+impl Clone for SessionSlot {
+    fn clone(&self) -> SessionSlot {
+        SessionSlot::default()
+    }
 }
 
 impl HttpTransport {
@@ -93,6 +106,7 @@ impl HttpTransport {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             #[cfg(feature = "auth")]
             auth: None,
+            session_watch: SessionSlot::default(),
         })
     }
 
@@ -173,6 +187,10 @@ impl Client {
 impl Transport for HttpTransport {
     fn network_transport(&self) -> &'static str {
         crate::observe::TCP
+    }
+
+    fn session_id_watch(&self) -> Option<SessionIdWatch> {
+        Some(self.session_watch.0.clone())
     }
 
     fn open(self) -> Connection {

@@ -59,6 +59,31 @@ pub trait Transport: Send + 'static {
     fn network_transport(&self) -> &'static str {
         crate::observe::PIPE
     }
+
+    /// Where the transport keeps the session id it learns (a handshake-era HTTP session), for
+    /// the client's spans (`mcp.session.id`). Asked before [`Transport::open`].
+    #[doc(hidden)]
+    fn session_id_watch(&self) -> Option<SessionIdWatch> {
+        None
+    }
+}
+
+/// A session id a transport learns as it goes, shared with the client that reads it into its
+/// spans. Written once per session (and on renewal), read only when a span is recorded.
+#[doc(hidden)]
+#[derive(Clone, Debug, Default)]
+pub struct SessionIdWatch(std::sync::Arc<std::sync::RwLock<Option<std::sync::Arc<str>>>>);
+
+impl SessionIdWatch {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn set(&self, id: Option<&str>) {
+        let mut slot = self.0.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *slot = id.map(std::sync::Arc::from);
+    }
+
+    pub(crate) fn get(&self) -> Option<std::sync::Arc<str>> {
+        self.0.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
 }
 
 impl Transport for Connection {

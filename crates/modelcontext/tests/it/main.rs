@@ -37,6 +37,8 @@ mod negotiation;
 mod observe;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(all(feature = "otel", feature = "http"))]
+mod otlp;
 mod pagination;
 mod roots;
 mod seed;

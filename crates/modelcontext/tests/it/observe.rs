@@ -287,3 +287,88 @@ async fn a_user_span_around_serve_is_the_parent_over_http2() {
     let call = capture.one("mcp.server", "tools/call");
     assert_eq!(call.ancestors.last(), Some(&"serving"), "{call:#?}");
 }
+
+/// `roots` lists the client's roots; `sign_in` asks it to open a URL.
+fn asking_server() -> McpServer {
+    use modelcontext::server::Context;
+    let roots = ToolDef::new("roots", |cx: Context, _: NoArgs| async move {
+        Ok::<_, modelcontext::McpError>(cx.list_roots().await?.len().to_string())
+    });
+    let sign_in = ToolDef::new("sign_in", |cx: Context, _: NoArgs| async move {
+        let action = cx.elicit_url("Sign in", "https://shop.example/login").await?;
+        Ok::<_, modelcontext::McpError>(format!("{action:?}"))
+    });
+    McpServer::new("asks").tools([roots, sign_in]).expect("tools")
+}
+
+#[tokio::test]
+async fn requests_to_the_client_have_a_client_span_and_a_server_span() {
+    use modelcontext::McpError;
+    use modelcontext::types::Root;
+    let (capture, _guard) = capture();
+    let client = Client::builder()
+        .era(EraMode::Handshake)
+        .on_roots(|| async { Ok(vec![Root::new("file:///books")]) })
+        .on_elicit(|_| async { Err(McpError::invalid_request("no browser here")) })
+        .connect(asking_server().in_memory())
+        .await
+        .expect("up");
+    client.call_tool("roots", json!({})).await.expect("answered");
+    let _ = client.call_tool("sign_in", json!({})).await;
+    drop(client);
+    capture.settled().await;
+
+    // The server's request: CLIENT kind, inside the span of the tool call that asked.
+    let asked = capture.one("mcp.server.outgoing", "roots/list");
+    assert_eq!(asked.field("otel.kind"), Some("client"));
+    assert_eq!(asked.field("otel.name"), Some("roots/list"));
+    assert!(asked.field("mcp.protocol.version").is_some());
+    assert_eq!(asked.field("error.type"), None);
+    assert_eq!(asked.ancestors.first(), Some(&"mcp.server"), "{:?}", asked.ancestors);
+    // The client's answer: SERVER kind, the same request id.
+    let answered = capture.one("mcp.client.incoming", "roots/list");
+    assert_eq!(answered.field("otel.kind"), Some("server"));
+    assert_eq!(answered.field("network.transport"), Some("pipe"));
+    assert_eq!(answered.field("jsonrpc.request.id"), asked.field("jsonrpc.request.id"));
+    assert_eq!(answered.field("error.type"), None);
+
+    // A refusal by the client's handler is an error on both sides.
+    for side in ["mcp.server.outgoing", "mcp.client.incoming"] {
+        let refused = capture.one(side, "elicitation/create");
+        assert_eq!(refused.field("error.type"), Some("-32600"), "{side}");
+        assert_eq!(refused.field("rpc.response.status_code"), Some("-32600"), "{side}");
+        assert_eq!(refused.field("otel.status_code"), Some("ERROR"), "{side}");
+    }
+}
+
+#[tokio::test]
+async fn a_request_refused_by_the_in_flight_limit_has_a_span_with_the_error() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let running = Arc::clone(&started);
+    let wait = ToolDef::new("wait", move |_: NoArgs| {
+        let running = Arc::clone(&running);
+        async move {
+            running.notify_one();
+            std::future::pending::<&'static str>().await
+        }
+    });
+    let server = server().tool(wait).expect("tool").max_in_flight(1);
+    let (capture, _guard) = capture();
+    let client = Client::connect(server.in_memory()).await.expect("up");
+    let waiting = client.call_tool("wait", json!({}));
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => panic!("the wait tool answered"),
+        () = started.notified() => {}
+    }
+    let refused = client.call_tool("get_author", json!({})).await.expect_err("refused");
+    assert!(refused.to_string().contains("Server busy"), "{refused}");
+
+    let spans = capture.spans("mcp.server");
+    let refusal = spans.iter().find(|s| s.field("error.type").is_some()).expect("a refusal span");
+    assert_eq!(refusal.field("mcp.method.name"), Some("tools/call"));
+    assert_eq!(refusal.field("error.type"), Some("-32603"));
+    assert_eq!(refusal.field("otel.status_code"), Some("ERROR"));
+    assert!(refusal.field("otel.status_description").is_some_and(|d| d.contains("Server busy")));
+    assert!(refusal.field("jsonrpc.request.id").is_some());
+}

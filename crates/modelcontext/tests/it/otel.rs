@@ -126,6 +126,12 @@ async fn one_trace_from_the_client_to_the_server_over_http() {
         if mode == EraMode::Handshake {
             let server = traces.one("tools/call get_author", SpanKind::Server);
             assert!(text(&server, "mcp.session.id").is_some(), "a handshake-era HTTP session");
+            // The client knows the session from its transport: the same id on its span.
+            let client = traces.one("tools/call get_author", SpanKind::Client);
+            assert_eq!(text(&client, "mcp.session.id"), text(&server, "mcp.session.id"));
+        } else {
+            let client = traces.one("tools/call get_author", SpanKind::Client);
+            assert_eq!(text(&client, "mcp.session.id"), None, "no session in the modern era");
         }
     }
 }
@@ -352,4 +358,33 @@ async fn an_http_traceparent_header_reaches_a_session_request() {
     assert_eq!(span.span_context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(span.parent_span_id.to_string(), "00f067aa0ba902b7");
     assert!(text(&span, "mcp.session.id").is_some());
+}
+
+#[tokio::test]
+async fn a_request_to_the_client_continues_the_trace_of_the_call_that_asked() {
+    use modelcontext::server::Context;
+    let roots = ToolDef::new("roots", |cx: Context, _: NoArgs| async move {
+        Ok::<_, modelcontext::McpError>(cx.list_roots().await?.len().to_string())
+    });
+    let server = McpServer::new("asks").tool(roots).expect("tool");
+    let traces = Traces::install();
+    let client = Client::builder()
+        .era(EraMode::Handshake)
+        .on_roots(|| async { Ok(vec![modelcontext::types::Root::new("file:///books")]) })
+        .connect(server.in_memory())
+        .await
+        .expect("up");
+    client.call_tool("roots", json!({})).await.expect("answered");
+    drop(client);
+
+    let call = traces.one("tools/call roots", SpanKind::Server);
+    let asked = traces.one("roots/list", SpanKind::Client);
+    let answered = traces.one("roots/list", SpanKind::Server);
+    let trace = call.span_context.trace_id();
+    assert_eq!(asked.span_context.trace_id(), trace);
+    assert_eq!(answered.span_context.trace_id(), trace);
+    assert_eq!(asked.parent_span_id, call.span_context.span_id());
+    assert_eq!(answered.parent_span_id, asked.span_context.span_id());
+    assert!(answered.parent_span_is_remote);
+    assert_eq!(text(&asked, "mcp.method.name").as_deref(), Some("roots/list"));
 }

@@ -24,6 +24,7 @@ impl Shared {
             .get(SESSION_ID)
             .filter(|v| v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)));
         state.session_id = id.cloned();
+        self.config.session_watch.0.set(id.and_then(|v| v.to_str().ok()));
         state.handshake_version = None;
     }
 
