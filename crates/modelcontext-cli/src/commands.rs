@@ -1,6 +1,5 @@
 //! One function per subcommand, and how each failure becomes a message and an exit code.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use modelcontext::client::CallOptions;
@@ -12,7 +11,7 @@ use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 
 use crate::connect::Target;
-use crate::{Cli, Command, Exit, RefKind, args, login, output};
+use crate::{Cli, Command, Exit, RefKind, args, login, output, print};
 
 /// Why a run did not succeed. Each variant has its exit code.
 #[derive(Debug)]
@@ -63,24 +62,24 @@ impl Failure {
         match self {
             Failure::Closed(message) => {
                 match target {
-                    Some(Target::Stdio(words)) => eprintln!(
+                    Some(Target::Stdio(words)) => say!(
                         "mcp: the server ({}) closed the connection: its process exited or \
                          closed its stdout (its stderr, above, may say why)",
                         words[0]
                     ),
                     Some(Target::Http(_)) => {
-                        eprintln!("mcp: no connection to the server: {message}")
+                        say!("mcp: no connection to the server: {message}")
                     }
-                    None => eprintln!("mcp: the connection closed: {message}"),
+                    None => say!("mcp: the connection closed: {message}"),
                 }
                 Exit::Connection
             }
             Failure::Usage(message) => {
-                eprintln!("mcp: {message}\nRun `mcp --help` for usage.");
+                say!("mcp: {message}\nRun `mcp --help` for usage.");
                 Exit::Usage
             }
             Failure::Connection(message) => {
-                eprintln!("mcp: {message}");
+                say!("mcp: {message}");
                 Exit::Connection
             }
             Failure::Protocol { code, message, data } => {
@@ -91,18 +90,18 @@ impl Failure {
                     }
                     emit(&pretty(&json!({ "error": error })));
                 }
-                eprintln!("mcp: the server answered with error {code}: {message}");
+                say!("mcp: the server answered with error {code}: {message}");
                 if let Some(data) = data {
-                    eprintln!("mcp: error data: {data}");
+                    say!("mcp: error data: {data}");
                 }
                 Exit::Protocol
             }
             Failure::BadAnswer(message) => {
-                eprintln!("mcp: {message}");
+                say!("mcp: {message}");
                 Exit::Protocol
             }
             Failure::Other(message) => {
-                eprintln!("mcp: {message}");
+                say!("mcp: {message}");
                 Exit::Other
             }
         }
@@ -158,7 +157,7 @@ pub async fn run(cli: Cli) -> Exit {
             let hint = login::refusal_hint(&cli, &failure);
             let exit = failure.report(json_output, Some(&target));
             if let Some(hint) = hint {
-                eprintln!("mcp: {hint}");
+                say!("mcp: {hint}");
             }
             exit
         }
@@ -244,7 +243,7 @@ async fn execute(
         match (json_output, human.is_empty()) {
             (true, _) => emit(&pretty(&value)),
             (false, false) => emit(&human),
-            (false, true) => eprintln!("mcp: (the server returned nothing)"),
+            (false, true) => say!("mcp: (the server returned nothing)"),
         }
         Ok(Outcome::Success)
     };
@@ -327,7 +326,7 @@ async fn call(
     if json_output {
         emit(&pretty(&to_json(&result)));
     } else if result.is_error() {
-        eprint!("mcp: the tool {tool:?} reported an error:\n{human}");
+        say!("mcp: the tool {tool:?} reported an error:\n{}", human.trim_end_matches('\n'));
     } else {
         emit(&human);
     }
@@ -439,13 +438,12 @@ fn show_progress(progress: ProgressNotificationParams) {
     if let Some(message) = progress.message {
         line.push_str(&format!(" {message}"));
     }
-    eprintln!("mcp: progress {line}");
+    say!("mcp: progress {line}");
 }
 
-/// Writes to stdout; a closed pipe (`mcp tools | head`) is not an error worth a panic.
+/// Writes to stdout; a closed pipe (`mcp tools | head`) ends the command quietly.
 fn emit(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    print::stdout(text);
 }
 
 /// Pretty-printed JSON and a newline.

@@ -193,12 +193,12 @@ impl Transport for Watched {
 fn report_stray(count: &AtomicUsize, err: &modelcontext::types::DecodeError) {
     let seen = count.fetch_add(1, Ordering::Relaxed);
     if seen < STRAY_REPORTS {
-        eprintln!(
+        say!(
             "mcp: the server wrote something that is not JSON-RPC on its stdout ({err}). \
              On stdio, stdout carries protocol messages only; logs belong on stderr."
         );
     } else if seen == STRAY_REPORTS {
-        eprintln!("mcp: (more stray output from the server; not reported again)");
+        say!("mcp: (more stray output from the server; not reported again)");
     }
 }
 

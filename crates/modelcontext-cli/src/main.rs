@@ -38,6 +38,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+#[macro_use]
+mod print;
 mod args;
 mod commands;
 mod connect;
@@ -263,7 +265,7 @@ fn main() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("mcp: cannot start the async runtime: {err}");
+            say!("mcp: cannot start the async runtime: {err}");
             return Exit::Other.into();
         }
     };

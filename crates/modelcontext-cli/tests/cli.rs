@@ -14,15 +14,25 @@ mod login;
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
 /// `deps/` folder this test binary runs from.
 fn bookshop() -> PathBuf {
+    example("bookshop")
+}
+
+/// The built example `name` (bookshop, progress, confirm).
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = dir.join("examples").join(format!("bookshop{}", std::env::consts::EXE_SUFFIX));
+    let path = dir.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
-        "{} is missing: run `cargo test --workspace` or `cargo build -p modelcontext --example bookshop`",
+        "{} is missing: run `cargo test --workspace` or `cargo build -p modelcontext --example {name}`",
         path.display()
     );
     path
+}
+
+/// `--stdio` for an example that serves over stdio when given `--stdio`.
+fn example_stdio(name: &str) -> String {
+    format!("'{}' --stdio", example(name).display())
 }
 
 /// `--stdio` for the bookshop, quoted in case the path has spaces.
@@ -402,4 +412,45 @@ fn an_http_server_that_is_not_there_is_a_connection_failure() {
     mcp(&["--timeout", "5s", &format!("http://127.0.0.1:{port}/mcp"), "tools"])
         .code(4)
         .stderr_has("no connection to the server");
+}
+
+/// `mcp` started with its outputs piped, for tests that read it while it runs.
+fn spawn_mcp(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcp starts")
+}
+
+/// The first line `reader` gives, waiting for it.
+fn first_line(reader: impl std::io::Read) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(reader).read_line(&mut line).expect("a line");
+    line
+}
+
+#[test]
+fn a_closed_stderr_does_not_stop_the_call() {
+    // `mcp ... 2>&1 | head -1`: progress lines keep coming after stderr's reader has gone.
+    let server = example_stdio("progress");
+    let mut child = spawn_mcp(&["--stdio", &server, "call", "index", "files=15"]);
+    let line = first_line(child.stderr.take().expect("stderr"));
+    assert!(line.contains("progress"), "{line:?}");
+    let output = child.wait_with_output().expect("mcp ends");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "indexed 15 documents\n");
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    // `mcp tools | head -0`: the reader is gone before the first line is written.
+    let mut child = spawn_mcp(&["--stdio", &bookshop_stdio(), "tools"]);
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("mcp ends");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }

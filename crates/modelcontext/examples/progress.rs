@@ -1,6 +1,7 @@
 //! A long tool that reports progress, and a client that shows it.
 //!
-//! `cargo run --example progress`. The client asks for progress by giving a callback; the
+//! `cargo run --example progress`; with `--stdio` it only serves, over stdin and stdout (for
+//! `mcp --stdio "target/debug/examples/progress --stdio" call index files=50`). The client asks for progress by giving a callback; the
 //! SDK then attaches a progress token, routes each `notifications/progress` to the callback,
 //! and (with `reset_timeout_on_progress`) keeps a slow but lively call from timing out.
 
@@ -30,6 +31,9 @@ async fn main() -> Result<(), modelcontext::Error> {
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
     let server = McpServer::new("indexer").tool(index::tool())?;
+    if std::env::args().any(|arg| arg == "--stdio") {
+        return server.run_stdio().await;
+    }
     let client = Client::connect(server.in_memory()).await?;
     let options = CallOptions::new()
         .timeout(Duration::from_millis(200))
