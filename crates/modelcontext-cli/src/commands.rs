@@ -61,15 +61,12 @@ impl Failure {
     fn report(self, json_output: bool, target: Option<&Target>) -> Exit {
         match self {
             Failure::Closed(message) => {
-                match target {
-                    Some(Target::Stdio(words)) => say!(
-                        "mcp: the server ({}) closed the connection: its process exited or \
-                         closed its stdout (its stderr, above, may say why)",
-                        words[0]
+                match target.map(Target::program) {
+                    Some(Some(program)) => say!(
+                        "mcp: the server ({program}) closed the connection: its process exited \
+                         or closed its stdout (its stderr, above, may say why)"
                     ),
-                    Some(Target::Http(_)) => {
-                        say!("mcp: no connection to the server: {message}")
-                    }
+                    Some(None) => say!("mcp: no connection to the server: {message}"),
                     None => say!("mcp: the connection closed: {message}"),
                 }
                 Exit::Connection
@@ -169,11 +166,11 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
     let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
         return None;
     };
-    let url = match (url, &cli.url, &cli.stdio) {
-        (_, _, Some(_)) => Err("login and logout are for HTTP servers, not --stdio"),
+    let url = match (url, &cli.url, cli.stdio.is_some() || cli.stdio_words.is_some()) {
+        (_, _, true) => Err("login and logout are for HTTP servers, not --stdio"),
         (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
         (Some(url), _, _) | (None, Some(url), _) => Ok(url.as_str()),
-        (None, None, None) => Err("say which server: mcp login URL"),
+        (None, None, false) => Err("say which server: mcp login URL"),
     };
     let url = match url {
         Ok(url) => url,

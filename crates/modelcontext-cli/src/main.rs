@@ -42,6 +42,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod print;
 mod args;
 mod commands;
+mod config;
 mod connect;
 mod login;
 mod loopback;
@@ -92,9 +93,31 @@ struct Cli {
     url: Option<String>,
 
     /// Run COMMAND (program and arguments; quotes group words, no shell) as the server and
-    /// talk to it over its stdin and stdout.
+    /// talk to it over its stdin and stdout. Or last on the line, after `--`, word by word:
+    /// `mcp tools --stdio -- npx -y server-x --flag`.
     #[arg(long, value_name = "COMMAND", global = true)]
     stdio: Option<String>,
+
+    /// The words after `--stdio --`, taken out of the line before it is parsed.
+    #[arg(skip)]
+    stdio_words: Option<Vec<String>>,
+
+    /// Set KEY=VALUE in the environment of the --stdio server (repeatable).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE", global = true)]
+    env: Vec<String>,
+
+    /// Start the --stdio server in DIR.
+    #[arg(long, value_name = "DIR", global = true)]
+    cwd: Option<std::path::PathBuf>,
+
+    /// Read the server from FILE: the `mcpServers` JSON of Claude Desktop and Cursor, or the
+    /// `servers` of VS Code's mcp.json. Pick the entry with --server.
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<std::path::PathBuf>,
+
+    /// The name of the server in --config (needed when it has more than one).
+    #[arg(long, value_name = "NAME", global = true, requires = "config")]
+    server: Option<String>,
 
     /// Protocol era: probe with server/discover and fall back to initialize (auto), always
     /// initialize (handshake, 2025-11-25), or always the stateless 2026-07-28 wire (modern).
@@ -253,9 +276,23 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }
 
+/// Takes `--stdio -- PROGRAM ARGS...` off the end of the command line: after that `--` every
+/// word is the server's, flags included, so clap must not see them (the subcommand and its
+/// arguments come before `--stdio`).
+fn split_trailing_command(mut line: Vec<String>) -> (Vec<String>, Option<Vec<String>>) {
+    let Some(at) = line.windows(2).position(|pair| pair[0] == "--stdio" && pair[1] == "--") else {
+        return (line, None);
+    };
+    let words = line.split_off(at + 2);
+    line.truncate(at);
+    (line, Some(words))
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let line = std::env::args_os().map(|arg| arg.to_string_lossy().into_owned()).collect();
+    let (line, stdio_words) = split_trailing_command(line);
+    let cli = match Cli::try_parse_from(line) {
+        Ok(cli) => Cli { stdio_words, ..cli },
         Err(err) => {
             // clap's own exit code for usage errors is 2, which we use for tool errors.
             let _ = err.print();
@@ -284,6 +321,15 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5h").is_err());
+    }
+
+    #[test]
+    fn the_stdio_command_can_trail_the_line() {
+        let line = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let (rest, words) = split_trailing_command(line("mcp tools --stdio -- npx -y x --flag"));
+        assert_eq!((rest, words), (line("mcp tools"), Some(line("npx -y x --flag"))));
+        let (rest, words) = split_trailing_command(line("mcp tools --stdio srv"));
+        assert_eq!((rest, words), (line("mcp tools --stdio srv"), None));
     }
 
     #[test]

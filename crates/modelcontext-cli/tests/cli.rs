@@ -454,3 +454,56 @@ fn a_closed_stdout_ends_the_command_quietly() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }
+
+/// A directory of this test's own under the system's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A shell that checks `$SHELF` and its working directory, then becomes the bookshop: the
+/// call succeeds only if `-e`/`env` and `--cwd`/`cwd` reached the child.
+fn checked_bookshop(dir: &std::path::Path) -> Vec<String> {
+    let script = format!(
+        r#"test "$SHELF" = fiction && test "$(pwd -P)" = '{}' && exec "$0""#,
+        dir.canonicalize().expect("dir").display()
+    );
+    vec!["sh".into(), "-c".into(), script, bookshop().display().to_string()]
+}
+
+#[test]
+fn the_stdio_command_trails_the_line_with_its_environment_and_directory() {
+    let run = mcp(&["call", "get_author", "title=Dune", "--stdio", "--", &bookshop().display().to_string()]);
+    assert_eq!(run.code(0).stdout, "Frank Herbert\n");
+    let dir = temp_dir("cwd");
+    let words = checked_bookshop(&dir);
+    let mut line = vec!["-e", "SHELF=fiction", "--cwd", dir.to_str().expect("utf-8")];
+    line.extend(["call", "get_author", "title=Dune", "--stdio", "--"]);
+    line.extend(words.iter().map(String::as_str));
+    assert_eq!(mcp(&line).code(0).stdout, "Frank Herbert\n");
+    // Without the variable the shell exits before the bookshop starts.
+    mcp(&line[2..]).code(4).stderr_has("closed the connection");
+    mcp(&["-e", "SHELF", "--stdio", "x", "tools"]).code(64).stderr_has("-e: expected KEY=VALUE");
+}
+
+#[test]
+fn a_server_from_a_claude_desktop_config() {
+    let dir = temp_dir("config");
+    let server = HttpBookshop::start();
+    let words = checked_bookshop(&dir);
+    let config = serde_json::json!({"mcpServers": {
+        "books": {"command": "sh", "args": &words[1..], "env": {"SHELF": "fiction"}, "cwd": dir},
+        "remote": {"type": "http", "url": server.url, "headers": {"X-Shelf": "fiction"}}
+    }});
+    let file = dir.join("claude_desktop_config.json");
+    std::fs::write(&file, config.to_string()).expect("config written");
+    let file = file.to_str().expect("utf-8");
+    for name in ["books", "remote"] {
+        let run = mcp(&["--config", file, "--server", name, "call", "get_author", "title=Dune"]);
+        assert_eq!(run.code(0).stdout, "Frank Herbert\n", "{name}");
+    }
+    mcp(&["--config", file, "tools"]).code(64).stderr_has("--server NAME (it has: books, remote)");
+    mcp(&["--config", file, "--server", "nope", "tools"]).code(64).stderr_has("no server named \"nope\"");
+    mcp(&["--config", file, "--stdio", "x", "tools"]).code(64).stderr_has("one of --stdio, --config");
+}
