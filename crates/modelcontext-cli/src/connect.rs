@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
+use modelcontext::client::ClientBuilder;
+use modelcontext::types::LoggingMessageNotificationParams;
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
 use crate::commands::{Failure, chain};
+use crate::verbose::Tapped;
 use crate::{Cli, EraArg, args, config, login};
 
 /// Where the server is, checked before anything is started.
@@ -100,19 +103,48 @@ impl Target {
             EraArg::Handshake => EraMode::Handshake,
             EraArg::Modern => EraMode::Modern,
         };
-        let builder =
-            Client::builder().info("mcp", env!("CARGO_PKG_VERSION")).era(mode).timeout(timeout);
+        let mut builder = (Client::builder().info("mcp", env!("CARGO_PKG_VERSION")))
+            .era(mode)
+            .timeout(timeout)
+            .on_log(show_log);
+        if let Some(level) = cli.log_level {
+            builder = builder.log_level(level);
+        }
         match self {
             Target::Stdio(command) => {
-                let child = spawn(command)?;
-                builder.connect(Watched(child)).await.map_err(Failure::from_sdk)
+                let child = Watched(spawn(command)?);
+                connect_over(builder, child, cli.verbose).await
             }
             Target::Http(transport) => {
                 let transport = (**transport).clone().connect_timeout(timeout);
-                builder.connect(transport).await.map_err(Failure::from_sdk)
+                connect_over(builder, transport, cli.verbose).await
             }
         }
     }
+}
+
+/// Connects over `transport`, printing every message with `--verbose`.
+async fn connect_over(
+    builder: ClientBuilder,
+    transport: impl Transport,
+    verbose: bool,
+) -> Result<Client, Failure> {
+    let connected = match verbose {
+        true => builder.connect(Tapped(transport)).await,
+        false => builder.connect(transport).await,
+    };
+    connected.map_err(Failure::from_sdk)
+}
+
+/// A `notifications/message` from the server: `mcp: [warning] logger: text` on stderr (a
+/// string as it is, any other data as JSON).
+fn show_log(log: LoggingMessageNotificationParams) {
+    let logger = log.logger.map(|name| format!("{name}: ")).unwrap_or_default();
+    let data = match log.data {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    };
+    say!("mcp: [{}] {logger}{data}", log.level.as_str());
 }
 
 /// Which server the command line names: `--stdio`, `--config`, or a URL (exactly one).

@@ -47,6 +47,7 @@ mod connect;
 mod login;
 mod loopback;
 mod output;
+mod verbose;
 
 /// Appended to `--help`: the exit codes scripts can rely on.
 const EXIT_CODES: &str = "\
@@ -146,6 +147,16 @@ struct Cli {
     /// Print results as JSON on stdout, for scripts.
     #[arg(long)]
     json: bool,
+
+    /// Print every JSON-RPC message sent (-->) and received (<--) on stderr.
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
+
+    /// Ask the server for log messages at LEVEL and above (debug, info, notice, warning,
+    /// error, critical, alert, emergency); they are printed on stderr. Handshake era:
+    /// logging/setLevel; 2026-07-28: the level rides on every request.
+    #[arg(long, value_name = "LEVEL", global = true, value_parser = parse_level)]
+    log_level: Option<modelcontext::types::LoggingLevel>,
 
     #[command(subcommand)]
     command: Command,
@@ -286,6 +297,13 @@ fn split_trailing_command(mut line: Vec<String>) -> (Vec<String>, Option<Vec<Str
     let words = line.split_off(at + 2);
     line.truncate(at);
     (line, Some(words))
+}
+
+/// Parses `--log-level`: one of the eight syslog level names the protocol uses.
+fn parse_level(text: &str) -> Result<modelcontext::types::LoggingLevel, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_lowercase())).map_err(|_| {
+        "not a level: debug, info, notice, warning, error, critical, alert or emergency".into()
+    })
 }
 
 fn main() -> ExitCode {

@@ -507,3 +507,30 @@ fn a_server_from_a_claude_desktop_config() {
     mcp(&["--config", file, "--server", "nope", "tools"]).code(64).stderr_has("no server named \"nope\"");
     mcp(&["--config", file, "--stdio", "x", "tools"]).code(64).stderr_has("one of --stdio, --config");
 }
+
+#[test]
+fn verbose_prints_every_message_both_ways() {
+    let run = stdio(&["--verbose", "call", "get_author", "title=Dune"]).code(0);
+    assert_eq!(run.stdout, "Frank Herbert\n");
+    let sent = run.stderr.lines().filter(|l| l.starts_with("mcp: --> ")).collect::<Vec<_>>();
+    let received = run.stderr.lines().filter(|l| l.starts_with("mcp: <-- ")).collect::<Vec<_>>();
+    assert!(sent.iter().any(|l| l.contains(r#""method":"tools/call""#)), "{run:#?}");
+    assert!(received.iter().any(|l| l.contains("Frank Herbert")), "{run:#?}");
+    for line in sent.iter().chain(&received) {
+        let json: Value = serde_json::from_str(&line[9..]).expect("each message is JSON");
+        assert_eq!(json["jsonrpc"], "2.0");
+    }
+}
+
+#[test]
+fn server_logs_at_the_level_asked_for_in_both_eras() {
+    let server = example_stdio("progress");
+    for era in ["handshake", "modern"] {
+        let line = ["--stdio", &server, "--era", era, "call", "index", "files=2"];
+        let run = mcp(&[&line[..], &["--log-level", "info"]].concat()).code(0);
+        assert!(run.stderr.contains("mcp: [info] indexing 2 documents"), "{era}: {run:#?}");
+        let run = mcp(&[&line[..], &["--log-level", "warning"]].concat()).code(0);
+        assert!(!run.stderr.contains("indexing 2 documents"), "{era}: {run:#?}");
+    }
+    mcp(&["--log-level", "loud", "--stdio", "x", "tools"]).code(64).stderr_has("not a level");
+}

@@ -13,6 +13,8 @@ use serde_json::json;
 /// Index `files` documents, reporting progress after each one.
 #[tool]
 async fn index(ctx: Context, #[arg(minimum = 1, maximum = 1000)] files: u32) -> String {
+    // Sent only if the client asked for logs at info or below.
+    ctx.info(format!("indexing {files} documents")).await;
     for done in 1..=files {
         tokio::time::sleep(Duration::from_millis(20)).await; // the real work would go here
         // Sent only if the caller asked for progress; must increase from call to call.
