@@ -4,13 +4,14 @@ use std::time::{Duration, Instant};
 
 use modelcontext::client::CallOptions;
 use modelcontext::types::{
-    CompleteResult, Era, ProgressNotificationParams, PromptReference, Reference,
+    CompleteResult, Era, PromptReference, Reference,
     ResourceTemplateReference,
 };
 use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 
 use crate::connect::Target;
+use crate::progress::Progress;
 use crate::{Cli, Command, Exit, RefKind, args, login, output, print};
 
 /// Why a run did not succeed. Each variant has its exit code.
@@ -28,6 +29,9 @@ pub enum Failure {
     BadAnswer(String),
     /// Anything else (1).
     Other(String),
+    /// Ctrl-C while the server was working: the request was cancelled (130, as a shell
+    /// reports SIGINT).
+    Interrupted,
 }
 
 impl Failure {
@@ -101,6 +105,10 @@ impl Failure {
                 say!("mcp: {message}");
                 Exit::Other
             }
+            Failure::Interrupted => {
+                say!("mcp: interrupted; the request was cancelled at the server");
+                Exit::Interrupted
+            }
         }
     }
 }
@@ -142,7 +150,12 @@ pub async fn run(cli: Cli) -> Exit {
         let started = Instant::now();
         let client = target.connect(&cli).await?;
         let connected = started.elapsed();
-        let outcome = execute(&client, &cli.command, json_output, connected).await;
+        // Ctrl-C drops the request's future, which sends the server notifications/cancelled;
+        // closing the client below flushes it before the process ends.
+        let outcome = tokio::select! {
+            outcome = execute(&client, &cli.command, json_output, connected) => outcome,
+            _ = tokio::signal::ctrl_c() => Err(Failure::Interrupted),
+        };
         // Closing lets a child server exit on end of input instead of being killed.
         let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
         outcome
@@ -422,20 +435,7 @@ async fn ping(client: &Client, connected: Duration, json_output: bool) -> Result
 
 /// Per-call options: progress updates go to stderr as they come.
 fn progress_options() -> CallOptions {
-    CallOptions::new().on_progress(show_progress)
-}
-
-fn show_progress(progress: ProgressNotificationParams) {
-    let mut line = match progress.total {
-        Some(total) if total > 0.0 => {
-            format!("{}/{} ({:.0}%)", progress.progress, total, 100.0 * progress.progress / total)
-        }
-        _ => progress.progress.to_string(),
-    };
-    if let Some(message) = progress.message {
-        line.push_str(&format!(" {message}"));
-    }
-    say!("mcp: progress {line}");
+    Progress::start().options()
 }
 
 /// Writes to stdout; a closed pipe (`mcp tools | head`) ends the command quietly.

@@ -20,7 +20,8 @@
 //! in the environment variable NAME instead (unlike `-H`, it does not show in `ps`).
 //!
 //! Output is for people by default; `--json` prints the result as JSON on stdout instead.
-//! Diagnostics and progress always go to stderr.
+//! Diagnostics and progress always go to stderr: a progress bar at a terminal, plain lines
+//! otherwise. Ctrl-C cancels the request in flight at the server (`notifications/cancelled`).
 //!
 //! # Exit codes
 //!
@@ -32,6 +33,7 @@
 //! | 3 | the server answered with a JSON-RPC (protocol) error, or an answer that does not parse |
 //! | 4 | no connection: the server could not be started or reached, exited, or timed out |
 //! | 64 | usage: bad options or arguments |
+//! | 130 | interrupted (Ctrl-C); the request in flight was cancelled at the server |
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -47,6 +49,7 @@ mod connect;
 mod login;
 mod loopback;
 mod output;
+mod progress;
 mod verbose;
 
 /// Appended to `--help`: the exit codes scripts can rely on.
@@ -58,6 +61,7 @@ Exit codes:
   3   the server answered with a JSON-RPC (protocol) error, or an answer that does not parse
   4   no connection: the server could not be started or reached, exited, or timed out
   64  usage: bad options or arguments
+  130 interrupted (Ctrl-C); the request in flight was cancelled at the server
 
 Examples:
   mcp --stdio \"target/debug/examples/bookshop\" tools
@@ -77,6 +81,7 @@ enum Exit {
     Protocol = 3,
     Connection = 4,
     Usage = 64,
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {

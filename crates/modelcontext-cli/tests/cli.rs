@@ -534,3 +534,43 @@ fn server_logs_at_the_level_asked_for_in_both_eras() {
     }
     mcp(&["--log-level", "loud", "--stdio", "x", "tools"]).code(64).stderr_has("not a level");
 }
+
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let run = mcp(&["--stdio", &example_stdio("progress"), "call", "index", "files=3"]).code(0);
+    assert_eq!(run.stdout, "indexed 3 documents\n");
+    let progress: Vec<&str> = run.stderr.lines().filter(|l| l.contains("progress")).collect();
+    assert_eq!(
+        progress,
+        [
+            "mcp: progress 1/3 (33%) indexing",
+            "mcp: progress 2/3 (67%) indexing",
+            "mcp: progress 3/3 (100%) indexing"
+        ]
+    );
+    assert!(!run.stderr.contains('\r'), "{run:#?}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_call_at_the_server() {
+    use std::io::BufRead;
+    let server = example_stdio("progress");
+    // 1000 files take 20 s: long enough that only the interrupt can end it early.
+    let mut child = spawn_mcp(&["--verbose", "--stdio", &server, "call", "index", "files=1000"]);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    while !seen.contains("mcp: progress") {
+        assert!(stderr.read_line(&mut seen).expect("stderr") > 0, "mcp ended early: {seen}");
+    }
+    let started = Instant::now();
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(status.expect("kill runs").success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("stderr");
+    let output = child.wait_with_output().expect("mcp ends");
+    assert_eq!(output.status.code(), Some(130), "{rest}");
+    assert!(started.elapsed() < Duration::from_secs(10), "the call was not cut short");
+    assert!(rest.contains("interrupted; the request was cancelled at the server"), "{rest}");
+    let cancelled = rest.lines().find(|l| l.contains(r#""method":"notifications/cancelled""#));
+    assert!(cancelled.is_some_and(|l| l.starts_with("mcp: --> ")), "{rest}");
+}
