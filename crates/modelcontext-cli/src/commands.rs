@@ -4,8 +4,8 @@ use std::time::{Duration, Instant};
 
 use modelcontext::client::CallOptions;
 use modelcontext::types::{
-    CompleteResult, Era, PromptReference, Reference,
-    ResourceTemplateReference,
+    CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference,
+    SubscriptionFilter,
 };
 use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
@@ -154,7 +154,11 @@ pub async fn run(cli: Cli) -> Exit {
         // closing the client below flushes it before the process ends.
         let outcome = tokio::select! {
             outcome = execute(&client, &cli.command, json_output, connected) => outcome,
-            _ = tokio::signal::ctrl_c() => Err(Failure::Interrupted),
+            // Listening lasts until interrupted: that is its normal end.
+            _ = tokio::signal::ctrl_c() => match cli.command {
+                Command::Listen { .. } => Ok(Outcome::Success),
+                _ => Err(Failure::Interrupted),
+            },
         };
         // Closing lets a child server exit on end of input instead of being killed.
         let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
@@ -213,20 +217,9 @@ fn subcommand_json(command: &Command) -> bool {
         | Command::Ping(flag)
         | Command::Read { output: flag, .. }
         | Command::Get { output: flag, .. }
-        | Command::Complete { output: flag, .. } => flag.json,
-        Command::Call { json, .. } => call_json(json).0,
-        Command::Login { .. } | Command::Logout { .. } => false,
-    }
-}
-
-/// `call --json`: without a value, or with one that is not an object, it asks for JSON
-/// output (and the value, if any, is one more KEY=VALUE); with an object, it is the arguments.
-fn call_json(json: &Option<Option<String>>) -> (bool, Option<&str>, Option<&str>) {
-    match json {
-        None => (false, None, None),
-        Some(None) => (true, None, None),
-        Some(Some(value)) if value.trim_start().starts_with('{') => (false, Some(value), None),
-        Some(Some(pair)) => (true, None, Some(pair)),
+        | Command::Complete { output: flag, .. }
+        | Command::Listen { output: flag, .. } | Command::Call { output: flag, .. } => flag.json,
+        Command::Login { .. } | Command::Logout { .. } | Command::Completions { .. } => false,
     }
 }
 
@@ -262,9 +255,10 @@ async fn execute(
             let tools = client.list_all_tools().await.map_err(sdk)?;
             print(json!({"tools": tools}), output::tools(&tools))
         }
-        Command::Call { tool, arguments, json } => {
-            call(client, tool, arguments, json, json_output).await
+        Command::Call { tool, arguments, object, .. } => {
+            call(client, tool, arguments, object.as_deref(), json_output).await
         }
+        Command::Listen { resources, .. } => listen(client, resources, json_output).await,
         Command::Resources(_) => {
             let resources =
                 all_pages(|c| client.list_resources(c), |p| (p.resources, p.next_cursor)).await?;
@@ -306,7 +300,9 @@ async fn execute(
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
         // Handled by `run_account` before any connection.
-        Command::Login { .. } | Command::Logout { .. } => Ok(Outcome::Success),
+        Command::Login { .. } | Command::Logout { .. } | Command::Completions { .. } => {
+            Ok(Outcome::Success)
+        }
     }
 }
 
@@ -316,15 +312,12 @@ async fn call(
     client: &Client,
     tool: &str,
     pairs: &[String],
-    json: &Option<Option<String>>,
+    base: Option<&str>,
     json_output: bool,
 ) -> Result<Outcome, Failure> {
-    let (_, base, extra) = call_json(json);
-    let mut pairs = pairs.to_vec();
-    pairs.extend(extra.map(str::to_owned));
     let schema =
         if pairs.is_empty() { Default::default() } else { input_schema(client, tool).await? };
-    let arguments = args::tool_arguments(&schema, base, &pairs).map_err(Failure::Usage)?;
+    let arguments = args::tool_arguments(&schema, base, pairs).map_err(Failure::Usage)?;
     let result = client
         .call_tool_with(tool, arguments, &progress_options())
         .await
@@ -341,6 +334,32 @@ async fn call(
         emit(&human);
     }
     Ok(if result.is_error() { Outcome::ToolError } else { Outcome::Success })
+}
+
+/// `listen`: every list change the server offers and updates of `resources`, one line each
+/// (one JSON object each with `--json`), until the stream ends or Ctrl-C.
+async fn listen(client: &Client, resources: &[String], json_output: bool) -> Result<Outcome, Failure> {
+    let mut filter = SubscriptionFilter::default()
+        .with_tools_list_changed(true)
+        .with_prompts_list_changed(true)
+        .with_resources_list_changed(true);
+    if !resources.is_empty() {
+        filter = filter.with_resource_subscriptions(resources.to_vec());
+    }
+    let mut subscription = client.listen(filter).await.map_err(Failure::from_sdk)?;
+    let agreed = serde_json::to_string(subscription.agreed()).unwrap_or_default();
+    say!("mcp: listening for {agreed}; Ctrl-C stops");
+    while let Some(notification) = subscription.next().await {
+        let params = notification.params().map(|raw| raw.get().to_owned());
+        if json_output {
+            let params: Value = params.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default();
+            emit(&format!("{}\n", json!({"method": notification.method(), "params": params})));
+        } else {
+            emit(&format!("{}\n", output::notification(&notification)));
+        }
+    }
+    say!("mcp: the server ended the stream");
+    Ok(Outcome::Success)
 }
 
 /// The tool's input schema, or an empty one (everything a string) when the server does not

@@ -5,13 +5,16 @@
 //! mcp --stdio "target/debug/examples/bookshop" call get_author title=Dune
 //! mcp http://127.0.0.1:8000/mcp read books://Dune
 //! mcp --json http://127.0.0.1:8000/mcp call search_books query=dune limit=5
+//! mcp call get_author title=Dune --stdio -- npx -y some-server --flag
+//! mcp --config ~/.config/Claude/claude_desktop_config.json --server books tools
+//! mcp listen --resource books://Dune --stdio "target/debug/examples/bookshop"
 //! ```
 //!
 //! The server is a command run as a child process (`--stdio "cmd args"`, split like a shell
 //! would but without a shell) or a Streamable HTTP endpoint (an `http://` URL). `key=value`
 //! arguments are typed by the tool's input schema: a property the schema types as integer,
 //! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
-//! string it is. `call --json '{..}'` gives the whole arguments object at once.
+//! string it is. `call --args '{..}'` gives the whole arguments object at once.
 //!
 //! A server behind OAuth: `mcp login URL` logs in once (browser, loopback redirect, PKCE) and
 //! stores the tokens in `$XDG_CONFIG_HOME/mcp/tokens.json` (else `~/.config/mcp/`, mode 0600);
@@ -187,7 +190,7 @@ struct JsonFlag {
 enum Command {
     /// List the tools and their parameters.
     Tools(JsonFlag),
-    /// Call a tool: `call get_author title=Dune`, `call search_books --json '{"query":"dune"}'`.
+    /// Call a tool: `call get_author title=Dune`, `call search_books --args '{"query":"dune"}'`.
     Call {
         /// The tool's name.
         tool: String,
@@ -195,10 +198,11 @@ enum Command {
         /// are parsed as JSON where the schema says so; strings are taken as they are).
         #[arg(value_name = "KEY=VALUE")]
         arguments: Vec<String>,
-        /// The arguments as one JSON object (KEY=VALUE pairs are added to it). Without a value,
-        /// or followed by something that is not an object: print the result as JSON.
-        #[arg(long, value_name = "OBJECT", num_args = 0..=1)]
-        json: Option<Option<String>>,
+        /// The arguments as one JSON object (KEY=VALUE pairs are added to it).
+        #[arg(long = "args", value_name = "OBJECT")]
+        object: Option<String>,
+        #[command(flatten)]
+        output: JsonFlag,
     },
     /// List the resources.
     Resources(JsonFlag),
@@ -241,6 +245,21 @@ enum Command {
     Discover(JsonFlag),
     /// Check that the server answers, and how fast.
     Ping(JsonFlag),
+    /// Print change notifications as they arrive, until interrupted: tool, prompt and
+    /// resource list changes, and updates of the resources named with --resource.
+    Listen {
+        /// Also watch this resource for `notifications/resources/updated` (repeatable).
+        #[arg(long = "resource", value_name = "URI")]
+        resources: Vec<String>,
+        #[command(flatten)]
+        output: JsonFlag,
+    },
+    /// Print a completion script for SHELL: `mcp completions bash > /etc/bash_completion.d/mcp`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Log in to a server behind OAuth, for the commands that follow.
     ///
     /// Opens the authorization page in a browser (the URL is printed too, for a shell on
@@ -304,6 +323,46 @@ fn split_trailing_command(mut line: Vec<String>) -> (Vec<String>, Option<Vec<Str
     (line, Some(words))
 }
 
+/// `mcp toools`: clap takes the mistyped word for the optional URL and then misses a
+/// subcommand, so its own suggestion (which works after a URL) never comes. A word that is
+/// not a URL and is close to a subcommand's name gets the tip here.
+fn mistyped_subcommand(line: &[String]) -> Option<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+    let word = line.iter().skip(1).find(|w| !w.starts_with('-') && !w.contains("://"))?;
+    let (distance, name) =
+        names.iter().map(|name| (edit_distance(word, name), *name)).min()?;
+    (distance <= 2).then(|| {
+        format!("error: unrecognized subcommand '{word}'\n\n  tip: a similar subcommand exists: '{name}'")
+    })
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions of one character.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// `mcp completions SHELL`: generated into memory first, then written as any output is
+/// (a closed pipe ends it quietly).
+fn print_completions(shell: clap_complete::Shell) {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "mcp", &mut script);
+    print::stdout(&String::from_utf8_lossy(&script));
+}
+
 /// Parses `--log-level`: one of the eight syslog level names the protocol uses.
 fn parse_level(text: &str) -> Result<modelcontext::types::LoggingLevel, String> {
     serde_json::from_value(serde_json::Value::String(text.to_lowercase())).map_err(|_| {
@@ -317,11 +376,21 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(line) {
         Ok(cli) => Cli { stdio_words, ..cli },
         Err(err) => {
+            if err.kind() == clap::error::ErrorKind::MissingSubcommand {
+                if let Some(tip) = mistyped_subcommand(&std::env::args().collect::<Vec<_>>()) {
+                    say!("{tip}");
+                    return Exit::Usage.into();
+                }
+            }
             // clap's own exit code for usage errors is 2, which we use for tool errors.
             let _ = err.print();
             return if err.use_stderr() { Exit::Usage.into() } else { Exit::Success.into() };
         }
     };
+    if let Command::Completions { shell } = cli.command {
+        print_completions(shell);
+        return Exit::Success.into();
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -353,6 +422,14 @@ mod tests {
         assert_eq!((rest, words), (line("mcp tools"), Some(line("npx -y x --flag"))));
         let (rest, words) = split_trailing_command(line("mcp tools --stdio srv"));
         assert_eq!((rest, words), (line("mcp tools --stdio srv"), None));
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("toools", "tools"), 1);
+        assert_eq!(edit_distance("lsten", "listen"), 1);
+        assert_eq!(edit_distance("", "ping"), 4);
+        assert_eq!(edit_distance("prompts", "prompts"), 0);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use modelcontext::ContentBlock;
 use modelcontext::types::{
-    Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, Tool,
+    Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, ServerNotification, Tool,
 };
 use serde_json::{Map, Value};
 
@@ -156,5 +156,19 @@ fn push_line(text: &mut String, line: &str) {
     text.push_str(line);
     if !line.ends_with('\n') {
         text.push('\n');
+    }
+}
+
+/// A change notification: what changed, in a few words.
+pub fn notification(notification: &ServerNotification) -> String {
+    match notification {
+        ServerNotification::ToolListChanged(_) => "tools changed (mcp tools lists them)".into(),
+        ServerNotification::PromptListChanged(_) => "prompts changed (mcp prompts)".into(),
+        ServerNotification::ResourceListChanged(_) => "resources changed (mcp resources)".into(),
+        ServerNotification::ResourceUpdated(updated) => format!("updated: {}", updated.uri),
+        other => {
+            let params = other.params().map(|raw| raw.get().to_owned()).unwrap_or_default();
+            format!("{} {params}", other.method())
+        }
     }
 }

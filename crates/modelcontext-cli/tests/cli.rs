@@ -117,7 +117,7 @@ fn a_call_prints_the_tools_text() {
     "#]],
     );
     check_stdout(
-        stdio(&["call", "get_author", "--json", r#"{"title":"Neuromancer"}"#]),
+        stdio(&["call", "get_author", "--args", r#"{"title":"Neuromancer"}"#]),
         expect![[r#"
         William Gibson
     "#]],
@@ -573,4 +573,47 @@ fn ctrl_c_cancels_the_call_at_the_server() {
     assert!(rest.contains("interrupted; the request was cancelled at the server"), "{rest}");
     let cancelled = rest.lines().find(|l| l.contains(r#""method":"notifications/cancelled""#));
     assert!(cancelled.is_some_and(|l| l.starts_with("mcp: --> ")), "{rest}");
+}
+
+#[test]
+fn call_args_is_the_arguments_object_and_json_only_output() {
+    let run = stdio(&["call", "search_books", "--args", r#"{"query":"dune"}"#, "limit=1", "--json"]);
+    let result = run.code(0).json();
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains("Dune")), "{result}");
+    stdio(&["call", "get_author", "--args", "[1]"]).code(64).stderr_has("--args must be a JSON object");
+    // `--json` takes no value any more: an object after it is a stray argument.
+    stdio(&["call", "get_author", "--json", r#"{"title":"Dune"}"#]).code(64).stderr_has("KEY=VALUE");
+}
+
+#[test]
+fn mistyped_subcommands_get_a_suggestion_and_shells_get_completions() {
+    mcp(&["toools"]).code(64).stderr_has("tip: a similar subcommand exists: 'tools'");
+    let url = "http://127.0.0.1:9/mcp";
+    mcp(&[url, "lsten"]).code(64).stderr_has("tip: a similar subcommand exists: 'listen'");
+    mcp(&[url, "tools", "--jsn"]).code(64).stderr_has("tip: a similar argument exists: '--json'");
+    for shell in ["bash", "zsh", "fish"] {
+        let run = mcp(&["completions", shell]).code(0);
+        assert!(run.stdout.contains("listen") && run.stdout.contains("--stdio"), "{shell}: {run:#?}");
+    }
+}
+
+#[test]
+fn listen_waits_for_changes_until_interrupted_in_both_eras() {
+    use std::io::BufRead;
+    for (era, request) in [("handshake", "resources/subscribe"), ("modern", "subscriptions/listen")] {
+        let server = bookshop_stdio();
+        let line = ["--verbose", "--era", era, "--stdio", &server, "listen", "--resource", "books://Dune"];
+        let mut child = spawn_mcp(&line);
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut seen = String::new();
+        while !seen.contains("mcp: listening for") {
+            assert!(stderr.read_line(&mut seen).expect("stderr") > 0, "{era}: ended early: {seen}");
+        }
+        assert!(seen.contains(&format!(r#""method":"{request}""#)), "{era}: {seen}");
+        assert!(seen.contains("books://Dune"), "{era}: {seen}");
+        let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+        assert!(status.expect("kill runs").success());
+        let output = child.wait_with_output().expect("mcp ends");
+        assert_eq!(output.status.code(), Some(0), "{era}: {output:?}");
+    }
 }
