@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::commands::{Failure, chain};
 use crate::verbose::Tapped;
-use crate::{Cli, EraArg, args, config, login};
+use crate::{Cli, EraArg, args, ask, config, login};
 
 /// Where the server is, checked before anything is started.
 pub enum Target {
@@ -110,6 +110,7 @@ impl Target {
         if let Some(level) = cli.log_level {
             builder = builder.log_level(level);
         }
+        let builder = ask::install(builder, cli)?;
         match self {
             Target::Stdio(command) => {
                 let child = Watched(spawn(command)?);

@@ -46,6 +46,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[macro_use]
 mod print;
 mod args;
+mod ask;
 mod commands;
 mod config;
 mod connect;
@@ -155,6 +156,16 @@ struct Cli {
     /// Print results as JSON on stdout, for scripts.
     #[arg(long)]
     json: bool,
+
+    /// Answer the server's sampling requests with CMD (program and arguments, no shell): it
+    /// gets the request as JSON on stdin, and what it prints is the answer. Without it, a
+    /// person at the terminal approves and types the answer; without a terminal, refused.
+    #[arg(long, value_name = "CMD", global = true)]
+    sampling_cmd: Option<String>,
+
+    /// Offer the directory PATH to the server as a root (repeatable).
+    #[arg(long = "root", value_name = "PATH", global = true)]
+    roots: Vec<std::path::PathBuf>,
 
     /// Print every JSON-RPC message sent (-->) and received (<--) on stderr.
     #[arg(long, short = 'v', global = true)]

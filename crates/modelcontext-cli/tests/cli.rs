@@ -617,3 +617,100 @@ fn listen_waits_for_changes_until_interrupted_in_both_eras() {
         assert_eq!(output.status.code(), Some(0), "{era}: {output:?}");
     }
 }
+
+#[test]
+fn without_a_terminal_elicitation_is_declined_in_both_eras() {
+    for era in ["handshake", "modern"] {
+        let server = example_stdio("confirm");
+        let run = mcp(&["--era", era, "--stdio", &server, "call", "delete_file", "path=notes.txt"]);
+        assert_eq!(run.code(0).stdout, "kept notes.txt\n", "{era}");
+        let run = mcp(&["--era", era, "--stdio", &server, "call", "delete_file", "path=a"]);
+        assert!(run.stderr.contains("mcp: the server asks: Delete a?"), "{era}: {run:#?}");
+        assert!(run.stderr.contains("declined: stdin is not a terminal"), "{era}: {run:#?}");
+    }
+}
+
+#[test]
+fn sampling_is_answered_by_the_sampling_command_or_refused() {
+    let server = example_stdio("ask_client");
+    // The command reads the request on stdin: the answer quotes the server's question.
+    let sampler = r#"sh -c 'grep -o "Summarize in one line: [a-z]*"'"#;
+    for era in ["handshake", "modern"] {
+        let line = ["--era", era, "--stdio", &server, "call", "summarize", "text=hello"];
+        let run = mcp(&[&line[..], &["--sampling-cmd", sampler]].concat()).code(0);
+        assert_eq!(run.stdout, "Summarize in one line: hello (by sh)\n", "{era}");
+        // The server may report the refusal as a tool error (2) or fail the request with
+        // the client's error (3); either way the message says why.
+        for (extra, why) in [
+            (&[][..], "declined the sampling request: stdin is not a terminal"),
+            (&["--sampling-cmd", "false"][..], "exited with"),
+        ] {
+            let run = mcp(&[&line[..], extra].concat());
+            assert!(matches!(run.code, 2 | 3), "{era}: {run:#?}");
+            run.stderr_has(why);
+        }
+    }
+}
+
+#[test]
+fn roots_come_from_root_paths() {
+    let dir = temp_dir("roots");
+    let server = example_stdio("ask_client");
+    for era in ["handshake", "modern"] {
+        let line = ["--era", era, "--stdio", &server, "--root", dir.to_str().expect("utf-8")];
+        let run = mcp(&[&line[..], &["call", "workspace"]].concat()).code(0);
+        let uri = format!("file://{}\n", dir.canonicalize().expect("dir").display());
+        assert_eq!(run.stdout, uri, "{era}");
+    }
+}
+
+/// `mcp ARGS` at a pseudo-terminal (util-linux `script`), typing `input`; `None` where
+/// `script` is not installed.
+fn mcp_at_terminal(args: &[&str], input: &str) -> Option<String> {
+    use std::io::Write;
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let line: Vec<String> =
+        std::iter::once(env!("CARGO_BIN_EXE_mcp")).chain(args.iter().copied()).map(quote).collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("typed");
+    let output = child.wait_with_output().expect("script ends");
+    Some(String::from_utf8_lossy(&output.stdout).replace('\r', ""))
+}
+
+#[test]
+fn at_a_terminal_elicitation_is_a_form_with_validation_decline_and_cancel() {
+    let server = example_stdio("confirm");
+    let line = ["--stdio", &server, "call", "delete_file", "path=a"];
+    let cases = [
+        ("y\ny\n", "deleted a"),
+        ("n\n", "kept a"),
+        ("c\n", "the user dismissed the question"),
+        ("y\nmaybe\nno\n", "answer yes or no"),
+        ("y\nmaybe\nno\n", "kept a"),
+    ];
+    for (typed, expected) in cases {
+        let Some(screen) = mcp_at_terminal(&line, typed) else {
+            eprintln!("`script` (util-linux) is not installed: the terminal path is not tested");
+            return;
+        };
+        assert!(screen.contains("mcp: the server asks: Delete a?"), "{screen}");
+        assert!(screen.contains(expected), "{typed:?} should show {expected:?}: {screen}");
+    }
+}
+
+#[test]
+fn at_a_terminal_sampling_is_approved_and_typed() {
+    let server = example_stdio("ask_client");
+    let line = ["--stdio", &server, "call", "summarize", "text=hello"];
+    let Some(screen) = mcp_at_terminal(&line, "y\nit is short\n\n") else { return };
+    assert!(screen.contains("user: Summarize in one line: hello"), "{screen}");
+    assert!(screen.contains("it is short (by the person at the terminal)"), "{screen}");
+    let screen = mcp_at_terminal(&line, "n\n").expect("script ran before");
+    assert!(screen.contains("the user declined the sampling request"), "{screen}");
+}
