@@ -29,7 +29,9 @@ const USER_REJECTED: ErrorCode = ErrorCode(-1);
 /// refused), and roots when `--root` names any.
 pub fn install(builder: ClientBuilder, cli: &Cli) -> Result<ClientBuilder, Failure> {
     let sampler = match &cli.sampling_cmd {
-        Some(command) => Some(split_command(command).map_err(|e| Failure::Usage(format!("--sampling-cmd: {e}")))?),
+        Some(command) => Some(
+            split_command(command).map_err(|e| Failure::Usage(format!("--sampling-cmd: {e}")))?,
+        ),
         None => None,
     };
     let mut builder = builder
@@ -122,13 +124,15 @@ fn fill_form(schema: &Value) -> Option<Map<String, Value>> {
         .filter_map(Value::as_str)
         .collect();
     let mut content = Map::new();
-    let properties = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let properties =
+        schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
     for (name, field) in &properties {
         let required = required.contains(&name.as_str());
         if let Some(description) = field.get("description").and_then(Value::as_str) {
             say!("  {description}");
         }
-        let prompt = format!("  {name} ({}){}: ", describe_field(field, required), default_hint(field));
+        let prompt =
+            format!("  {name} ({}){}: ", describe_field(field, required), default_hint(field));
         loop {
             let typed = read_answer(&prompt)?;
             if typed.trim().is_empty() {
@@ -210,7 +214,8 @@ fn parse_field(field: &Value, typed: &str) -> Result<Value, String> {
             _ => Err("answer yes or no".into()),
         },
         "integer" => {
-            let number: i64 = typed.parse().map_err(|_| format!("{typed:?} is not a whole number"))?;
+            let number: i64 =
+                typed.parse().map_err(|_| format!("{typed:?} is not a whole number"))?;
             check_range(field, number as f64)?;
             Ok(Value::from(number))
         }
@@ -221,7 +226,8 @@ fn parse_field(field: &Value, typed: &str) -> Result<Value, String> {
         }
         _ => {
             check_count(field, typed.chars().count(), "minLength", "maxLength", "characters")?;
-            if field.get("format").and_then(Value::as_str) == Some("email") && !typed.contains('@') {
+            if field.get("format").and_then(Value::as_str) == Some("email") && !typed.contains('@')
+            {
                 return Err(format!("{typed:?} is not an email address"));
             }
             Ok(Value::from(typed))
@@ -239,7 +245,13 @@ fn check_range(field: &Value, number: f64) -> Result<(), String> {
     Ok(())
 }
 
-fn check_count(field: &Value, count: usize, min: &str, max: &str, what: &str) -> Result<(), String> {
+fn check_count(
+    field: &Value,
+    count: usize,
+    min: &str,
+    max: &str,
+    what: &str,
+) -> Result<(), String> {
     let bound = |key: &str| field.get(key).and_then(Value::as_u64).map(|n| n as usize);
     if let Some(min) = bound(min).filter(|min| count < *min) {
         return Err(format!("at least {min} {what}"));
@@ -289,12 +301,18 @@ fn sample(
 fn text_of(content: &Value) -> String {
     match content {
         Value::Array(blocks) => blocks.iter().map(text_of).collect::<Vec<_>>().join(" "),
-        block => block.get("text").and_then(Value::as_str).map_or_else(|| block.to_string(), str::to_owned),
+        block => block
+            .get("text")
+            .and_then(Value::as_str)
+            .map_or_else(|| block.to_string(), str::to_owned),
     }
 }
 
 /// `--sampling-cmd`: the request as JSON on the program's stdin, its stdout the answer.
-fn run_sampler(request: &CreateMessageRequestParams, words: &[String]) -> Result<CreateMessageResult, McpError> {
+fn run_sampler(
+    request: &CreateMessageRequestParams,
+    words: &[String],
+) -> Result<CreateMessageResult, McpError> {
     let program = &words[0];
     let failed = |why: String| {
         say!("mcp: --sampling-cmd {program}: {why}");
@@ -329,9 +347,9 @@ fn answer(text: String, model: &str) -> CreateMessageResult {
 
 /// `--root PATH`: the directory as a `file://` URI, named after its last component.
 fn root(path: &Path) -> Result<Root, Failure> {
-    let absolute = path.canonicalize().map_err(|err| {
-        Failure::Usage(format!("--root {}: {err}", path.display()))
-    })?;
+    let absolute = path
+        .canonicalize()
+        .map_err(|err| Failure::Usage(format!("--root {}: {err}", path.display())))?;
     let mut uri = String::from("file://");
     for byte in absolute.to_string_lossy().bytes() {
         match byte {
@@ -382,7 +400,11 @@ mod tests {
         let dir = std::env::temp_dir().join("mcp root test");
         std::fs::create_dir_all(&dir).expect("dir");
         let root = root(&dir).expect("a root");
-        assert!(root.uri.starts_with("file:///") && root.uri.ends_with("/mcp%20root%20test"), "{}", root.uri);
+        assert!(
+            root.uri.starts_with("file:///") && root.uri.ends_with("/mcp%20root%20test"),
+            "{}",
+            root.uri
+        );
         assert_eq!(root.name.as_deref(), Some("mcp root test"));
     }
 }

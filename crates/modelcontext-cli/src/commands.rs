@@ -4,8 +4,7 @@ use std::time::{Duration, Instant};
 
 use modelcontext::client::CallOptions;
 use modelcontext::types::{
-    CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference,
-    SubscriptionFilter,
+    CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference, SubscriptionFilter,
 };
 use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
@@ -218,7 +217,8 @@ fn subcommand_json(command: &Command) -> bool {
         | Command::Read { output: flag, .. }
         | Command::Get { output: flag, .. }
         | Command::Complete { output: flag, .. }
-        | Command::Listen { output: flag, .. } | Command::Call { output: flag, .. } => flag.json,
+        | Command::Listen { output: flag, .. }
+        | Command::Call { output: flag, .. } => flag.json,
         Command::Login { .. } | Command::Logout { .. } | Command::Completions { .. } => false,
     }
 }
@@ -338,7 +338,11 @@ async fn call(
 
 /// `listen`: every list change the server offers and updates of `resources`, one line each
 /// (one JSON object each with `--json`), until the stream ends or Ctrl-C.
-async fn listen(client: &Client, resources: &[String], json_output: bool) -> Result<Outcome, Failure> {
+async fn listen(
+    client: &Client,
+    resources: &[String],
+    json_output: bool,
+) -> Result<Outcome, Failure> {
     let mut filter = SubscriptionFilter::default()
         .with_tools_list_changed(true)
         .with_prompts_list_changed(true)
@@ -352,7 +356,8 @@ async fn listen(client: &Client, resources: &[String], json_output: bool) -> Res
     while let Some(notification) = subscription.next().await {
         let params = notification.params().map(|raw| raw.get().to_owned());
         if json_output {
-            let params: Value = params.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default();
+            let params: Value =
+                params.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default();
             emit(&format!("{}\n", json!({"method": notification.method(), "params": params})));
         } else {
             emit(&format!("{}\n", output::notification(&notification)));

@@ -138,7 +138,10 @@ mod tests {
         let bad = |json: Value| entry(json, None).expect_err("a mistake");
         assert!(bad(json!({"mcpServers": {"x": {}}})).contains("neither"));
         assert!(bad(json!({"mcpServers": {"x": {"command": "a", "args": [1]}}})).contains("args"));
-        assert!(bad(json!({"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}})).contains("\"env\".K"));
+        assert!(
+            bad(json!({"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}}))
+                .contains("\"env\".K")
+        );
         let missing = entry(json!({"mcpServers": {"x": {"command": "a"}}}), Some("y"));
         assert!(missing.expect_err("no y").contains("no server named \"y\""));
     }

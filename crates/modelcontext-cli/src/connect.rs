@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use modelcontext::client::ClientBuilder;
 use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
-use modelcontext::client::ClientBuilder;
 use modelcontext::types::LoggingMessageNotificationParams;
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
@@ -54,8 +54,8 @@ impl Target {
                     return Err(Failure::Usage(message.into()));
                 }
                 for pair in &cli.env {
-                    let (key, value) = args::split_pair(pair)
-                        .map_err(|e| Failure::Usage(format!("-e: {e}")))?;
+                    let (key, value) =
+                        args::split_pair(pair).map_err(|e| Failure::Usage(format!("-e: {e}")))?;
                     command.env.push((key.to_owned(), value.to_owned()));
                 }
                 command.cwd = cli.cwd.clone().or(command.cwd);
@@ -150,7 +150,8 @@ fn show_log(log: LoggingMessageNotificationParams) {
 
 /// Which server the command line names: `--stdio`, `--config`, or a URL (exactly one).
 fn named(cli: &Cli) -> Result<Named, String> {
-    let given = [cli.stdio.is_some() || cli.stdio_words.is_some(), cli.config.is_some(), cli.url.is_some()];
+    let given =
+        [cli.stdio.is_some() || cli.stdio_words.is_some(), cli.config.is_some(), cli.url.is_some()];
     if given.iter().filter(|&&g| g).count() > 1 {
         return Err("give one of --stdio, --config or a URL".into());
     }
@@ -166,7 +167,9 @@ fn named(cli: &Cli) -> Result<Named, String> {
     }
     if let Some(path) = &cli.config {
         return Ok(match config::load(path, cli.server.as_deref())? {
-            config::Entry::Stdio { words, env, cwd } => Named::Stdio(StdioCommand { words, env, cwd }),
+            config::Entry::Stdio { words, env, cwd } => {
+                Named::Stdio(StdioCommand { words, env, cwd })
+            }
             config::Entry::Http { url, headers } => Named::Http { url, headers },
         });
     }
@@ -188,9 +191,9 @@ fn spawn(command: &StdioCommand) -> Result<Connection, Failure> {
     if let Some(dir) = &command.cwd {
         child = child.current_dir(dir);
     }
-    child.spawn().map_err(|err| {
-        Failure::Connection(format!("cannot start the server {program:?}: {err}"))
-    })
+    child
+        .spawn()
+        .map_err(|err| Failure::Connection(format!("cannot start the server {program:?}: {err}")))
 }
 
 /// The one HTTP client of a command, for the MCP server and its authorization server alike:

@@ -342,8 +342,7 @@ fn mistyped_subcommand(line: &[String]) -> Option<String> {
     let command = Cli::command();
     let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
     let word = line.iter().skip(1).find(|w| !w.starts_with('-') && !w.contains("://"))?;
-    let (distance, name) =
-        names.iter().map(|name| (edit_distance(word, name), *name)).min()?;
+    let (distance, name) = names.iter().map(|name| (edit_distance(word, name), *name)).min()?;
     (distance <= 2).then(|| {
         format!("error: unrecognized subcommand '{word}'\n\n  tip: a similar subcommand exists: '{name}'")
     })

@@ -46,7 +46,6 @@ impl Progress {
             say!("mcp: progress {}", line(update));
         }
     }
-
 }
 
 impl Drop for Progress {
@@ -94,7 +93,11 @@ fn bar(update: &ProgressNotificationParams, elapsed: Duration) -> String {
 mod tests {
     use super::*;
 
-    fn update(progress: f64, total: Option<f64>, message: Option<&str>) -> ProgressNotificationParams {
+    fn update(
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> ProgressNotificationParams {
         let json = serde_json::json!({
             "progressToken": 1, "progress": progress, "total": total, "message": message
         });

@@ -474,7 +474,14 @@ fn checked_bookshop(dir: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn the_stdio_command_trails_the_line_with_its_environment_and_directory() {
-    let run = mcp(&["call", "get_author", "title=Dune", "--stdio", "--", &bookshop().display().to_string()]);
+    let run = mcp(&[
+        "call",
+        "get_author",
+        "title=Dune",
+        "--stdio",
+        "--",
+        &bookshop().display().to_string(),
+    ]);
     assert_eq!(run.code(0).stdout, "Frank Herbert\n");
     let dir = temp_dir("cwd");
     let words = checked_bookshop(&dir);
@@ -504,8 +511,12 @@ fn a_server_from_a_claude_desktop_config() {
         assert_eq!(run.code(0).stdout, "Frank Herbert\n", "{name}");
     }
     mcp(&["--config", file, "tools"]).code(64).stderr_has("--server NAME (it has: books, remote)");
-    mcp(&["--config", file, "--server", "nope", "tools"]).code(64).stderr_has("no server named \"nope\"");
-    mcp(&["--config", file, "--stdio", "x", "tools"]).code(64).stderr_has("one of --stdio, --config");
+    mcp(&["--config", file, "--server", "nope", "tools"])
+        .code(64)
+        .stderr_has("no server named \"nope\"");
+    mcp(&["--config", file, "--stdio", "x", "tools"])
+        .code(64)
+        .stderr_has("one of --stdio, --config");
 }
 
 #[test]
@@ -577,12 +588,17 @@ fn ctrl_c_cancels_the_call_at_the_server() {
 
 #[test]
 fn call_args_is_the_arguments_object_and_json_only_output() {
-    let run = stdio(&["call", "search_books", "--args", r#"{"query":"dune"}"#, "limit=1", "--json"]);
+    let run =
+        stdio(&["call", "search_books", "--args", r#"{"query":"dune"}"#, "limit=1", "--json"]);
     let result = run.code(0).json();
     assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains("Dune")), "{result}");
-    stdio(&["call", "get_author", "--args", "[1]"]).code(64).stderr_has("--args must be a JSON object");
+    stdio(&["call", "get_author", "--args", "[1]"])
+        .code(64)
+        .stderr_has("--args must be a JSON object");
     // `--json` takes no value any more: an object after it is a stray argument.
-    stdio(&["call", "get_author", "--json", r#"{"title":"Dune"}"#]).code(64).stderr_has("KEY=VALUE");
+    stdio(&["call", "get_author", "--json", r#"{"title":"Dune"}"#])
+        .code(64)
+        .stderr_has("KEY=VALUE");
 }
 
 #[test]
@@ -593,16 +609,21 @@ fn mistyped_subcommands_get_a_suggestion_and_shells_get_completions() {
     mcp(&[url, "tools", "--jsn"]).code(64).stderr_has("tip: a similar argument exists: '--json'");
     for shell in ["bash", "zsh", "fish"] {
         let run = mcp(&["completions", shell]).code(0);
-        assert!(run.stdout.contains("listen") && run.stdout.contains("--stdio"), "{shell}: {run:#?}");
+        assert!(
+            run.stdout.contains("listen") && run.stdout.contains("--stdio"),
+            "{shell}: {run:#?}"
+        );
     }
 }
 
 #[test]
 fn listen_waits_for_changes_until_interrupted_in_both_eras() {
     use std::io::BufRead;
-    for (era, request) in [("handshake", "resources/subscribe"), ("modern", "subscriptions/listen")] {
+    for (era, request) in [("handshake", "resources/subscribe"), ("modern", "subscriptions/listen")]
+    {
         let server = bookshop_stdio();
-        let line = ["--verbose", "--era", era, "--stdio", &server, "listen", "--resource", "books://Dune"];
+        let line =
+            ["--verbose", "--era", era, "--stdio", &server, "listen", "--resource", "books://Dune"];
         let mut child = spawn_mcp(&line);
         let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
         let mut seen = String::new();
