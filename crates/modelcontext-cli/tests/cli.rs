@@ -735,3 +735,43 @@ fn at_a_terminal_sampling_is_approved_and_typed() {
     let screen = mcp_at_terminal(&line, "n\n").expect("script ran before");
     assert!(screen.contains("the user declined the sampling request"), "{screen}");
 }
+
+#[test]
+fn listen_prints_changes_as_they_arrive_in_both_eras() {
+    use std::io::BufRead;
+    let server = format!("'{}' --changes", example("ask_client").display());
+    for era in ["handshake", "modern"] {
+        let line = ["--era", era, "--stdio", &server, "listen", "--resource", "notes://today"];
+        let mut child = spawn_mcp(&line);
+        let pid = child.id().to_string();
+        // A bound on the test: the server announces every 100 ms, so 10 s means a bug. The
+        // watchdog stands down as soon as the lines came (before the process is reaped, so
+        // it never signals a reused pid).
+        let (done, stand_down) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn({
+            let pid = pid.clone();
+            move || {
+                let waited = stand_down.recv_timeout(Duration::from_secs(10));
+                if waited == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                }
+            }
+        });
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut seen = Vec::new();
+        for line in stdout.lines().map_while(Result::ok) {
+            seen.push(line);
+            let has = |text: &str| seen.iter().any(|l| l == text);
+            if has("tools changed (mcp tools lists them)") && has("updated: notes://today") {
+                break;
+            }
+        }
+        drop(done);
+        watchdog.join().expect("watchdog");
+        let status = Command::new("kill").args(["-INT", &pid]).status();
+        assert!(status.expect("kill runs").success());
+        let output = child.wait_with_output().expect("mcp ends");
+        assert_eq!(output.status.code(), Some(0), "{era}: {seen:?} {output:?}");
+        assert!(seen.iter().any(|l| l == "updated: notes://today"), "{era}: {seen:?}");
+    }
+}

@@ -4,10 +4,14 @@
 //! ```text
 //! mcp --stdio target/debug/examples/ask_client --sampling-cmd 'tr a-z A-Z' call summarize text=hi
 //! mcp --stdio target/debug/examples/ask_client --root . call workspace
+//! mcp --stdio "target/debug/examples/ask_client --changes" listen --resource notes://today
 //! ```
+//!
+//! With `--changes` it also announces a change every 100 ms (the tool list, and the resource
+//! `notes://today`), for `mcp listen` to show.
 
 use modelcontext::types::{CreateMessageRequestParams, SamplingMessage};
-use modelcontext::{Context, McpServer, ToolError, tool};
+use modelcontext::{Context, McpServer, ToolError, resource, tool};
 
 /// Summarize `text` with the client's model.
 #[tool]
@@ -31,8 +35,26 @@ async fn workspace(ctx: Context) -> Result<String, ToolError> {
     Ok(roots.into_iter().map(|root| root.uri).collect::<Vec<_>>().join("\n"))
 }
 
+/// Today's notes: what `--changes` says is updated.
+#[resource("notes://today")]
+fn today() -> String {
+    "nothing yet".into()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), modelcontext::Error> {
-    let server = McpServer::new("ask-client").tool(summarize::tool())?.tool(workspace::tool())?;
+    let server = (McpServer::new("ask-client").tool(summarize::tool())?)
+        .tool(workspace::tool())?
+        .resource(today::resource())?;
+    if std::env::args().any(|arg| arg == "--changes") {
+        let announcer = server.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                announcer.notify_tools_changed();
+                announcer.notify_resource_updated("notes://today");
+            }
+        });
+    }
     server.run_stdio().await
 }
