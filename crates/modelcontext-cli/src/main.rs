@@ -386,7 +386,19 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(line) {
         Ok(cli) => Cli { stdio_words, ..cli },
         Err(err) => {
-            if err.kind() == clap::error::ErrorKind::MissingSubcommand {
+            use clap::error::ErrorKind::{
+                DisplayHelpOnMissingArgumentOrSubcommand, MissingSubcommand,
+            };
+            let no_subcommand =
+                matches!(err.kind(), MissingSubcommand | DisplayHelpOnMissingArgumentOrSubcommand);
+            if no_subcommand && stdio_words.is_some() {
+                say!(
+                    "mcp: everything after `--stdio --` is the server's command, so the \
+                     subcommand goes before it: mcp tools --stdio -- npx -y server"
+                );
+                return Exit::Usage.into();
+            }
+            if err.kind() == MissingSubcommand {
                 if let Some(tip) = mistyped_subcommand(&std::env::args().collect::<Vec<_>>()) {
                     say!("{tip}");
                     return Exit::Usage.into();

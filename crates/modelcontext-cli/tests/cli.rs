@@ -347,6 +347,9 @@ fn over_http_in_both_eras() {
         let run = server.mcp(&["--era", era, "read", "books://Dune"]).code(0);
         assert_eq!(run.stdout, "Dune by Frank Herbert\n");
     }
+    let run = server.mcp(&["--verbose", "tools"]).code(0);
+    assert!(run.stderr.contains(r#""method":"tools/list""#), "{run:#?}");
+    assert!(run.stderr.lines().any(|l| l.starts_with("mcp: <-- ")), "{run:#?}");
     let result = server.mcp(&[
         "-H",
         "X-Request-Source: cli-test",
@@ -492,6 +495,9 @@ fn the_stdio_command_trails_the_line_with_its_environment_and_directory() {
     // Without the variable the shell exits before the bookshop starts.
     mcp(&line[2..]).code(4).stderr_has("closed the connection");
     mcp(&["-e", "SHELF", "--stdio", "x", "tools"]).code(64).stderr_has("-e: expected KEY=VALUE");
+    mcp(&["--stdio", "--", "npx", "server", "tools"])
+        .code(64)
+        .stderr_has("the subcommand goes before it");
 }
 
 #[test]
