@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use modelcontext::client::CallOptions;
 use modelcontext::types::{
     CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference, SubscriptionFilter,
@@ -9,7 +10,7 @@ use modelcontext::types::{
 use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 
-use crate::connect::Target;
+use crate::connect::{self, Target};
 use crate::progress::Progress;
 use crate::{Cli, Command, Exit, RefKind, args, login, output, print};
 
@@ -219,7 +220,10 @@ fn subcommand_json(command: &Command) -> bool {
         | Command::Complete { output: flag, .. }
         | Command::Listen { output: flag, .. }
         | Command::Call { output: flag, .. } => flag.json,
-        Command::Login { .. } | Command::Logout { .. } | Command::Completions { .. } => false,
+        Command::Login { .. }
+        | Command::Logout { .. }
+        | Command::Completions { .. }
+        | Command::Shell => false,
     }
 }
 
@@ -259,6 +263,8 @@ async fn execute(
             call(client, tool, arguments, object.as_deref(), json_output).await
         }
         Command::Listen { resources, .. } => listen(client, resources, json_output).await,
+        // Boxed: the shell runs `execute` for each line, a recursion the compiler must size.
+        Command::Shell => Box::pin(shell(client, json_output)).await,
         Command::Resources(_) => {
             let resources =
                 all_pages(|c| client.list_resources(c), |p| (p.resources, p.next_cursor)).await?;
@@ -365,6 +371,77 @@ async fn listen(
     }
     say!("mcp: the server ended the stream");
     Ok(Outcome::Success)
+}
+
+/// One line of `mcp shell`: a subcommand and its arguments, as on the command line.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp>", no_binary_name = true, disable_version_flag = true)]
+struct ShellLine {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// `shell`: each line is split like `--stdio` (quotes, no shell), parsed as a subcommand and
+/// run on this connection; a failure is reported and the session goes on.
+async fn shell(client: &Client, json_output: bool) -> Result<Outcome, Failure> {
+    say!(
+        "mcp: one subcommand a line (tools, call NAME KEY=VALUE, read URI, help); exit or Ctrl-D ends"
+    );
+    while let Some(line) = read_line("mcp> ").await {
+        let line = line.trim();
+        if line == "exit" || line == "quit" {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let words = match connect::split_command(line) {
+            Ok(words) => words,
+            Err(problem) => {
+                say!("mcp: {problem}");
+                continue;
+            }
+        };
+        let command = match ShellLine::try_parse_from(words) {
+            Ok(parsed) => parsed.command,
+            Err(err) => {
+                let _ = err.print();
+                continue;
+            }
+        };
+        if matches!(
+            command,
+            Command::Shell
+                | Command::Login { .. }
+                | Command::Logout { .. }
+                | Command::Completions { .. }
+        ) {
+            say!("mcp: not inside the shell");
+            continue;
+        }
+        let json_output = json_output || subcommand_json(&command);
+        if let Err(failure) = execute(client, &command, json_output, Duration::ZERO).await {
+            failure.report(json_output, None);
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// A line from stdin after `prompt` on stderr, read off the runtime's thread; `None` at the end.
+async fn read_line(prompt: &'static str) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, Write};
+        let mut stderr = std::io::stderr();
+        let _ = write!(stderr, "{prompt}").and_then(|()| stderr.flush());
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// The tool's input schema, or an empty one (everything a string) when the server does not

@@ -265,6 +265,9 @@ enum Command {
         #[command(flatten)]
         output: JsonFlag,
     },
+    /// Run commands one per line on one connection (`tools`, `call get_author title=Dune`,
+    /// ...) until end of input or `exit`: quicker than a process and a handshake per command.
+    Shell,
     /// Print a completion script for SHELL: `mcp completions bash > /etc/bash_completion.d/mcp`.
     Completions {
         /// The shell to complete in.

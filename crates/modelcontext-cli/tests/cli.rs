@@ -781,3 +781,24 @@ fn listen_prints_changes_as_they_arrive_in_both_eras() {
         assert!(seen.iter().any(|l| l == "updated: notes://today"), "{era}: {seen:?}");
     }
 }
+
+#[test]
+fn the_shell_runs_one_command_a_line_on_one_connection() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["--stdio", &bookshop_stdio(), "shell"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcp starts");
+    let typed = "call get_author title=Dune\nbogus\ncall get_author title=Nothing\nread books://Dune\nexit\n";
+    child.stdin.take().expect("stdin").write_all(typed.as_bytes()).expect("typed");
+    let output = child.wait_with_output().expect("mcp ends");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Frank Herbert\nDune by Frank Herbert\n");
+    assert!(stderr.contains("unrecognized subcommand 'bogus'"), "{stderr}");
+    assert!(stderr.contains("No book titled 'Nothing'"), "{stderr}");
+}
