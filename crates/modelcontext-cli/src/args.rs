@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-/// The arguments object: `base` (from `--json`) with the pairs added.
+/// The arguments object: `base` (from `--args`) with the pairs added.
 pub fn tool_arguments(
     schema: &Map<String, Value>,
     base: Option<&str>,
@@ -17,8 +17,8 @@ pub fn tool_arguments(
         None => Map::new(),
         Some(text) => match serde_json::from_str(text) {
             Ok(Value::Object(object)) => object,
-            Ok(_) => return Err("--json must be a JSON object, e.g. '{\"title\":\"Dune\"}'".into()),
-            Err(err) => return Err(format!("--json is not valid JSON: {err}")),
+            Ok(_) => return Err("--args must be a JSON object, e.g. '{\"title\":\"Dune\"}'".into()),
+            Err(err) => return Err(format!("--args is not valid JSON: {err}")),
         },
     };
     for pair in pairs {
@@ -157,7 +157,7 @@ mod tests {
     fn mistakes_are_explained() {
         check(None, &["limit=five"], Err("limit=five: the schema expects integer"));
         check(None, &["limit"], Err("expected KEY=VALUE"));
-        check(Some("[1]"), &[], Err("--json must be a JSON object"));
-        check(Some("{oops"), &[], Err("--json is not valid JSON"));
+        check(Some("[1]"), &[], Err("--args must be a JSON object"));
+        check(Some("{oops"), &[], Err("--args is not valid JSON"));
     }
 }

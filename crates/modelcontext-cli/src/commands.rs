@@ -1,18 +1,18 @@
 //! One function per subcommand, and how each failure becomes a message and an exit code.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use modelcontext::client::CallOptions;
 use modelcontext::types::{
-    CompleteResult, Era, ProgressNotificationParams, PromptReference, Reference,
-    ResourceTemplateReference,
+    CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference, SubscriptionFilter,
 };
 use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 
-use crate::connect::Target;
-use crate::{Cli, Command, Exit, RefKind, args, login, output};
+use crate::connect::{self, Target};
+use crate::progress::Progress;
+use crate::{Cli, Command, Exit, RefKind, args, login, output, print};
 
 /// Why a run did not succeed. Each variant has its exit code.
 #[derive(Debug)]
@@ -29,6 +29,9 @@ pub enum Failure {
     BadAnswer(String),
     /// Anything else (1).
     Other(String),
+    /// Ctrl-C while the server was working: the request was cancelled (130, as a shell
+    /// reports SIGINT).
+    Interrupted,
 }
 
 impl Failure {
@@ -62,25 +65,22 @@ impl Failure {
     fn report(self, json_output: bool, target: Option<&Target>) -> Exit {
         match self {
             Failure::Closed(message) => {
-                match target {
-                    Some(Target::Stdio(words)) => eprintln!(
-                        "mcp: the server ({}) closed the connection: its process exited or \
-                         closed its stdout (its stderr, above, may say why)",
-                        words[0]
+                match target.map(Target::program) {
+                    Some(Some(program)) => say!(
+                        "mcp: the server ({program}) closed the connection: its process exited \
+                         or closed its stdout (its stderr, above, may say why)"
                     ),
-                    Some(Target::Http(_)) => {
-                        eprintln!("mcp: no connection to the server: {message}")
-                    }
-                    None => eprintln!("mcp: the connection closed: {message}"),
+                    Some(None) => say!("mcp: no connection to the server: {message}"),
+                    None => say!("mcp: the connection closed: {message}"),
                 }
                 Exit::Connection
             }
             Failure::Usage(message) => {
-                eprintln!("mcp: {message}\nRun `mcp --help` for usage.");
+                say!("mcp: {message}\nRun `mcp --help` for usage.");
                 Exit::Usage
             }
             Failure::Connection(message) => {
-                eprintln!("mcp: {message}");
+                say!("mcp: {message}");
                 Exit::Connection
             }
             Failure::Protocol { code, message, data } => {
@@ -91,19 +91,23 @@ impl Failure {
                     }
                     emit(&pretty(&json!({ "error": error })));
                 }
-                eprintln!("mcp: the server answered with error {code}: {message}");
+                say!("mcp: the server answered with error {code}: {message}");
                 if let Some(data) = data {
-                    eprintln!("mcp: error data: {data}");
+                    say!("mcp: error data: {data}");
                 }
                 Exit::Protocol
             }
             Failure::BadAnswer(message) => {
-                eprintln!("mcp: {message}");
+                say!("mcp: {message}");
                 Exit::Protocol
             }
             Failure::Other(message) => {
-                eprintln!("mcp: {message}");
+                say!("mcp: {message}");
                 Exit::Other
+            }
+            Failure::Interrupted => {
+                say!("mcp: interrupted; the request was cancelled at the server");
+                Exit::Interrupted
             }
         }
     }
@@ -146,7 +150,16 @@ pub async fn run(cli: Cli) -> Exit {
         let started = Instant::now();
         let client = target.connect(&cli).await?;
         let connected = started.elapsed();
-        let outcome = execute(&client, &cli.command, json_output, connected).await;
+        // Ctrl-C drops the request's future, which sends the server notifications/cancelled;
+        // closing the client below flushes it before the process ends.
+        let outcome = tokio::select! {
+            outcome = execute(&client, &cli.command, json_output, connected) => outcome,
+            // Listening lasts until interrupted: that is its normal end.
+            _ = tokio::signal::ctrl_c() => match cli.command {
+                Command::Listen { .. } => Ok(Outcome::Success),
+                _ => Err(Failure::Interrupted),
+            },
+        };
         // Closing lets a child server exit on end of input instead of being killed.
         let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
         outcome
@@ -158,7 +171,7 @@ pub async fn run(cli: Cli) -> Exit {
             let hint = login::refusal_hint(&cli, &failure);
             let exit = failure.report(json_output, Some(&target));
             if let Some(hint) = hint {
-                eprintln!("mcp: {hint}");
+                say!("mcp: {hint}");
             }
             exit
         }
@@ -170,11 +183,11 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
     let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
         return None;
     };
-    let url = match (url, &cli.url, &cli.stdio) {
-        (_, _, Some(_)) => Err("login and logout are for HTTP servers, not --stdio"),
+    let url = match (url, &cli.url, cli.stdio.is_some() || cli.stdio_words.is_some()) {
+        (_, _, true) => Err("login and logout are for HTTP servers, not --stdio"),
         (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
         (Some(url), _, _) | (None, Some(url), _) => Ok(url.as_str()),
-        (None, None, None) => Err("say which server: mcp login URL"),
+        (None, None, false) => Err("say which server: mcp login URL"),
     };
     let url = match url {
         Ok(url) => url,
@@ -204,20 +217,13 @@ fn subcommand_json(command: &Command) -> bool {
         | Command::Ping(flag)
         | Command::Read { output: flag, .. }
         | Command::Get { output: flag, .. }
-        | Command::Complete { output: flag, .. } => flag.json,
-        Command::Call { json, .. } => call_json(json).0,
-        Command::Login { .. } | Command::Logout { .. } => false,
-    }
-}
-
-/// `call --json`: without a value, or with one that is not an object, it asks for JSON
-/// output (and the value, if any, is one more KEY=VALUE); with an object, it is the arguments.
-fn call_json(json: &Option<Option<String>>) -> (bool, Option<&str>, Option<&str>) {
-    match json {
-        None => (false, None, None),
-        Some(None) => (true, None, None),
-        Some(Some(value)) if value.trim_start().starts_with('{') => (false, Some(value), None),
-        Some(Some(pair)) => (true, None, Some(pair)),
+        | Command::Complete { output: flag, .. }
+        | Command::Listen { output: flag, .. }
+        | Command::Call { output: flag, .. } => flag.json,
+        Command::Login { .. }
+        | Command::Logout { .. }
+        | Command::Completions { .. }
+        | Command::Shell => false,
     }
 }
 
@@ -244,7 +250,7 @@ async fn execute(
         match (json_output, human.is_empty()) {
             (true, _) => emit(&pretty(&value)),
             (false, false) => emit(&human),
-            (false, true) => eprintln!("mcp: (the server returned nothing)"),
+            (false, true) => say!("mcp: (the server returned nothing)"),
         }
         Ok(Outcome::Success)
     };
@@ -253,9 +259,12 @@ async fn execute(
             let tools = client.list_all_tools().await.map_err(sdk)?;
             print(json!({"tools": tools}), output::tools(&tools))
         }
-        Command::Call { tool, arguments, json } => {
-            call(client, tool, arguments, json, json_output).await
+        Command::Call { tool, arguments, object, .. } => {
+            call(client, tool, arguments, object.as_deref(), json_output).await
         }
+        Command::Listen { resources, .. } => listen(client, resources, json_output).await,
+        // Boxed: the shell runs `execute` for each line, a recursion the compiler must size.
+        Command::Shell => Box::pin(shell(client, json_output)).await,
         Command::Resources(_) => {
             let resources =
                 all_pages(|c| client.list_resources(c), |p| (p.resources, p.next_cursor)).await?;
@@ -297,7 +306,9 @@ async fn execute(
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
         // Handled by `run_account` before any connection.
-        Command::Login { .. } | Command::Logout { .. } => Ok(Outcome::Success),
+        Command::Login { .. } | Command::Logout { .. } | Command::Completions { .. } => {
+            Ok(Outcome::Success)
+        }
     }
 }
 
@@ -307,15 +318,12 @@ async fn call(
     client: &Client,
     tool: &str,
     pairs: &[String],
-    json: &Option<Option<String>>,
+    base: Option<&str>,
     json_output: bool,
 ) -> Result<Outcome, Failure> {
-    let (_, base, extra) = call_json(json);
-    let mut pairs = pairs.to_vec();
-    pairs.extend(extra.map(str::to_owned));
     let schema =
         if pairs.is_empty() { Default::default() } else { input_schema(client, tool).await? };
-    let arguments = args::tool_arguments(&schema, base, &pairs).map_err(Failure::Usage)?;
+    let arguments = args::tool_arguments(&schema, base, pairs).map_err(Failure::Usage)?;
     let result = client
         .call_tool_with(tool, arguments, &progress_options())
         .await
@@ -327,11 +335,113 @@ async fn call(
     if json_output {
         emit(&pretty(&to_json(&result)));
     } else if result.is_error() {
-        eprint!("mcp: the tool {tool:?} reported an error:\n{human}");
+        say!("mcp: the tool {tool:?} reported an error:\n{}", human.trim_end_matches('\n'));
     } else {
         emit(&human);
     }
     Ok(if result.is_error() { Outcome::ToolError } else { Outcome::Success })
+}
+
+/// `listen`: every list change the server offers and updates of `resources`, one line each
+/// (one JSON object each with `--json`), until the stream ends or Ctrl-C.
+async fn listen(
+    client: &Client,
+    resources: &[String],
+    json_output: bool,
+) -> Result<Outcome, Failure> {
+    let mut filter = SubscriptionFilter::default()
+        .with_tools_list_changed(true)
+        .with_prompts_list_changed(true)
+        .with_resources_list_changed(true);
+    if !resources.is_empty() {
+        filter = filter.with_resource_subscriptions(resources.to_vec());
+    }
+    let mut subscription = client.listen(filter).await.map_err(Failure::from_sdk)?;
+    let agreed = serde_json::to_string(subscription.agreed()).unwrap_or_default();
+    say!("mcp: listening for {agreed}; Ctrl-C stops");
+    while let Some(notification) = subscription.next().await {
+        let params = notification.params().map(|raw| raw.get().to_owned());
+        if json_output {
+            let params: Value =
+                params.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default();
+            emit(&format!("{}\n", json!({"method": notification.method(), "params": params})));
+        } else {
+            emit(&format!("{}\n", output::notification(&notification)));
+        }
+    }
+    say!("mcp: the server ended the stream");
+    Ok(Outcome::Success)
+}
+
+/// One line of `mcp shell`: a subcommand and its arguments, as on the command line.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp>", no_binary_name = true, disable_version_flag = true)]
+struct ShellLine {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// `shell`: each line is split like `--stdio` (quotes, no shell), parsed as a subcommand and
+/// run on this connection; a failure is reported and the session goes on.
+async fn shell(client: &Client, json_output: bool) -> Result<Outcome, Failure> {
+    say!(
+        "mcp: one subcommand a line (tools, call NAME KEY=VALUE, read URI, help); exit or Ctrl-D ends"
+    );
+    while let Some(line) = read_line("mcp> ").await {
+        let line = line.trim();
+        if line == "exit" || line == "quit" {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let words = match connect::split_command(line) {
+            Ok(words) => words,
+            Err(problem) => {
+                say!("mcp: {problem}");
+                continue;
+            }
+        };
+        let command = match ShellLine::try_parse_from(words) {
+            Ok(parsed) => parsed.command,
+            Err(err) => {
+                let _ = err.print();
+                continue;
+            }
+        };
+        if matches!(
+            command,
+            Command::Shell
+                | Command::Login { .. }
+                | Command::Logout { .. }
+                | Command::Completions { .. }
+        ) {
+            say!("mcp: not inside the shell");
+            continue;
+        }
+        let json_output = json_output || subcommand_json(&command);
+        if let Err(failure) = execute(client, &command, json_output, Duration::ZERO).await {
+            failure.report(json_output, None);
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// A line from stdin after `prompt` on stderr, read off the runtime's thread; `None` at the end.
+async fn read_line(prompt: &'static str) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, Write};
+        let mut stderr = std::io::stderr();
+        let _ = write!(stderr, "{prompt}").and_then(|()| stderr.flush());
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// The tool's input schema, or an empty one (everything a string) when the server does not
@@ -426,26 +536,12 @@ async fn ping(client: &Client, connected: Duration, json_output: bool) -> Result
 
 /// Per-call options: progress updates go to stderr as they come.
 fn progress_options() -> CallOptions {
-    CallOptions::new().on_progress(show_progress)
+    Progress::start().options()
 }
 
-fn show_progress(progress: ProgressNotificationParams) {
-    let mut line = match progress.total {
-        Some(total) if total > 0.0 => {
-            format!("{}/{} ({:.0}%)", progress.progress, total, 100.0 * progress.progress / total)
-        }
-        _ => progress.progress.to_string(),
-    };
-    if let Some(message) = progress.message {
-        line.push_str(&format!(" {message}"));
-    }
-    eprintln!("mcp: progress {line}");
-}
-
-/// Writes to stdout; a closed pipe (`mcp tools | head`) is not an error worth a panic.
+/// Writes to stdout; a closed pipe (`mcp tools | head`) ends the command quietly.
 fn emit(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    print::stdout(text);
 }
 
 /// Pretty-printed JSON and a newline.

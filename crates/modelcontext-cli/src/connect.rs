@@ -1,50 +1,89 @@
 //! From the command line to a connected [`Client`]: a child process over stdio or a
 //! Streamable HTTP endpoint, with the era and timeout asked for.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use modelcontext::client::ClientBuilder;
 use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
+use modelcontext::types::LoggingMessageNotificationParams;
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
 use crate::commands::{Failure, chain};
-use crate::{Cli, EraArg, login};
+use crate::verbose::Tapped;
+use crate::{Cli, EraArg, args, ask, config, login};
 
 /// Where the server is, checked before anything is started.
 pub enum Target {
-    /// A program and its arguments.
-    Stdio(Vec<String>),
+    /// A program, its arguments, environment and directory.
+    Stdio(StdioCommand),
     /// A Streamable HTTP endpoint with its headers already applied (boxed: it is most of the
     /// enum's size, and a target is built once).
     Http(Box<HttpTransport>),
 }
 
+/// A server to run as a child process.
+pub struct StdioCommand {
+    /// The program and its arguments.
+    pub words: Vec<String>,
+    /// Variables set in its environment (besides ours, which it inherits).
+    pub env: Vec<(String, String)>,
+    /// The directory it starts in.
+    pub cwd: Option<PathBuf>,
+}
+
+/// The server as the command line names it, before it is checked.
+enum Named {
+    Stdio(StdioCommand),
+    Http { url: String, headers: Vec<(String, String)> },
+}
+
 impl Target {
-    /// Reads `--stdio`, the URL, `--header` and `--token-env`; any mistake in them is a usage
-    /// error. An HTTP target is authorized as [`login::authorize`] says.
+    /// Reads `--stdio`, `--config`, the URL, `--header`, `-e`, `--cwd` and `--token-env`; any
+    /// mistake in them is a usage error. An HTTP target is authorized as [`login::authorize`]
+    /// says.
     pub fn from_cli(cli: &Cli) -> Result<Target, Failure> {
-        match (&cli.stdio, &cli.url) {
-            (Some(command), None) => {
+        match named(cli).map_err(Failure::Usage)? {
+            Named::Stdio(mut command) => {
                 if !cli.headers.is_empty() || cli.token_env.is_some() {
                     let message = "--header and --token-env only apply to an HTTP URL";
                     return Err(Failure::Usage(message.into()));
                 }
-                let words = split_command(command).map_err(Failure::Usage)?;
-                Ok(Target::Stdio(words))
+                for pair in &cli.env {
+                    let (key, value) =
+                        args::split_pair(pair).map_err(|e| Failure::Usage(format!("-e: {e}")))?;
+                    command.env.push((key.to_owned(), value.to_owned()));
+                }
+                command.cwd = cli.cwd.clone().or(command.cwd);
+                Ok(Target::Stdio(command))
             }
-            (None, Some(url)) => {
+            Named::Http { url, headers } => {
+                if !cli.env.is_empty() || cli.cwd.is_some() {
+                    let message = "-e and --cwd only apply to a --stdio server";
+                    return Err(Failure::Usage(message.into()));
+                }
                 let client = http_client(cli)?;
-                let transport = http_transport(cli, url, &client)?;
-                let transport = login::authorize(cli, url, transport, &client)?;
+                let mut transport = http_transport(cli, &url, &client)?;
+                for (name, value) in headers {
+                    transport = transport.header(name.trim(), value.trim()).map_err(|err| {
+                        Failure::Usage(format!("--config header {name:?}: {}", io_message(&err)))
+                    })?;
+                }
+                let transport = login::authorize(cli, &url, transport, &client)?;
                 Ok(Target::Http(Box::new(transport)))
             }
-            (Some(_), Some(_)) => Err(Failure::Usage("give --stdio or a URL, not both".into())),
-            (None, None) => Err(Failure::Usage(
-                "say which server: --stdio \"command args\" or an http:// or https:// URL".into(),
-            )),
+        }
+    }
+
+    /// The program's name, for messages about a stdio server.
+    pub fn program(&self) -> Option<&str> {
+        match self {
+            Target::Stdio(command) => Some(&command.words[0]),
+            Target::Http(_) => None,
         }
     }
 
@@ -64,23 +103,97 @@ impl Target {
             EraArg::Handshake => EraMode::Handshake,
             EraArg::Modern => EraMode::Modern,
         };
-        let builder =
-            Client::builder().info("mcp", env!("CARGO_PKG_VERSION")).era(mode).timeout(timeout);
+        let mut builder = (Client::builder().info("mcp", env!("CARGO_PKG_VERSION")))
+            .era(mode)
+            .timeout(timeout)
+            .on_log(show_log);
+        if let Some(level) = cli.log_level {
+            builder = builder.log_level(level);
+        }
+        let builder = ask::install(builder, cli)?;
         match self {
-            Target::Stdio(words) => {
-                let program = &words[0];
-                let child =
-                    ChildProcess::new(program).args(&words[1..]).spawn().map_err(|err| {
-                        Failure::Connection(format!("cannot start the server {program:?}: {err}"))
-                    })?;
-                builder.connect(Watched(child)).await.map_err(Failure::from_sdk)
+            Target::Stdio(command) => {
+                let child = Watched(spawn(command)?);
+                connect_over(builder, child, cli.verbose).await
             }
             Target::Http(transport) => {
                 let transport = (**transport).clone().connect_timeout(timeout);
-                builder.connect(transport).await.map_err(Failure::from_sdk)
+                connect_over(builder, transport, cli.verbose).await
             }
         }
     }
+}
+
+/// Connects over `transport`, printing every message with `--verbose`.
+async fn connect_over(
+    builder: ClientBuilder,
+    transport: impl Transport,
+    verbose: bool,
+) -> Result<Client, Failure> {
+    let connected = match verbose {
+        true => builder.connect(Tapped(transport)).await,
+        false => builder.connect(transport).await,
+    };
+    connected.map_err(Failure::from_sdk)
+}
+
+/// A `notifications/message` from the server: `mcp: [warning] logger: text` on stderr (a
+/// string as it is, any other data as JSON).
+fn show_log(log: LoggingMessageNotificationParams) {
+    let logger = log.logger.map(|name| format!("{name}: ")).unwrap_or_default();
+    let data = match log.data {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    };
+    say!("mcp: [{}] {logger}{data}", log.level.as_str());
+}
+
+/// Which server the command line names: `--stdio`, `--config`, or a URL (exactly one).
+fn named(cli: &Cli) -> Result<Named, String> {
+    let given =
+        [cli.stdio.is_some() || cli.stdio_words.is_some(), cli.config.is_some(), cli.url.is_some()];
+    if given.iter().filter(|&&g| g).count() > 1 {
+        return Err("give one of --stdio, --config or a URL".into());
+    }
+    if let Some(words) = &cli.stdio_words {
+        if words.is_empty() {
+            return Err("--stdio -- needs a command after the --".into());
+        }
+        return Ok(Named::Stdio(StdioCommand { words: words.clone(), env: vec![], cwd: None }));
+    }
+    if let Some(command) = &cli.stdio {
+        let words = split_command(command)?;
+        return Ok(Named::Stdio(StdioCommand { words, env: vec![], cwd: None }));
+    }
+    if let Some(path) = &cli.config {
+        return Ok(match config::load(path, cli.server.as_deref())? {
+            config::Entry::Stdio { words, env, cwd } => {
+                Named::Stdio(StdioCommand { words, env, cwd })
+            }
+            config::Entry::Http { url, headers } => Named::Http { url, headers },
+        });
+    }
+    match &cli.url {
+        Some(url) => Ok(Named::Http { url: url.clone(), headers: vec![] }),
+        None => Err("say which server: --stdio \"command args\", --config FILE --server NAME, \
+                     or an http:// or https:// URL"
+            .into()),
+    }
+}
+
+/// Starts the server's process.
+fn spawn(command: &StdioCommand) -> Result<Connection, Failure> {
+    let program = &command.words[0];
+    let mut child = ChildProcess::new(program).args(&command.words[1..]);
+    for (key, value) in &command.env {
+        child = child.env(key, value);
+    }
+    if let Some(dir) = &command.cwd {
+        child = child.current_dir(dir);
+    }
+    child
+        .spawn()
+        .map_err(|err| Failure::Connection(format!("cannot start the server {program:?}: {err}")))
 }
 
 /// The one HTTP client of a command, for the MCP server and its authorization server alike:
@@ -193,12 +306,12 @@ impl Transport for Watched {
 fn report_stray(count: &AtomicUsize, err: &modelcontext::types::DecodeError) {
     let seen = count.fetch_add(1, Ordering::Relaxed);
     if seen < STRAY_REPORTS {
-        eprintln!(
+        say!(
             "mcp: the server wrote something that is not JSON-RPC on its stdout ({err}). \
              On stdio, stdout carries protocol messages only; logs belong on stderr."
         );
     } else if seen == STRAY_REPORTS {
-        eprintln!("mcp: (more stray output from the server; not reported again)");
+        say!("mcp: (more stray output from the server; not reported again)");
     }
 }
 

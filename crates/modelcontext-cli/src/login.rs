@@ -179,7 +179,7 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
     }
     match file.load(&token_key(url)) {
         Ok(Some(tokens)) => {
-            eprintln!(
+            say!(
                 "mcp: logged in to {url} (authorization server {}); tokens saved in {}",
                 tokens.issuer,
                 path.display()
@@ -203,16 +203,16 @@ pub async fn logout(cli: &Cli, url: &str) -> Result<(), Failure> {
     let key = token_key(url);
     let stored = store.load(&key).map_err(|err| Failure::Other(err.to_string()))?;
     let Some(tokens) = stored else {
-        eprintln!("mcp: no stored login for {url} in {}", path.display());
+        say!("mcp: no stored login for {url} in {}", path.display());
         return Ok(());
     };
     match stored_login(url, FileTokenStore::new(&path), &client).revoke(&tokens).await {
-        Ok(true) => eprintln!("mcp: the tokens were revoked at {}", tokens.issuer),
+        Ok(true) => say!("mcp: the tokens were revoked at {}", tokens.issuer),
         Ok(false) => {}
-        Err(err) => eprintln!("mcp: could not revoke the tokens ({err}); forgetting them anyway"),
+        Err(err) => say!("mcp: could not revoke the tokens ({err}); forgetting them anyway"),
     }
     store.remove(&key).map_err(|err| Failure::Other(err.to_string()))?;
-    eprintln!("mcp: logged out of {url} (removed from {})", path.display());
+    say!("mcp: logged out of {url} (removed from {})", path.display());
     Ok(())
 }
 
@@ -232,11 +232,11 @@ impl Browser {
     /// Shows the authorization URL (always printed: the browser may be on another machine
     /// than this shell), opens it when possible, and waits for the redirect.
     async fn visit(self, auth_url: String) -> Result<String, String> {
-        eprintln!("mcp: to log in, open this URL in a browser:\n\n    {auth_url}\n");
+        say!("mcp: to log in, open this URL in a browser:\n\n    {auth_url}\n");
         if self.open {
             open_in_browser(&auth_url);
         }
-        eprintln!("mcp: waiting for the browser to come back (up to {:?})", self.wait);
+        say!("mcp: waiting for the browser to come back (up to {:?})", self.wait);
         let waited = tokio::time::timeout(self.wait, wait_for_callback(&self.listener)).await;
         match waited {
             Err(_) => Err(format!(
@@ -275,7 +275,7 @@ fn open_in_browser(url: &str) {
     match spawned {
         // Reaped in the background; an opener exits once it has handed the URL on.
         Ok(mut child) => drop(std::thread::spawn(move || child.wait())),
-        Err(err) => eprintln!("mcp: could not start {program} ({err}); open the URL yourself"),
+        Err(err) => say!("mcp: could not start {program} ({err}); open the URL yourself"),
     }
 }
 

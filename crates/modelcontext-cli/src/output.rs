@@ -1,10 +1,15 @@
 //! Human-readable renderings of results. Each function returns the text; the caller prints it.
+//!
+//! At a terminal the names a person scans for (tools, resources, templates, prompts) are bold;
+//! piped or redirected output, and `NO_COLOR` (no-color.org), stay plain text.
 
 use std::fmt::Write;
+use std::io::IsTerminal;
+use std::sync::OnceLock;
 
 use modelcontext::ContentBlock;
 use modelcontext::types::{
-    Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, Tool,
+    Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, ServerNotification, Tool,
 };
 use serde_json::{Map, Value};
 
@@ -12,10 +17,24 @@ use serde_json::{Map, Value};
 pub fn tools(tools: &[Tool]) -> String {
     let mut text = String::new();
     for tool in tools {
-        let _ = writeln!(text, "{}({})", tool.name, parameters(&tool.input_schema));
+        let _ = writeln!(text, "{}({})", highlight(&tool.name), parameters(&tool.input_schema));
         describe(&mut text, tool.description.as_deref().or(tool.title.as_deref()));
     }
     text
+}
+
+/// A name in bold when stdout is a terminal and `NO_COLOR` is unset.
+fn highlight(name: &str) -> String {
+    static COLOUR: OnceLock<bool> = OnceLock::new();
+    let colour = *COLOUR.get_or_init(|| {
+        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    });
+    bold(name, colour)
+}
+
+/// `name` between the ANSI codes for bold and normal, when `on`.
+fn bold(name: &str, on: bool) -> String {
+    if on { format!("\x1b[1m{name}\x1b[0m") } else { name.to_owned() }
 }
 
 /// The parameters of an input schema, required ones first as the schema lists them.
@@ -68,7 +87,7 @@ pub fn resources(resources: &[Resource]) -> String {
     let mut text = String::new();
     for resource in resources {
         let mime = resource.mime_type.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-        let _ = writeln!(text, "{}  {}{mime}", resource.uri, resource.name);
+        let _ = writeln!(text, "{}  {}{mime}", highlight(&resource.uri), resource.name);
         describe(&mut text, resource.description.as_deref());
     }
     text
@@ -79,7 +98,7 @@ pub fn templates(templates: &[ResourceTemplate]) -> String {
     let mut text = String::new();
     for template in templates {
         let mime = template.mime_type.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-        let _ = writeln!(text, "{}  {}{mime}", template.uri_template, template.name);
+        let _ = writeln!(text, "{}  {}{mime}", highlight(&template.uri_template), template.name);
         describe(&mut text, template.description.as_deref());
     }
     text
@@ -92,7 +111,7 @@ pub fn prompts(prompts: &[Prompt]) -> String {
         let arguments: Vec<String> = (prompt.arguments.iter().flatten())
             .map(|a| format!("{}{}", a.name, if a.required == Some(true) { "" } else { "?" }))
             .collect();
-        let _ = writeln!(text, "{}({})", prompt.name, arguments.join(", "));
+        let _ = writeln!(text, "{}({})", highlight(&prompt.name), arguments.join(", "));
         describe(&mut text, prompt.description.as_deref());
     }
     text
@@ -156,5 +175,30 @@ fn push_line(text: &mut String, line: &str) {
     text.push_str(line);
     if !line.ends_with('\n') {
         text.push('\n');
+    }
+}
+
+/// A change notification: what changed, in a few words.
+pub fn notification(notification: &ServerNotification) -> String {
+    match notification {
+        ServerNotification::ToolListChanged(_) => "tools changed (mcp tools lists them)".into(),
+        ServerNotification::PromptListChanged(_) => "prompts changed (mcp prompts)".into(),
+        ServerNotification::ResourceListChanged(_) => "resources changed (mcp resources)".into(),
+        ServerNotification::ResourceUpdated(updated) => format!("updated: {}", updated.uri),
+        other => {
+            let params = other.params().map(|raw| raw.get().to_owned()).unwrap_or_default();
+            format!("{} {params}", other.method())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bold;
+
+    #[test]
+    fn names_are_bold_only_when_asked() {
+        assert_eq!(bold("get_author", true), "\x1b[1mget_author\x1b[0m");
+        assert_eq!(bold("get_author", false), "get_author");
     }
 }

@@ -14,15 +14,25 @@ mod login;
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
 /// `deps/` folder this test binary runs from.
 fn bookshop() -> PathBuf {
+    example("bookshop")
+}
+
+/// The built example `name` (bookshop, progress, confirm).
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
-    let path = dir.join("examples").join(format!("bookshop{}", std::env::consts::EXE_SUFFIX));
+    let path = dir.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
-        "{} is missing: run `cargo test --workspace` or `cargo build -p modelcontext --example bookshop`",
+        "{} is missing: run `cargo test --workspace` or `cargo build -p modelcontext --example {name}`",
         path.display()
     );
     path
+}
+
+/// `--stdio` for an example that serves over stdio when given `--stdio`.
+fn example_stdio(name: &str) -> String {
+    format!("'{}' --stdio", example(name).display())
 }
 
 /// `--stdio` for the bookshop, quoted in case the path has spaces.
@@ -107,7 +117,7 @@ fn a_call_prints_the_tools_text() {
     "#]],
     );
     check_stdout(
-        stdio(&["call", "get_author", "--json", r#"{"title":"Neuromancer"}"#]),
+        stdio(&["call", "get_author", "--args", r#"{"title":"Neuromancer"}"#]),
         expect![[r#"
         William Gibson
     "#]],
@@ -337,6 +347,9 @@ fn over_http_in_both_eras() {
         let run = server.mcp(&["--era", era, "read", "books://Dune"]).code(0);
         assert_eq!(run.stdout, "Dune by Frank Herbert\n");
     }
+    let run = server.mcp(&["--verbose", "tools"]).code(0);
+    assert!(run.stderr.contains(r#""method":"tools/list""#), "{run:#?}");
+    assert!(run.stderr.lines().any(|l| l.starts_with("mcp: <-- ")), "{run:#?}");
     let result = server.mcp(&[
         "-H",
         "X-Request-Source: cli-test",
@@ -402,4 +415,390 @@ fn an_http_server_that_is_not_there_is_a_connection_failure() {
     mcp(&["--timeout", "5s", &format!("http://127.0.0.1:{port}/mcp"), "tools"])
         .code(4)
         .stderr_has("no connection to the server");
+}
+
+/// `mcp` started with its outputs piped, for tests that read it while it runs.
+fn spawn_mcp(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcp starts")
+}
+
+/// The first line `reader` gives, waiting for it.
+fn first_line(reader: impl std::io::Read) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(reader).read_line(&mut line).expect("a line");
+    line
+}
+
+#[test]
+fn a_closed_stderr_does_not_stop_the_call() {
+    // `mcp ... 2>&1 | head -1`: progress lines keep coming after stderr's reader has gone.
+    let server = example_stdio("progress");
+    let mut child = spawn_mcp(&["--stdio", &server, "call", "index", "files=15"]);
+    let line = first_line(child.stderr.take().expect("stderr"));
+    assert!(line.contains("progress"), "{line:?}");
+    let output = child.wait_with_output().expect("mcp ends");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "indexed 15 documents\n");
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    // `mcp tools | head -0`: the reader is gone before the first line is written.
+    let mut child = spawn_mcp(&["--stdio", &bookshop_stdio(), "tools"]);
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("mcp ends");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
+
+/// A directory of this test's own under the system's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A shell that checks `$SHELF` and its working directory, then becomes the bookshop: the
+/// call succeeds only if `-e`/`env` and `--cwd`/`cwd` reached the child.
+fn checked_bookshop(dir: &std::path::Path) -> Vec<String> {
+    let script = format!(
+        r#"test "$SHELF" = fiction && test "$(pwd -P)" = '{}' && exec "$0""#,
+        dir.canonicalize().expect("dir").display()
+    );
+    vec!["sh".into(), "-c".into(), script, bookshop().display().to_string()]
+}
+
+#[test]
+fn the_stdio_command_trails_the_line_with_its_environment_and_directory() {
+    let run = mcp(&[
+        "call",
+        "get_author",
+        "title=Dune",
+        "--stdio",
+        "--",
+        &bookshop().display().to_string(),
+    ]);
+    assert_eq!(run.code(0).stdout, "Frank Herbert\n");
+    let dir = temp_dir("cwd");
+    let words = checked_bookshop(&dir);
+    let mut line = vec!["-e", "SHELF=fiction", "--cwd", dir.to_str().expect("utf-8")];
+    line.extend(["call", "get_author", "title=Dune", "--stdio", "--"]);
+    line.extend(words.iter().map(String::as_str));
+    assert_eq!(mcp(&line).code(0).stdout, "Frank Herbert\n");
+    // Without the variable the shell exits before the bookshop starts.
+    mcp(&line[2..]).code(4).stderr_has("closed the connection");
+    mcp(&["-e", "SHELF", "--stdio", "x", "tools"]).code(64).stderr_has("-e: expected KEY=VALUE");
+    mcp(&["--stdio", "--", "npx", "server", "tools"])
+        .code(64)
+        .stderr_has("the subcommand goes before it");
+}
+
+#[test]
+fn a_server_from_a_claude_desktop_config() {
+    let dir = temp_dir("config");
+    let server = HttpBookshop::start();
+    let words = checked_bookshop(&dir);
+    let config = serde_json::json!({"mcpServers": {
+        "books": {"command": "sh", "args": &words[1..], "env": {"SHELF": "fiction"}, "cwd": dir},
+        "remote": {"type": "http", "url": server.url, "headers": {"X-Shelf": "fiction"}}
+    }});
+    let file = dir.join("claude_desktop_config.json");
+    std::fs::write(&file, config.to_string()).expect("config written");
+    let file = file.to_str().expect("utf-8");
+    for name in ["books", "remote"] {
+        let run = mcp(&["--config", file, "--server", name, "call", "get_author", "title=Dune"]);
+        assert_eq!(run.code(0).stdout, "Frank Herbert\n", "{name}");
+    }
+    mcp(&["--config", file, "tools"]).code(64).stderr_has("--server NAME (it has: books, remote)");
+    mcp(&["--config", file, "--server", "nope", "tools"])
+        .code(64)
+        .stderr_has("no server named \"nope\"");
+    mcp(&["--config", file, "--stdio", "x", "tools"])
+        .code(64)
+        .stderr_has("one of --stdio, --config");
+}
+
+#[test]
+fn verbose_prints_every_message_both_ways() {
+    let run = stdio(&["--verbose", "call", "get_author", "title=Dune"]).code(0);
+    assert_eq!(run.stdout, "Frank Herbert\n");
+    let sent = run.stderr.lines().filter(|l| l.starts_with("mcp: --> ")).collect::<Vec<_>>();
+    let received = run.stderr.lines().filter(|l| l.starts_with("mcp: <-- ")).collect::<Vec<_>>();
+    assert!(sent.iter().any(|l| l.contains(r#""method":"tools/call""#)), "{run:#?}");
+    assert!(received.iter().any(|l| l.contains("Frank Herbert")), "{run:#?}");
+    for line in sent.iter().chain(&received) {
+        let json: Value = serde_json::from_str(&line[9..]).expect("each message is JSON");
+        assert_eq!(json["jsonrpc"], "2.0");
+    }
+}
+
+#[test]
+fn server_logs_at_the_level_asked_for_in_both_eras() {
+    let server = example_stdio("progress");
+    for era in ["handshake", "modern"] {
+        let line = ["--stdio", &server, "--era", era, "call", "index", "files=2"];
+        let run = mcp(&[&line[..], &["--log-level", "info"]].concat()).code(0);
+        assert!(run.stderr.contains("mcp: [info] indexing 2 documents"), "{era}: {run:#?}");
+        let run = mcp(&[&line[..], &["--log-level", "warning"]].concat()).code(0);
+        assert!(!run.stderr.contains("indexing 2 documents"), "{era}: {run:#?}");
+    }
+    mcp(&["--log-level", "loud", "--stdio", "x", "tools"]).code(64).stderr_has("not a level");
+}
+
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let run = mcp(&["--stdio", &example_stdio("progress"), "call", "index", "files=3"]).code(0);
+    assert_eq!(run.stdout, "indexed 3 documents\n");
+    let progress: Vec<&str> = run.stderr.lines().filter(|l| l.contains("progress")).collect();
+    assert_eq!(
+        progress,
+        [
+            "mcp: progress 1/3 (33%) indexing",
+            "mcp: progress 2/3 (67%) indexing",
+            "mcp: progress 3/3 (100%) indexing"
+        ]
+    );
+    assert!(!run.stderr.contains('\r'), "{run:#?}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_call_at_the_server() {
+    use std::io::BufRead;
+    let server = example_stdio("progress");
+    // 1000 files take 20 s: long enough that only the interrupt can end it early.
+    let mut child = spawn_mcp(&["--verbose", "--stdio", &server, "call", "index", "files=1000"]);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    while !seen.contains("mcp: progress") {
+        assert!(stderr.read_line(&mut seen).expect("stderr") > 0, "mcp ended early: {seen}");
+    }
+    let started = Instant::now();
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(status.expect("kill runs").success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("stderr");
+    let output = child.wait_with_output().expect("mcp ends");
+    assert_eq!(output.status.code(), Some(130), "{rest}");
+    assert!(started.elapsed() < Duration::from_secs(10), "the call was not cut short");
+    assert!(rest.contains("interrupted; the request was cancelled at the server"), "{rest}");
+    let cancelled = rest.lines().find(|l| l.contains(r#""method":"notifications/cancelled""#));
+    assert!(cancelled.is_some_and(|l| l.starts_with("mcp: --> ")), "{rest}");
+}
+
+#[test]
+fn call_args_is_the_arguments_object_and_json_only_output() {
+    let run =
+        stdio(&["call", "search_books", "--args", r#"{"query":"dune"}"#, "limit=1", "--json"]);
+    let result = run.code(0).json();
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains("Dune")), "{result}");
+    stdio(&["call", "get_author", "--args", "[1]"])
+        .code(64)
+        .stderr_has("--args must be a JSON object");
+    // `--json` takes no value any more: an object after it is a stray argument.
+    stdio(&["call", "get_author", "--json", r#"{"title":"Dune"}"#])
+        .code(64)
+        .stderr_has("KEY=VALUE");
+}
+
+#[test]
+fn mistyped_subcommands_get_a_suggestion_and_shells_get_completions() {
+    mcp(&["toools"]).code(64).stderr_has("tip: a similar subcommand exists: 'tools'");
+    let url = "http://127.0.0.1:9/mcp";
+    mcp(&[url, "lsten"]).code(64).stderr_has("tip: a similar subcommand exists: 'listen'");
+    mcp(&[url, "tools", "--jsn"]).code(64).stderr_has("tip: a similar argument exists: '--json'");
+    for shell in ["bash", "zsh", "fish"] {
+        let run = mcp(&["completions", shell]).code(0);
+        assert!(
+            run.stdout.contains("listen") && run.stdout.contains("--stdio"),
+            "{shell}: {run:#?}"
+        );
+    }
+}
+
+#[test]
+fn listen_waits_for_changes_until_interrupted_in_both_eras() {
+    use std::io::BufRead;
+    for (era, request) in [("handshake", "resources/subscribe"), ("modern", "subscriptions/listen")]
+    {
+        let server = bookshop_stdio();
+        let line =
+            ["--verbose", "--era", era, "--stdio", &server, "listen", "--resource", "books://Dune"];
+        let mut child = spawn_mcp(&line);
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut seen = String::new();
+        while !seen.contains("mcp: listening for") {
+            assert!(stderr.read_line(&mut seen).expect("stderr") > 0, "{era}: ended early: {seen}");
+        }
+        assert!(seen.contains(&format!(r#""method":"{request}""#)), "{era}: {seen}");
+        assert!(seen.contains("books://Dune"), "{era}: {seen}");
+        let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+        assert!(status.expect("kill runs").success());
+        let output = child.wait_with_output().expect("mcp ends");
+        assert_eq!(output.status.code(), Some(0), "{era}: {output:?}");
+    }
+}
+
+#[test]
+fn without_a_terminal_elicitation_is_declined_in_both_eras() {
+    for era in ["handshake", "modern"] {
+        let server = example_stdio("confirm");
+        let run = mcp(&["--era", era, "--stdio", &server, "call", "delete_file", "path=notes.txt"]);
+        assert_eq!(run.code(0).stdout, "kept notes.txt\n", "{era}");
+        let run = mcp(&["--era", era, "--stdio", &server, "call", "delete_file", "path=a"]);
+        assert!(run.stderr.contains("mcp: the server asks: Delete a?"), "{era}: {run:#?}");
+        assert!(run.stderr.contains("declined: stdin is not a terminal"), "{era}: {run:#?}");
+    }
+}
+
+#[test]
+fn sampling_is_answered_by_the_sampling_command_or_refused() {
+    let server = example_stdio("ask_client");
+    // The command reads the request on stdin: the answer quotes the server's question.
+    let sampler = r#"sh -c 'grep -o "Summarize in one line: [a-z]*"'"#;
+    for era in ["handshake", "modern"] {
+        let line = ["--era", era, "--stdio", &server, "call", "summarize", "text=hello"];
+        let run = mcp(&[&line[..], &["--sampling-cmd", sampler]].concat()).code(0);
+        assert_eq!(run.stdout, "Summarize in one line: hello (by sh)\n", "{era}");
+        // The server may report the refusal as a tool error (2) or fail the request with
+        // the client's error (3); either way the message says why.
+        for (extra, why) in [
+            (&[][..], "declined the sampling request: stdin is not a terminal"),
+            (&["--sampling-cmd", "false"][..], "exited with"),
+        ] {
+            let run = mcp(&[&line[..], extra].concat());
+            assert!(matches!(run.code, 2 | 3), "{era}: {run:#?}");
+            run.stderr_has(why);
+        }
+    }
+}
+
+#[test]
+fn roots_come_from_root_paths() {
+    let dir = temp_dir("roots");
+    let server = example_stdio("ask_client");
+    for era in ["handshake", "modern"] {
+        let line = ["--era", era, "--stdio", &server, "--root", dir.to_str().expect("utf-8")];
+        let run = mcp(&[&line[..], &["call", "workspace"]].concat()).code(0);
+        let uri = format!("file://{}\n", dir.canonicalize().expect("dir").display());
+        assert_eq!(run.stdout, uri, "{era}");
+    }
+}
+
+/// `mcp ARGS` at a pseudo-terminal (util-linux `script`), typing `input`; `None` where
+/// `script` is not installed.
+fn mcp_at_terminal(args: &[&str], input: &str) -> Option<String> {
+    use std::io::Write;
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let line: Vec<String> =
+        std::iter::once(env!("CARGO_BIN_EXE_mcp")).chain(args.iter().copied()).map(quote).collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("typed");
+    let output = child.wait_with_output().expect("script ends");
+    Some(String::from_utf8_lossy(&output.stdout).replace('\r', ""))
+}
+
+#[test]
+fn at_a_terminal_elicitation_is_a_form_with_validation_decline_and_cancel() {
+    let server = example_stdio("confirm");
+    let line = ["--stdio", &server, "call", "delete_file", "path=a"];
+    let cases = [
+        ("y\ny\n", "deleted a"),
+        ("n\n", "kept a"),
+        ("c\n", "the user dismissed the question"),
+        ("y\nmaybe\nno\n", "answer yes or no"),
+        ("y\nmaybe\nno\n", "kept a"),
+    ];
+    for (typed, expected) in cases {
+        let Some(screen) = mcp_at_terminal(&line, typed) else {
+            eprintln!("`script` (util-linux) is not installed: the terminal path is not tested");
+            return;
+        };
+        assert!(screen.contains("mcp: the server asks: Delete a?"), "{screen}");
+        assert!(screen.contains(expected), "{typed:?} should show {expected:?}: {screen}");
+    }
+}
+
+#[test]
+fn at_a_terminal_sampling_is_approved_and_typed() {
+    let server = example_stdio("ask_client");
+    let line = ["--stdio", &server, "call", "summarize", "text=hello"];
+    let Some(screen) = mcp_at_terminal(&line, "y\nit is short\n\n") else { return };
+    assert!(screen.contains("user: Summarize in one line: hello"), "{screen}");
+    assert!(screen.contains("it is short (by the person at the terminal)"), "{screen}");
+    let screen = mcp_at_terminal(&line, "n\n").expect("script ran before");
+    assert!(screen.contains("the user declined the sampling request"), "{screen}");
+}
+
+#[test]
+fn listen_prints_changes_as_they_arrive_in_both_eras() {
+    use std::io::BufRead;
+    let server = format!("'{}' --changes", example("ask_client").display());
+    for era in ["handshake", "modern"] {
+        let line = ["--era", era, "--stdio", &server, "listen", "--resource", "notes://today"];
+        let mut child = spawn_mcp(&line);
+        let pid = child.id().to_string();
+        // A bound on the test: the server announces every 100 ms, so 10 s means a bug. The
+        // watchdog stands down as soon as the lines came (before the process is reaped, so
+        // it never signals a reused pid).
+        let (done, stand_down) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn({
+            let pid = pid.clone();
+            move || {
+                let waited = stand_down.recv_timeout(Duration::from_secs(10));
+                if waited == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                }
+            }
+        });
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut seen = Vec::new();
+        for line in stdout.lines().map_while(Result::ok) {
+            seen.push(line);
+            let has = |text: &str| seen.iter().any(|l| l == text);
+            if has("tools changed (mcp tools lists them)") && has("updated: notes://today") {
+                break;
+            }
+        }
+        drop(done);
+        watchdog.join().expect("watchdog");
+        let status = Command::new("kill").args(["-INT", &pid]).status();
+        assert!(status.expect("kill runs").success());
+        let output = child.wait_with_output().expect("mcp ends");
+        assert_eq!(output.status.code(), Some(0), "{era}: {seen:?} {output:?}");
+        assert!(seen.iter().any(|l| l == "updated: notes://today"), "{era}: {seen:?}");
+    }
+}
+
+#[test]
+fn the_shell_runs_one_command_a_line_on_one_connection() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["--stdio", &bookshop_stdio(), "shell"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcp starts");
+    let typed = "call get_author title=Dune\nbogus\ncall get_author title=Nothing\nread books://Dune\nexit\n";
+    child.stdin.take().expect("stdin").write_all(typed.as_bytes()).expect("typed");
+    let output = child.wait_with_output().expect("mcp ends");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "Frank Herbert\nDune by Frank Herbert\n");
+    assert!(stderr.contains("unrecognized subcommand 'bogus'"), "{stderr}");
+    assert!(stderr.contains("No book titled 'Nothing'"), "{stderr}");
 }

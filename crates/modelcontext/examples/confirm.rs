@@ -3,7 +3,8 @@
 //! `cargo run --example confirm` runs the server in memory and a client whose "user" always
 //! confirms. On a 2025-11-25 connection the question is a live `elicitation/create` request to
 //! the client; on a 2026-07-28 connection the server answers `input_required` and the client
-//! retries with the answer (MRTR). The handler cannot tell the difference.
+//! retries with the answer (MRTR). The handler cannot tell the difference. With `--stdio` it
+//! only serves, over stdin and stdout, for a client such as `mcp` to answer the question.
 
 use modelcontext::types::ElicitResult;
 use modelcontext::{Client, Context, Elicitation, EraMode, McpServer, ToolError, tool};
@@ -40,6 +41,9 @@ async fn main() -> Result<(), modelcontext::Error> {
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
     let server = McpServer::new("confirm").tool(delete_file::tool())?;
+    if std::env::args().any(|arg| arg == "--stdio") {
+        return server.run_stdio().await;
+    }
     for era in [EraMode::Handshake, EraMode::Modern] {
         // Setting a handler declares the `elicitation` capability; this "user" always says yes.
         let client = Client::builder()

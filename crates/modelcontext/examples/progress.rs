@@ -1,6 +1,7 @@
 //! A long tool that reports progress, and a client that shows it.
 //!
-//! `cargo run --example progress`. The client asks for progress by giving a callback; the
+//! `cargo run --example progress`; with `--stdio` it only serves, over stdin and stdout (for
+//! `mcp --stdio "target/debug/examples/progress --stdio" call index files=50`). The client asks for progress by giving a callback; the
 //! SDK then attaches a progress token, routes each `notifications/progress` to the callback,
 //! and (with `reset_timeout_on_progress`) keeps a slow but lively call from timing out.
 
@@ -12,6 +13,8 @@ use serde_json::json;
 /// Index `files` documents, reporting progress after each one.
 #[tool]
 async fn index(ctx: Context, #[arg(minimum = 1, maximum = 1000)] files: u32) -> String {
+    // Sent only if the client asked for logs at info or below.
+    ctx.info(format!("indexing {files} documents")).await;
     for done in 1..=files {
         tokio::time::sleep(Duration::from_millis(20)).await; // the real work would go here
         // Sent only if the caller asked for progress; must increase from call to call.
@@ -30,6 +33,9 @@ async fn main() -> Result<(), modelcontext::Error> {
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .init();
     let server = McpServer::new("indexer").tool(index::tool())?;
+    if std::env::args().any(|arg| arg == "--stdio") {
+        return server.run_stdio().await;
+    }
     let client = Client::connect(server.in_memory()).await?;
     let options = CallOptions::new()
         .timeout(Duration::from_millis(200))

@@ -1,0 +1,148 @@
+//! `--config FILE --server NAME`: a server as Claude Desktop, Cursor or VS Code configure it.
+//!
+//! Claude Desktop and Cursor keep `{"mcpServers": {NAME: ENTRY}}`; VS Code's `mcp.json` keeps
+//! `{"servers": {NAME: ENTRY}}` (and its `settings.json` the same under `"mcp"`). An entry is
+//! a command (`command`, `args`, `env`, `cwd`) or a remote server (`url`, `headers`; VS Code
+//! adds `"type": "http"` or `"sse"`). VS Code's `${input:..}` and `${env:..}` variables are not
+//! expanded: a value that needs one is given with `-e` or `-H` instead.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// One configured server.
+#[derive(Debug, PartialEq)]
+pub enum Entry {
+    /// A program to run, talked to over its stdin and stdout.
+    Stdio { words: Vec<String>, env: Vec<(String, String)>, cwd: Option<PathBuf> },
+    /// A Streamable HTTP endpoint and the headers to send it.
+    Http { url: String, headers: Vec<(String, String)> },
+}
+
+/// The entry `name` of the file at `path`; without a name, the file's only server.
+pub fn load(path: &Path, name: Option<&str>) -> Result<Entry, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
+    let servers = servers(&json).ok_or_else(|| {
+        format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
+    })?;
+    let (name, entry) = pick(servers, name).map_err(|e| format!("--config {shown}: {e}"))?;
+    parse_entry(entry).map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
+}
+
+/// The table of servers, wherever the file's kind keeps it.
+fn servers(json: &Value) -> Option<&Map<String, Value>> {
+    fn at<'a>(value: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
+        value.get(key).and_then(Value::as_object)
+    }
+    (at(json, "mcpServers"))
+        .or_else(|| at(json, "servers"))
+        .or_else(|| json.get("mcp").and_then(|mcp| at(mcp, "servers")))
+}
+
+/// The named entry, or the only one when no name is given.
+fn pick<'a>(
+    servers: &'a Map<String, Value>,
+    name: Option<&'a str>,
+) -> Result<(&'a str, &'a Value), String> {
+    let names = || servers.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
+    match name {
+        Some(name) => match servers.get(name) {
+            Some(entry) => Ok((name, entry)),
+            None => Err(format!("no server named {name:?} (it has: {})", names())),
+        },
+        None if servers.len() == 1 => {
+            let (name, entry) = servers.iter().next().expect("one entry");
+            Ok((name, entry))
+        }
+        None => Err(format!("say which server with --server NAME (it has: {})", names())),
+    }
+}
+
+/// A command entry or a URL entry.
+fn parse_entry(entry: &Value) -> Result<Entry, String> {
+    let kind = entry.get("type").and_then(Value::as_str);
+    if let Some(url) = entry.get("url").and_then(Value::as_str) {
+        if kind.is_some_and(|k| k == "stdio") {
+            return Err("\"type\": \"stdio\" with a \"url\"".into());
+        }
+        let headers = string_map(entry, "headers")?;
+        return Ok(Entry::Http { url: url.to_owned(), headers });
+    }
+    let Some(command) = entry.get("command").and_then(Value::as_str) else {
+        return Err("neither a \"command\" nor a \"url\"".into());
+    };
+    let mut words = vec![command.to_owned()];
+    for arg in entry.get("args").and_then(Value::as_array).into_iter().flatten() {
+        match arg {
+            Value::String(arg) => words.push(arg.clone()),
+            other => return Err(format!("\"args\" holds {other}, not a string")),
+        }
+    }
+    let env = string_map(entry, "env")?;
+    let cwd = entry.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+    Ok(Entry::Stdio { words, env, cwd })
+}
+
+/// An object of strings (`env`, `headers`) as pairs; absent is empty.
+fn string_map(entry: &Value, key: &str) -> Result<Vec<(String, String)>, String> {
+    let Some(value) = entry.get(key) else { return Ok(Vec::new()) };
+    let Some(object) = value.as_object() else { return Err(format!("\"{key}\" is not an object")) };
+    object
+        .iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => Ok((name.clone(), text.clone())),
+            other => Err(format!("\"{key}\".{name} is {other}, not a string")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn entry(json: Value, name: Option<&str>) -> Result<Entry, String> {
+        let servers = servers(&json).ok_or("no servers")?;
+        let (_, entry) = pick(servers, name)?;
+        parse_entry(entry)
+    }
+
+    #[test]
+    fn claude_desktop_and_vs_code_entries() {
+        let claude = json!({"mcpServers": {"fs": {
+            "command": "npx", "args": ["-y", "server-fs", "/tmp"], "env": {"DEBUG": "1"}
+        }}});
+        let words = ["npx", "-y", "server-fs", "/tmp"].map(String::from).to_vec();
+        let env = vec![("DEBUG".into(), "1".into())];
+        assert_eq!(entry(claude, None), Ok(Entry::Stdio { words, env, cwd: None }));
+        let vscode = json!({"servers": {
+            "a": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X-Key": "k"}},
+            "b": {"type": "stdio", "command": "srv", "cwd": "/srv"}
+        }});
+        let headers = vec![("X-Key".into(), "k".into())];
+        let url = "http://127.0.0.1:1/mcp".to_owned();
+        assert_eq!(entry(vscode.clone(), Some("a")), Ok(Entry::Http { url, headers }));
+        let cwd = Some(PathBuf::from("/srv"));
+        let words = vec!["srv".to_owned()];
+        assert_eq!(entry(vscode.clone(), Some("b")), Ok(Entry::Stdio { words, env: vec![], cwd }));
+        let err = entry(vscode, None).expect_err("two servers");
+        assert!(err.contains("--server NAME (it has: a, b)"), "{err}");
+    }
+
+    #[test]
+    fn mistakes_are_explained() {
+        let bad = |json: Value| entry(json, None).expect_err("a mistake");
+        assert!(bad(json!({"mcpServers": {"x": {}}})).contains("neither"));
+        assert!(bad(json!({"mcpServers": {"x": {"command": "a", "args": [1]}}})).contains("args"));
+        assert!(
+            bad(json!({"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}}))
+                .contains("\"env\".K")
+        );
+        let missing = entry(json!({"mcpServers": {"x": {"command": "a"}}}), Some("y"));
+        assert!(missing.expect_err("no y").contains("no server named \"y\""));
+    }
+}
