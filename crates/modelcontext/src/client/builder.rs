@@ -192,7 +192,9 @@ impl ClientBuilder {
             handlers: Arc::clone(&handlers),
             listeners: Arc::clone(&listeners),
             cache: cache.clone(),
+            batches: Arc::default(),
         };
+        let batches = Arc::clone(&dispatch.batches);
         let network_transport = transport.network_transport();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
@@ -213,6 +215,7 @@ impl ClientBuilder {
             instruments: crate::observe::otel::Instruments::from_global(),
             cache,
             cache_owner: super::cache::next_owner(),
+            batches,
         };
         client.negotiate().await?;
         Ok(client)

@@ -123,9 +123,15 @@ pub(crate) struct ClientDispatch {
     pub listeners: super::listen::Listeners,
     /// Dropped from on change notifications.
     pub cache: Option<super::ResultCache>,
+    /// Set once `initialize` negotiated 2025-03-26, whose servers may send batches.
+    pub batches: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Dispatch for ClientDispatch {
+    fn accepts_batches(&self) -> bool {
+        self.batches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
         let parsed = match ServerRequest::parse(&request.method, request.params.as_deref()) {
             Ok(parsed) => parsed,

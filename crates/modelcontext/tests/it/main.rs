@@ -4,6 +4,7 @@
 mod auth;
 #[cfg(feature = "auth")]
 mod auth_client;
+mod batches;
 mod caching;
 mod calls;
 mod changes;
