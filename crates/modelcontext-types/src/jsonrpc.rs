@@ -342,7 +342,9 @@ fn request_id(value: &Value) -> Option<RequestId> {
 }
 
 impl Message {
-    /// Decodes one message from bytes (one stdio line, one HTTP body).
+    /// Decodes one message from bytes (one stdio line, one HTTP body). A JSON array is
+    /// [`DecodeError::Batch`], with its elements decoded (the array itself counts toward the
+    /// depth limit).
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
         Message::decode_with_depth(bytes, MAX_JSON_DEPTH)
     }
