@@ -9,6 +9,7 @@ use modelcontext::server::NoArgs;
 use modelcontext::{Client, Context, McpServer, Stdio, ToolDef};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Notify;
 
 use crate::stdio::bookshop_binary;
 use crate::support::{Wire, assert_valid, bookshop};
@@ -110,6 +111,51 @@ async fn the_requests_of_a_batch_run_concurrently_and_what_they_send_goes_alone(
         )
     };
     assert_eq!(batch_answer(&wire.recv().await), [met(1), met(2)]);
+    wire.assert_alive().await;
+}
+
+#[tokio::test]
+async fn a_batch_meets_the_in_flight_limit_and_leaves_out_what_was_cancelled() {
+    let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (on_start, released) = (started.clone(), release.clone());
+    let hold = ToolDef::new("hold", move |_: NoArgs| {
+        let (started, release) = (on_start.clone(), released.clone());
+        async move {
+            started.notify_one();
+            release.notified().await;
+            "released"
+        }
+    });
+    let quick = ToolDef::new("quick", |_: NoArgs| async { "quick" });
+    let server = McpServer::new("one")
+        .tool(hold)
+        .and_then(|s| s.tool(quick))
+        .expect("registers")
+        .max_in_flight(1);
+    let mut wire = wire_at(server, BATCH_REVISION).await;
+    // `hold` takes the one place, so the batch's `quick` is refused as busy, inside the array.
+    wire.send(&format!("[{},{}]", call(1, "hold", "{}"), call(2, "quick", "{}"))).await;
+    // One thread, and the loop takes a whole batch without yielding: once `hold` has started,
+    // `quick` was refused.
+    started.notified().await;
+    release.notify_one();
+    assert_eq!(
+        batch_answer(&wire.recv().await),
+        [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Server busy: 1 requests already in flight; retry later"}}"#,
+        ]
+    );
+    // A request of a batch that is cancelled gets no answer: the array holds the others.
+    wire.send(&format!("[{},{}]", call(3, "hold", "{}"), call(4, "quick", "{}"))).await;
+    wire.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#)
+        .await;
+    assert_eq!(
+        batch_answer(&wire.recv().await),
+        [
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Server busy: 1 requests already in flight; retry later"}}"#
+        ]
+    );
     wire.assert_alive().await;
 }
 
