@@ -160,6 +160,18 @@ async fn a_batch_meets_the_in_flight_limit_and_leaves_out_what_was_cancelled() {
 }
 
 #[tokio::test]
+async fn a_batch_right_before_end_of_input_is_still_answered() {
+    let mut wire = wire_at(bookshop(), BATCH_REVISION).await;
+    wire.send(TWO_CALLS_AND_A_NOTIFICATION).await;
+    let lines = wire.finish().await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        batch_answer(&lines[0]),
+        [author_answer(1, "Frank Herbert"), author_answer(2, "William Gibson")]
+    );
+}
+
+#[tokio::test]
 async fn a_batch_of_notifications_only_gets_no_answer() {
     let mut wire = wire_at(bookshop(), BATCH_REVISION).await;
     wire.send(r#"[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]"#).await;
