@@ -201,7 +201,9 @@ pub struct Response {
     pub result: Result<Box<RawValue>, McpError>,
 }
 
-/// Any JSON-RPC message. Batches are not part of MCP (removed in 2025-06-18).
+/// Any JSON-RPC message. Batches are part of 2025-03-26 only (removed in 2025-06-18): a
+/// received one decodes as [`DecodeError::Batch`], and the answer to one is
+/// [`Message::BatchResponse`].
 #[derive(Debug, Clone)]
 pub enum Message {
     /// A request.
@@ -210,10 +212,13 @@ pub enum Message {
     Notification(Notification),
     /// A response.
     Response(Response),
+    /// The responses to the requests of one batch, sent as one JSON array (the 2025-03-26
+    /// schema's `JSONRPCBatchResponse`). Only ever sent: [`Message::decode`] never yields it.
+    BatchResponse(Vec<Response>),
 }
 
 /// Why bytes did not decode into a [`Message`], and what to answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum DecodeError {
     /// Not JSON at all (-32700, answered without an id).
     Parse(String),
@@ -224,6 +229,10 @@ pub enum DecodeError {
         /// What is wrong.
         reason: String,
     },
+    /// A JSON array: a JSON-RPC batch, with each element decoded on its own (an empty array
+    /// has none). Only a 2025-03-26 connection takes batches; everywhere else this is refused
+    /// as an invalid request, as [`DecodeError::to_response`] does.
+    Batch(Vec<Result<Message, DecodeError>>),
 }
 
 impl DecodeError {
@@ -237,6 +246,35 @@ impl DecodeError {
                 id: id.clone(),
                 result: Err(McpError::invalid_request(format!("Invalid request: {reason}"))),
             },
+            DecodeError::Batch(_) => Response {
+                id: None,
+                result: Err(McpError::invalid_request(format!("Invalid request: {BATCH_REFUSED}"))),
+            },
+        }
+    }
+}
+
+/// Messages have no equality of their own: batch elements compare by their encoding.
+impl PartialEq for DecodeError {
+    fn eq(&self, other: &DecodeError) -> bool {
+        match (self, other) {
+            (DecodeError::Parse(a), DecodeError::Parse(b)) => a == b,
+            (
+                DecodeError::Invalid { id, reason },
+                DecodeError::Invalid { id: other_id, reason: other_reason },
+            ) => id == other_id && reason == other_reason,
+            (DecodeError::Batch(a), DecodeError::Batch(b)) => {
+                let same =
+                    |x: &Result<Message, DecodeError>, y: &Result<Message, DecodeError>| match (
+                        x, y,
+                    ) {
+                        (Ok(x), Ok(y)) => x.encode() == y.encode(),
+                        (Err(x), Err(y)) => x == y,
+                        _ => false,
+                    };
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+            }
+            _ => false,
         }
     }
 }
@@ -246,6 +284,7 @@ impl fmt::Display for DecodeError {
         match self {
             DecodeError::Parse(detail) => write!(f, "parse error: {detail}"),
             DecodeError::Invalid { reason, .. } => write!(f, "invalid message: {reason}"),
+            DecodeError::Batch(items) => write!(f, "a batch of {} messages", items.len()),
         }
     }
 }
@@ -270,15 +309,27 @@ fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Value>, D::
     Value::deserialize(de).map(Some)
 }
 
-/// Explains valid JSON that is not a message object.
-fn shape_error(bytes: &[u8], err: &serde_json::Error) -> String {
-    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'[') => {
-            "batches (JSON arrays) are not supported since 2025-06-18: send one message at a time"
-                .into()
-        }
+/// Why a batch is refused where batches are not taken (any revision but 2025-03-26).
+const BATCH_REFUSED: &str =
+    "batches (JSON arrays) are not supported since 2025-06-18: send one message at a time";
+
+/// Explains valid JSON that is not a message object, or decodes the elements of a batch.
+fn shape_error(text: &str, err: &serde_json::Error, max_depth: usize) -> DecodeError {
+    let reason = match text.bytes().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'[') => return decode_batch(text, max_depth),
         Some(b'{') => err.to_string(),
         _ => "a message must be a JSON object".into(),
+    };
+    DecodeError::Invalid { id: None, reason }
+}
+
+/// The elements of a JSON array, each decoded as one message (the text is known to be JSON).
+fn decode_batch(text: &str, max_depth: usize) -> DecodeError {
+    match serde_json::from_str::<Vec<&RawValue>>(text) {
+        Ok(items) => DecodeError::Batch(
+            items.iter().map(|item| Message::decode_text(item.get(), max_depth)).collect(),
+        ),
+        Err(err) => DecodeError::Parse(err.to_string()),
     }
 }
 
@@ -291,7 +342,9 @@ fn request_id(value: &Value) -> Option<RequestId> {
 }
 
 impl Message {
-    /// Decodes one message from bytes (one stdio line, one HTTP body).
+    /// Decodes one message from bytes (one stdio line, one HTTP body). A JSON array is
+    /// [`DecodeError::Batch`], with its elements decoded (the array itself counts toward the
+    /// depth limit).
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
         Message::decode_with_depth(bytes, MAX_JSON_DEPTH)
     }
@@ -325,7 +378,7 @@ impl Message {
             // Valid JSON of the wrong shape (an array, a number, a duplicate key) is an invalid
             // request, not a parse error; only re-check on this cold path.
             Err(err) if serde_json::from_str::<IgnoredAny>(text).is_ok() => {
-                Err(DecodeError::Invalid { id: None, reason: shape_error(text.as_bytes(), &err) })
+                Err(shape_error(text, &err, max_depth))
             }
             Err(err) => Err(DecodeError::Parse(err.to_string())),
         }
@@ -453,6 +506,7 @@ impl Serialize for Message {
             Message::Request(r) => r.serialize(serializer),
             Message::Notification(n) => n.serialize(serializer),
             Message::Response(r) => r.serialize(serializer),
+            Message::BatchResponse(responses) => responses.serialize(serializer),
         }
     }
 }
@@ -645,8 +699,32 @@ mod tests {
         check_invalid(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, None);
         check_invalid(r#"{"jsonrpc":"2.0","id":"x","method":5}"#, Some("x".into()));
         check_invalid(r#"{"jsonrpc":"2.0","id":2}"#, Some(RequestId::Number(2)));
-        check_invalid(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, None);
         check_invalid(r#"42"#, None);
+    }
+
+    #[test]
+    fn an_array_is_a_batch_of_separately_decoded_elements_refused_by_default() {
+        let line = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 7, []]"#;
+        let Err(batch @ DecodeError::Batch(_)) = Message::decode_str(line) else {
+            panic!("expected a batch");
+        };
+        let DecodeError::Batch(items) = &batch else { unreachable!() };
+        assert!(matches!(items[0], Ok(Message::Request(_))));
+        assert!(matches!(items[1], Err(DecodeError::Invalid { id: None, .. })));
+        assert!(matches!(items[2], Err(DecodeError::Batch(ref inner)) if inner.is_empty()));
+        let refusal = batch.to_response().result.expect_err("refused");
+        assert_eq!(refusal.code, super::INVALID_REQUEST);
+        assert!(matches!(Message::decode_str(" [ ] "), Err(DecodeError::Batch(v)) if v.is_empty()));
+    }
+
+    #[test]
+    fn a_batch_response_encodes_as_one_array_line() {
+        let ok = Response::ok(RequestId::Number(1), to_raw(&"a").expect("raw"));
+        let err = Response::error(Some("b".into()), McpError::invalid_request("no"));
+        assert_eq!(
+            Message::BatchResponse(vec![ok, err]).encode(),
+            r#"[{"jsonrpc":"2.0","id":1,"result":"a"},{"jsonrpc":"2.0","id":"b","error":{"code":-32600,"message":"no"}}]"#
+        );
     }
 
     #[test]

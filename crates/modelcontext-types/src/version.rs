@@ -9,6 +9,15 @@ pub const HANDSHAKE_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-1
 /// Revisions served statelessly with the per-request `_meta` envelope.
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
 
+/// The one revision with JSON-RPC batches (2024-11-05 had none in its schema, 2025-06-18
+/// removed them).
+pub const BATCH_VERSION: &str = "2025-03-26";
+
+/// Whether a connection that negotiated `version` takes JSON-RPC batches.
+pub fn has_batches(version: &str) -> bool {
+    version == BATCH_VERSION
+}
+
 /// Which wire a connection or request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

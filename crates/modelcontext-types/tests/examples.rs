@@ -102,7 +102,7 @@ fn check_message<T: Typed>(dir: &Path) {
         let (id, method, params) = match decode(&path, &text) {
             Message::Request(r) => (Some(r.id), r.method, r.params),
             Message::Notification(n) => (None, n.method, n.params),
-            Message::Response(_) => {
+            Message::Response(_) | Message::BatchResponse(_) => {
                 panic!("{}: expected a request or notification", path.display())
             }
         };

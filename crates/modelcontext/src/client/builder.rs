@@ -193,7 +193,9 @@ impl ClientBuilder {
             listeners: Arc::clone(&listeners),
             cache: cache.clone(),
             network_transport: transport.network_transport(),
+            batches: Arc::default(),
         };
+        let batches = Arc::clone(&dispatch.batches);
         let network_transport = transport.network_transport();
         let session_id = transport.session_id_watch();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
@@ -216,6 +218,7 @@ impl ClientBuilder {
             instruments: crate::observe::otel::Instruments::from_global(),
             cache,
             cache_owner: super::cache::next_owner(),
+            batches,
         };
         client.negotiate().await?;
         Ok(client)

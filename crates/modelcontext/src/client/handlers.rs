@@ -126,6 +126,8 @@ pub(crate) struct ClientDispatch {
     pub cache: Option<super::ResultCache>,
     /// `network.transport` of the request spans.
     pub network_transport: &'static str,
+    /// Set once `initialize` negotiated 2025-03-26, whose servers may send batches.
+    pub batches: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ClientDispatch {
@@ -154,6 +156,10 @@ impl ClientDispatch {
 }
 
 impl Dispatch for ClientDispatch {
+    fn accepts_batches(&self) -> bool {
+        self.batches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn request(&mut self, request: Request, _peer: &Peer) -> Reply {
         let span =
             observe::client_incoming_span(&request.method, &request.id, self.network_transport);

@@ -99,6 +99,8 @@ pub struct Client {
     cache: Option<ResultCache>,
     /// This client as a principal of the cache: its `private` results are its own.
     cache_owner: u64,
+    /// Whether the engine takes the server's batches: the negotiated revision has them.
+    batches: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Stop {
@@ -211,6 +213,8 @@ impl Client {
             )));
         }
         self.protocol_version = result.protocol_version;
+        let batches = modelcontext_types::has_batches(&self.protocol_version);
+        self.batches.store(batches, std::sync::atomic::Ordering::Relaxed);
         self.server_info = Some(result.server_info);
         self.server_capabilities = result.capabilities;
         self.instructions = result.instructions;

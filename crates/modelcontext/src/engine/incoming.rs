@@ -12,7 +12,7 @@ use std::task::Poll;
 
 use futures_util::FutureExt;
 use modelcontext_types::{
-    McpError, Message, Notification, RawValue, Request, RequestId, Response, method,
+    DecodeError, McpError, Message, Notification, RawValue, Request, RequestId, Response, method,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -20,6 +20,10 @@ use tracing::Instrument;
 
 use super::{BoxFuture, Dispatch, Outcome, Peer, Reply, Stop};
 use crate::transport::{Connection, Incoming};
+
+mod batch;
+
+use batch::BatchSlot;
 
 /// The loop's own state: requests from the peer that are still running.
 struct Engine<D> {
@@ -117,6 +121,17 @@ impl Handover {
     }
 }
 
+/// Sends `response` to the peer, or gives it to the batch its request came in. (A function
+/// of the peer, not of the engine: the loop's future is `Send` without the dispatch `Sync`.)
+async fn answer(peer: &Peer, response: Response, slot: Option<BatchSlot>) {
+    match slot {
+        None => {
+            let _ = peer.send(response.into()).await;
+        }
+        Some(slot) => slot.fill(response),
+    }
+}
+
 /// Holds one place in [`Engine::working`] until dropped.
 struct Working(Arc<AtomicUsize>);
 
@@ -204,9 +219,15 @@ impl<D: Dispatch> Engine<D> {
 
     async fn handle(&mut self, incoming: Incoming) {
         match incoming {
-            Ok(Message::Request(request)) => self.handle_request(request).await,
+            Ok(Message::Request(request)) => self.handle_request(request, None).await,
             Ok(Message::Response(response)) => self.peer.complete(response),
             Ok(Message::Notification(notification)) => self.handle_notification(notification),
+            Ok(Message::BatchResponse(responses)) => responses.into_iter().for_each(|r| {
+                self.peer.complete(r);
+            }),
+            Err(DecodeError::Batch(items)) if self.dispatch.accepts_batches() => {
+                self.handle_batch(items).await
+            }
             Err(err) => {
                 tracing::debug!(%err, "undecodable message");
                 let _ = self.peer.send(err.to_response().into()).await;
@@ -214,36 +235,35 @@ impl<D: Dispatch> Engine<D> {
         }
     }
 
-    async fn handle_request(&mut self, request: Request) {
+    /// Answers `request` on the wire, or into its batch's `slot` when it came in one.
+    async fn handle_request(&mut self, request: Request, slot: Option<BatchSlot>) {
         let id = request.id.clone();
         if self.running.contains_key(&id) {
             let error = McpError::invalid_request(format!("Request id {id} is already in use"));
-            let _ = self.peer.send(Response::error(Some(id), error).into()).await;
-            return;
+            return answer(&self.peer, Response::error(Some(id), error), slot).await;
         }
         // Only requests that start work are limited, and refused before anything is built.
         if let Err(busy) = admit(&self.dispatch, &request, self.working.load(Ordering::Relaxed)) {
-            let _ = self.peer.send(Response::error(Some(id), busy).into()).await;
-            return;
+            return answer(&self.peer, Response::error(Some(id), busy), slot).await;
         }
         match self.dispatch.request(request, &self.peer) {
             Reply::Now(outcome) => {
-                let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
+                answer(&self.peer, Response { id: Some(id), result: outcome }, slot).await
             }
             Reply::Later(mut future) => {
                 // Most handlers (a synchronous tool, a list) finish in their first poll: answer
                 // those here, without a task and its wake-ups. The others run on as a task.
                 if let Poll::Ready(outcome) = poll_once(&mut future) {
-                    let _ = self.peer.send(Response { id: Some(id), result: outcome }.into()).await;
-                    return;
+                    return answer(&self.peer, Response { id: Some(id), result: outcome }, slot)
+                        .await;
                 }
                 self.working.fetch_add(1, Ordering::Relaxed);
                 let working = Working(Arc::clone(&self.working));
-                self.spawn(id, future, Some(working));
+                self.spawn(id, future, Some(working), slot);
             }
             Reply::Stream(future) => {
                 self.streams.insert(id.clone());
-                self.spawn(id, future, None);
+                self.spawn(id, future, None, slot);
             }
         }
     }
@@ -255,15 +275,21 @@ impl<D: Dispatch> Engine<D> {
             let _ = self.peer.send(Response::error(Some(id), error).into()).await;
         } else if stream {
             self.streams.insert(id.clone());
-            self.spawn(id, future, None);
+            self.spawn(id, future, None, None);
         } else {
             self.working.fetch_add(1, Ordering::Relaxed);
             let working = Working(Arc::clone(&self.working));
-            self.spawn(id, future, Some(working));
+            self.spawn(id, future, Some(working), None);
         }
     }
 
-    fn spawn(&mut self, id: RequestId, future: BoxFuture<Outcome>, working: Option<Working>) {
+    fn spawn(
+        &mut self,
+        id: RequestId,
+        future: BoxFuture<Outcome>,
+        working: Option<Working>,
+        slot: Option<BatchSlot>,
+    ) {
         let outgoing = self.peer.outgoing();
         let finished = self.finished_tx.clone();
         let task_id = id.clone();
@@ -274,8 +300,13 @@ impl<D: Dispatch> Engine<D> {
             // The handler is done: it no longer counts toward the limit, even while its
             // answer waits for room on the wire (or when the task is aborted, via drop).
             drop(working);
-            let _ =
-                outgoing.send(Response { id: Some(task_id.clone()), result: outcome }.into()).await;
+            let response = Response { id: Some(task_id.clone()), result: outcome };
+            match slot {
+                None => {
+                    let _ = outgoing.send(response.into()).await;
+                }
+                Some(slot) => slot.fill(response),
+            }
             let _ = finished.send(task_id);
         };
         let handle = tokio::spawn(task.in_current_span());

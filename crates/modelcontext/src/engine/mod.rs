@@ -6,6 +6,8 @@
 //! caller that asked for it; other notifications go to the [`Dispatch`] in order; requests go
 //! to the [`Dispatch`] too (those that would start work only within the in-flight limit),
 //! which answers at once or returns a future that runs concurrently with everything else.
+//! On a connection that negotiated 2025-03-26, a line holding a JSON array is a batch: its
+//! elements go the same ways, and the answers to its requests go back as one array.
 //!
 //! Two halves: [`peer`] is the outgoing side (requests to the peer and their pending answers,
 //! progress routing, timeouts, cancellation), [`incoming`] the loop (handlers, admission to
@@ -75,6 +77,13 @@ pub(crate) trait Dispatch: Send + 'static {
     /// `request` was refused with `error` before it was dispatched (the in-flight limit): a
     /// chance to record it. Only called on refusal.
     fn refused(&self, _request: &Request, _error: &McpError) {}
+
+    /// Whether a JSON array read from the transport is a batch to answer (the connection
+    /// negotiated 2025-03-26) rather than refused as an invalid request. Asked only when one
+    /// arrives.
+    fn accepts_batches(&self) -> bool {
+        false
+    }
 }
 
 /// Stops the engine loop when dropped.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use modelcontext_types::{
     ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
     MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
-    UNSUPPORTED_PROTOCOL_VERSION, method, negotiate_handshake, to_raw,
+    UNSUPPORTED_PROTOCOL_VERSION, has_batches, method, negotiate_handshake, to_raw,
 };
 use serde_json::{Value, json};
 
@@ -206,6 +206,10 @@ impl Dispatch for ServerSession {
 
     fn starts_work(&self, request: &Request) -> bool {
         starts_work(&request.method)
+    }
+
+    fn accepts_batches(&self) -> bool {
+        matches!(&self.era, EraState::Handshake(view) if has_batches(view.protocol_version))
     }
 
     fn request(&mut self, request: Request, peer: &Peer) -> Reply {

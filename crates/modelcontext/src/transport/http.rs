@@ -289,6 +289,8 @@ async fn dispatch(
                 let headers = shared.session_headers(false);
                 shared.post_in_order(response.into(), headers).await;
             }
+            // The engine answers a batch only on a transport that delivers one (stdio).
+            Message::BatchResponse(_) => {}
         }
     }
 }

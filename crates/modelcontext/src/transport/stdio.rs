@@ -3,7 +3,9 @@
 //! Spec (`basic/transports`, stdio): one JSON-RPC message per line, UTF-8, no embedded
 //! newlines, nothing but MCP messages on the stream. A line longer than the configured limit
 //! is skipped up to its newline and reported to the engine, which answers it with an error;
-//! the connection keeps serving.
+//! the connection keeps serving. A line holding a JSON array is a 2025-03-26 batch
+//! ([`DecodeError::Batch`]): the engine answers it, or refuses it on any other revision, and
+//! its answer goes out as one line ([`Message::BatchResponse`]).
 
 use modelcontext_types::{DecodeError, MAX_JSON_DEPTH, Message};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};

@@ -5,6 +5,7 @@ mod apps;
 mod auth;
 #[cfg(feature = "auth")]
 mod auth_client;
+mod batches;
 mod caching;
 mod calls;
 mod changes;

@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// `cargo test` builds the examples next to the test binary's `deps/` folder.
-fn bookshop_binary() -> PathBuf {
+pub(crate) fn bookshop_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe.parent().and_then(|deps| deps.parent()).expect("target dir");
     dir.join("examples").join(format!("bookshop{}", std::env::consts::EXE_SUFFIX))

@@ -7,16 +7,13 @@
 use axum::response::Response;
 use futures_util::future::join_all;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use modelcontext_types::{McpError, Message, Response as RpcResponse, method};
+use modelcontext_types::{McpError, Message, Response as RpcResponse, has_batches, method};
 use serde_json::value::RawValue;
 
 use super::exchange::{accepted, error_response, header_str};
 use super::sessions::{SESSION_HEADER, Session, called_tool, session_not_found};
 use super::{Shared, caller, json_body};
 use crate::server::Extensions;
-
-/// The one revision that has batches.
-const BATCH_VERSION: &str = "2025-03-26";
 
 /// A POST whose body is a JSON array.
 pub(crate) async fn post(
@@ -30,7 +27,7 @@ pub(crate) async fn post(
     };
     let id = header_str(headers, SESSION_HEADER).unwrap_or_default();
     let Some(session) = shared.sessions.find(id, &extensions) else { return session_not_found() };
-    if session.protocol_version() != Some(BATCH_VERSION) {
+    if !session.protocol_version().is_some_and(has_batches) {
         return refuse("JSON-RPC batches are accepted only on sessions that negotiated 2025-03-26");
     }
     let items = match serde_json::from_slice::<Vec<Box<RawValue>>>(bytes) {

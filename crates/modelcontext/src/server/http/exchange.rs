@@ -212,7 +212,7 @@ async fn modern(
         Message::Request(request) => request,
         // Cancellation on HTTP is closing the stream; nothing else is a valid notification.
         Message::Notification(_) => return accepted(),
-        Message::Response(_) => {
+        Message::Response(_) | Message::BatchResponse(_) => {
             let error = McpError::invalid_request("Clients do not send responses in 2026-07-28");
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
