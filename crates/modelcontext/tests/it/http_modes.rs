@@ -2,17 +2,14 @@
 //! `application/json` body, never SSE) and stateless handshake-era serving (no sessions), over
 //! real sockets on 127.0.0.1, every JSON body checked against its revision's schema.
 
-use bytes::Bytes;
 use http::{Method, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
 use modelcontext::server::NoArgs;
 use modelcontext::server::http::HttpOptions;
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::{Client, Context, EraMode, McpServer, ToolDef};
 use serde_json::{Value, json};
 
+use crate::http_server::{Http, start_with};
 use crate::support::{assert_valid, modern_meta};
 
 /// A server whose `slow` tool reports progress before its result, and whose `ask` tool asks
@@ -30,67 +27,15 @@ fn server() -> McpServer {
     McpServer::new("modes").tool(slow).and_then(|s| s.tool(ask)).expect("registers")
 }
 
-struct Endpoint {
-    url: String,
-    client: HyperClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+async fn start(options: HttpOptions) -> Http {
+    start_with(server(), options).await
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: http::HeaderMap,
-    body: String,
-}
-
-impl Answer {
-    fn content_type(&self) -> &str {
-        self.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("")
-    }
-
-    /// The body as JSON, checked against `revision`'s schema.
-    fn json(&self, revision: &str) -> Value {
-        assert_eq!(self.content_type(), "application/json", "{}", self.body);
-        let value: Value = serde_json::from_str(&self.body).expect("JSON");
-        assert_valid(revision, "JSONRPCMessage", &value);
-        value
-    }
-}
-
-async fn start(options: HttpOptions) -> Endpoint {
-    let (addr, serve) =
-        server().http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
-    tokio::spawn(serve);
-    let client = HyperClient::builder(TokioExecutor::new()).build_http();
-    Endpoint { url: format!("http://{addr}/mcp"), client }
-}
-
-impl Endpoint {
-    async fn send(&self, method: Method, headers: &[(&str, &str)], body: &str) -> Answer {
-        let mut request = http::Request::builder()
-            .method(method)
-            .uri(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request.body(Full::new(Bytes::from(body.to_owned()))).expect("request");
-        let response = self.client.request(request).await.expect("response");
-        let (status, headers) = (response.status(), response.headers().clone());
-        let body = response.into_body().collect().await.expect("body").to_bytes();
-        Answer { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
-    }
-
-    async fn post(&self, headers: &[(&str, &str)], body: &str) -> Answer {
-        self.send(Method::POST, headers, body).await
-    }
-
-    /// `initialize` at 2025-11-25; the session id, if the endpoint gave one.
-    async fn initialize(&self) -> (Value, Option<String>) {
-        let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-        let answer = self.post(&[], body).await;
-        let session = answer.headers.get("mcp-session-id").and_then(|v| v.to_str().ok());
-        (answer.json("2025-11-25"), session.map(str::to_owned))
-    }
+/// `initialize` at 2025-11-25; the session id, if the endpoint gave one.
+async fn initialize(endpoint: &Http) -> (Value, Option<String>) {
+    let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let answer = endpoint.post(&[], body).await;
+    (answer.checked_json("2025-11-25"), answer.header("mcp-session-id").map(str::to_owned))
 }
 
 const SLOW_CALL: &str = r#""name":"slow","arguments":{}"#;
@@ -109,7 +54,7 @@ async fn json_response_mode_never_streams() {
         ("mcp-name", "slow"),
     ];
     let answer = endpoint.post(&headers, &body).await;
-    let value = answer.json("2026-07-28");
+    let value = answer.checked_json("2026-07-28");
     assert_eq!(value["result"]["content"][0]["text"], "done", "{value}");
     assert_valid("2026-07-28", "CallToolResult", &value["result"]);
 
@@ -121,24 +66,24 @@ async fn json_response_mode_never_streams() {
     let headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "subscriptions/listen")];
     let answer = endpoint.post(&headers, &body).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
-    assert_eq!(answer.json("2026-07-28")["error"]["code"], -32600);
+    assert_eq!(answer.checked_json("2026-07-28")["error"]["code"], -32600);
 
     // A 2025-11-25 session: the same call answers JSON, its progress goes to the GET stream.
-    let (_, session) = endpoint.initialize().await;
+    let (_, session) = initialize(&endpoint).await;
     let session = session.expect("a session");
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{{SLOW_CALL},"_meta":{{"progressToken":"q"}}}}}}"#
     );
     let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
     let answer = endpoint.post(&headers, &body).await;
-    assert_eq!(answer.json("2025-11-25")["result"]["content"][0]["text"], "done");
+    assert_eq!(answer.checked_json("2025-11-25")["result"]["content"][0]["text"], "done");
 }
 
 /// Our client, in both eras, calls `slow` on an endpoint with `options`.
 async fn our_client_is_served(options: HttpOptions) {
     let endpoint = start(options).await;
     for mode in [EraMode::Handshake, EraMode::Modern] {
-        let transport = HttpTransport::new(&endpoint.url).expect("url");
+        let transport = HttpTransport::new(&endpoint.url()).expect("url");
         let client = Client::builder().era(mode).connect(transport).await.expect("connects");
         let result = client.call_tool("slow", json!({})).await.expect("answered");
         assert_eq!(result.is_error, None, "{mode:?}");
@@ -156,7 +101,7 @@ async fn both_modes_serve_our_client_in_both_eras() {
 #[tokio::test]
 async fn stateless_handshake_serving_keeps_no_session() {
     let endpoint = start(HttpOptions::default().stateless(true)).await;
-    let (init, session) = endpoint.initialize().await;
+    let (init, session) = initialize(&endpoint).await;
     assert_eq!(session, None, "no Mcp-Session-Id");
     assert_valid("2025-11-25", "InitializeResult", &init["result"]);
     assert_eq!(init["result"]["capabilities"]["tools"], json!({}), "no listChanged: {init}");
@@ -164,16 +109,19 @@ async fn stateless_handshake_serving_keeps_no_session() {
     // Any later request stands alone, without a session id.
     let version = [("mcp-protocol-version", "2025-11-25")];
     let list = endpoint.post(&version, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).await;
-    assert_eq!(list.json("2025-11-25")["result"]["tools"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        list.checked_json("2025-11-25")["result"]["tools"].as_array().map(Vec::len),
+        Some(2)
+    );
     let body =
         format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{{SLOW_CALL}}}}}"#);
     let call = endpoint.post(&version, &body).await;
-    assert_eq!(call.json("2025-11-25")["result"]["content"][0]["text"], "done");
+    assert_eq!(call.checked_json("2025-11-25")["result"]["content"][0]["text"], "done");
     // No server-to-client requests: nobody would be there to answer.
     let body =
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#;
     let ask = endpoint.post(&version, body).await;
-    assert_eq!(ask.json("2025-11-25")["error"]["code"], -32021);
+    assert_eq!(ask.checked_json("2025-11-25")["error"]["code"], -32021);
     let body =
         r#"{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"x://y"}}"#;
     assert_eq!(endpoint.post(&version, body).await.status, StatusCode::NOT_FOUND);
@@ -185,7 +133,7 @@ async fn stateless_handshake_serving_keeps_no_session() {
 }
 
 /// `initialize` at `version`; the session id.
-async fn session_at(endpoint: &Endpoint, version: &str) -> String {
+async fn session_at(endpoint: &Http, version: &str) -> String {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
     );
@@ -227,7 +175,7 @@ async fn later_revisions_and_sessionless_posts_refuse_batches() {
     let session = session_at(&endpoint, "2025-11-25").await;
     let answer = endpoint.post(&[("mcp-session-id", session.as_str())], batch).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
-    assert_eq!(answer.json("2025-11-25")["error"]["code"], -32600);
+    assert_eq!(answer.checked_json("2025-11-25")["error"]["code"], -32600);
     let answer = endpoint.post(&[], batch).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
 }

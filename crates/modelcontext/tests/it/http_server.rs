@@ -14,26 +14,38 @@ use serde_json::Value;
 
 use crate::support::{MODERN_META, assert_valid, bookshop, result_definition};
 
-/// A running endpoint and a plain HTTP client for it.
-struct Http {
+/// A running endpoint and a plain HTTP client for it (also used by `http_modes`).
+pub(crate) struct Http {
     addr: SocketAddr,
     client: HyperClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
 }
 
 /// What came back.
-struct Answer {
-    status: StatusCode,
-    headers: http::HeaderMap,
-    body: String,
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub headers: http::HeaderMap,
+    pub body: String,
 }
 
 impl Answer {
-    fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn content_type(&self) -> &str {
+        self.header("content-type").unwrap_or("")
+    }
+
+    /// The body as one `application/json` message, checked against `revision`'s schema.
+    pub fn checked_json(&self, revision: &str) -> Value {
+        assert_eq!(self.content_type(), "application/json", "{}", self.body);
+        let value = self.json();
+        assert_valid(revision, "JSONRPCMessage", &value);
+        value
     }
 }
 
@@ -41,14 +53,18 @@ async fn start(server: McpServer) -> Http {
     start_with(server, HttpOptions::default()).await
 }
 
-async fn start_with(server: McpServer, options: HttpOptions) -> Http {
+pub(crate) async fn start_with(server: McpServer, options: HttpOptions) -> Http {
     let (addr, serve) = server.http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
     tokio::spawn(serve);
     Http { addr, client: HyperClient::builder(TokioExecutor::new()).build_http() }
 }
 
 impl Http {
-    async fn send(&self, method: Method, headers: &[(&str, &str)], body: &str) -> Answer {
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    pub async fn send(&self, method: Method, headers: &[(&str, &str)], body: &str) -> Answer {
         let mut request =
             http::Request::builder().method(method).uri(format!("http://{}/mcp", self.addr));
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("accept")) {
@@ -65,7 +81,7 @@ impl Http {
         Answer { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
     }
 
-    async fn post(&self, headers: &[(&str, &str)], body: &str) -> Answer {
+    pub async fn post(&self, headers: &[(&str, &str)], body: &str) -> Answer {
         let mut all = vec![("content-type", "application/json")];
         all.extend_from_slice(headers);
         self.send(Method::POST, &all, body).await
