@@ -116,9 +116,9 @@ impl Target {
                 let child = Watched(spawn(command)?);
                 connect_over(builder, child, cli.verbose).await
             }
+            // Its connections are bounded by the command's `HttpClient` (`http_client`).
             Target::Http(transport) => {
-                let transport = (**transport).clone().connect_timeout(timeout);
-                connect_over(builder, transport, cli.verbose).await
+                connect_over(builder, (**transport).clone(), cli.verbose).await
             }
         }
     }
