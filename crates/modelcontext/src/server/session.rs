@@ -104,6 +104,15 @@ impl ServerSession {
         self.forwarder = Some(AbortOnDrop(tokio::spawn(task).abort_handle()));
     }
 
+    /// Sets the log level from its wire name (`"debug"`...); an unknown one is ignored.
+    #[cfg(feature = "http")]
+    fn set_log_level(&self, level: &str) {
+        match serde_json::from_value(Value::String(level.to_owned())) {
+            Ok(level) => self.log_level.set(level),
+            Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
+        }
+    }
+
     /// `resources/subscribe` and `resources/unsubscribe` (handshake era): the URI must name a
     /// resource or match a template.
     fn subscribe(&self, uri: &str, on: bool) -> Result<EmptyResult, McpError> {
@@ -149,6 +158,57 @@ impl SharedSession {
         match &self.lock().era {
             EraState::Handshake(view) => Some(view.protocol_version),
             _ => None,
+        }
+    }
+
+    /// Puts the session where a stored `initialize` left it, on an instance that did not
+    /// run it: the negotiated revision, the client's info and capabilities, its log level
+    /// and resource subscriptions (replacing what it held). No user code runs (no handler, no
+    /// layer): the session already began elsewhere. Fails on a record this build cannot read.
+    pub(crate) fn restore(
+        &self,
+        record: &crate::server::http::SessionRecord,
+        peer: &Peer,
+    ) -> Result<(), String> {
+        let version = modelcontext_types::HANDSHAKE_VERSIONS
+            .iter()
+            .find(|v| **v == record.protocol_version)
+            .ok_or_else(|| format!("unknown protocol version {:?}", record.protocol_version))?;
+        let params: InitializeRequestParams = serde_json::from_str(&record.initialize)
+            .map_err(|e| format!("unreadable initialize params: {e}"))?;
+        let view = ClientView {
+            era: Era::Handshake,
+            protocol_version: version,
+            info: Some(params.client_info),
+            capabilities: params.capabilities,
+        };
+        let mut session = self.lock();
+        session.era = EraState::Handshake(Arc::new(view));
+        if let Some(level) = &record.log_level {
+            session.set_log_level(level);
+        }
+        let mut subscribed = session.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        *subscribed = record.subscriptions.iter().cloned().collect();
+        drop(subscribed);
+        session.forward_changes(peer);
+        Ok(())
+    }
+
+    /// Applies a change made through another instance (the store said so).
+    pub(crate) fn apply(&self, change: &crate::server::http::SessionChange) {
+        use crate::server::http::SessionChange;
+        let session = self.lock();
+        let subscribed = || session.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        match change {
+            SessionChange::LogLevel(level) => session.set_log_level(level),
+            SessionChange::Subscribe(uri) => {
+                subscribed().insert(uri.clone());
+            }
+            SessionChange::Unsubscribe(uri) => {
+                subscribed().remove(uri);
+            }
+            // Nothing on the server waits for it; the record keeps it for the next rebuild.
+            _ => {}
         }
     }
 

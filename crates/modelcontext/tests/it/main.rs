@@ -26,6 +26,8 @@ mod http_client;
 mod http_modes;
 #[cfg(feature = "http")]
 mod http_server;
+#[cfg(feature = "http")]
+mod http_shared_sessions;
 mod input;
 mod json_suite;
 mod layers;

@@ -11,7 +11,7 @@ use modelcontext_types::{McpError, Message, Response as RpcResponse, has_batches
 use serde_json::value::RawValue;
 
 use super::exchange::{accepted, error_response, header_str};
-use super::sessions::{SESSION_HEADER, Session, called_tool, session_not_found};
+use super::sessions::{SESSION_HEADER, Session, called_tool};
 use super::{Shared, caller, json_body};
 use crate::server::Extensions;
 
@@ -26,7 +26,10 @@ pub(crate) async fn post(
         error_response(StatusCode::BAD_REQUEST, None, McpError::invalid_request(message))
     };
     let id = header_str(headers, SESSION_HEADER).unwrap_or_default();
-    let Some(session) = shared.sessions.find(id, &extensions) else { return session_not_found() };
+    let session = match shared.sessions.resolve(shared, id, &extensions).await {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
     if !session.protocol_version().is_some_and(has_batches) {
         return refuse("JSON-RPC batches are accepted only on sessions that negotiated 2025-03-26");
     }

@@ -45,7 +45,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
             method_not_allowed()
         }
         Method::GET => sessions::get(&shared, request.headers(), &extensions).await,
-        Method::DELETE => sessions::delete(&shared, request.headers(), &extensions),
+        Method::DELETE => sessions::delete(&shared, request.headers(), &extensions).await,
         _ => method_not_allowed(),
     }
 }

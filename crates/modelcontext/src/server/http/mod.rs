@@ -54,7 +54,8 @@ pub use events::{
 };
 pub use security::AllowList;
 pub use session_store::{
-    MemorySessionStore, SessionChange, SessionRecord, SessionStore, StoreError, StoreFuture,
+    MemorySessionStore, SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError,
+    StoreFuture,
 };
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
@@ -198,6 +199,11 @@ pub struct HttpOptions {
     pub keep_alive: Duration,
     /// Keeps handshake-era SSE events for resumption with `Last-Event-ID`.
     pub event_store: Arc<dyn EventStore>,
+    /// Shares handshake-era sessions with the other instances of a deployment (see
+    /// [`SessionStore`] and `docs::deployment`): any instance can then serve any session.
+    /// `None` (the default): sessions live in the instance that made them, and no store is
+    /// ever called.
+    pub session_store: Option<Arc<dyn SessionStore>>,
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
@@ -275,6 +281,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
+            .field("session_store", &self.session_store.is_some())
             .field("legacy_sse", &self.legacy_sse)
             .field("json_response", &self.json_response)
             .field("stateless", &self.stateless);
@@ -310,6 +317,7 @@ impl Default for HttpOptions {
             max_sessions: 10_000,
             keep_alive: Duration::from_secs(15),
             event_store: Arc::new(MemoryEventStore::default()),
+            session_store: None,
             legacy_sse: false,
             json_response: false,
             stateless: false,
@@ -433,6 +441,15 @@ impl HttpOptions {
     }
 }
 
+impl HttpOptions {
+    /// Shares handshake-era sessions through `store` (default: none, each instance keeps its
+    /// own): a session made on one instance can be used on any other that has the same store.
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+}
+
 #[cfg(feature = "auth")]
 impl HttpOptions {
     /// Protects the endpoint with OAuth 2.1 (feature `auth`): every request needs a valid
@@ -453,9 +470,7 @@ impl McpServer {
 
     /// An HTTP endpoint for this server with `options`.
     pub fn http_endpoint_with(&self, options: HttpOptions) -> HttpEndpoint {
-        let store = options.event_store.clone();
-        let sessions =
-            sessions::Sessions::new(options.max_sessions, options.session_idle_timeout, store);
+        let sessions = sessions::Sessions::new(&options);
         let sse_streams = Arc::default();
         let shared = Shared { server: self.clone(), options, sessions, sse_streams };
         HttpEndpoint { inner: Arc::new(shared) }

@@ -1,17 +1,23 @@
 //! The seam for sharing handshake-era sessions between instances: a [`SessionStore`] keeps
 //! what a 2025-11-25 session is ([`SessionRecord`]), so any instance could serve it.
 //!
-//! Not used by the HTTP endpoint yet: sessions still live in the instance that made them (see
-//! `docs::deployment`). The trait, its in-memory implementation and its contract suite
-//! ([`testing::contracts::session_store`](crate::testing::contracts::session_store)) come
-//! first, so a shared implementation (`modelcontext-redis`) can be written and tested against
-//! the same rules before the endpoint relies on it.
+//! Set one with [`HttpOptions::session_store`](super::HttpOptions::session_store): `initialize`
+//! stores the record, a request that reaches an instance which does not hold its session
+//! rebuilds the session from the record (without running `initialize` again), and the
+//! changes a session goes through (`logging/setLevel`, `resources/subscribe`, DELETE) reach
+//! the other instances through [`SessionStore::events`]. Without one (the default), sessions
+//! live in the instance that made them, as [`MemorySessionStore`] would keep them. Any
+//! implementation can be checked with
+//! [`testing::contracts::session_store`](crate::testing::contracts::session_store).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 /// What a handshake-era session is, enough for any instance to serve it without running
@@ -89,6 +95,28 @@ pub enum SessionChange {
     Unsubscribe(String),
 }
 
+/// What [`SessionStore::events`] tells each instance about the sessions of the deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// A live session changed through some instance ([`SessionStore::update`]).
+    Changed {
+        /// The session's id.
+        id: String,
+        /// What changed.
+        change: SessionChange,
+    },
+    /// A session was deleted ([`SessionStore::delete`]): it has ended everywhere.
+    Deleted {
+        /// The session's id.
+        id: String,
+    },
+    /// Some events may have been missed (the store's feed was lost and made again, or the
+    /// receiver fell behind): an instance checks each session it holds against the store
+    /// before serving it again.
+    Gap,
+}
+
 /// A store could not answer (a network store that is down or too slow). The endpoint will
 /// answer such a request with 503 and `Retry-After`, never 404: the session may well exist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,14 +160,35 @@ pub trait SessionStore: Send + Sync + 'static {
     fn touch<'a>(&'a self, id: &'a str, idle: Duration) -> StoreFuture<'a, bool>;
     /// Forgets the record; deleting one that does not exist is not an error.
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+    /// The updates and deletes made from now on through every instance of the deployment
+    /// (this one's may be left out), or [`SessionEvent::Gap`] where some may have been
+    /// missed. The HTTP endpoint applies them to the sessions it holds: that is how a
+    /// `logging/setLevel` or a DELETE that reached another instance reaches this one without
+    /// a store read per request. The default, a stream that never yields, suits only a store
+    /// that a single instance uses.
+    fn events(&self) -> BoxStream<'static, SessionEvent> {
+        futures_util::stream::pending().boxed()
+    }
 }
 
 /// The in-memory [`SessionStore`]: one process, nothing shared. Expired records are dropped
 /// when next looked at, and all of them every 64 creates, so memory stays bounded by the
-/// sessions alive in the last idle period.
-#[derive(Debug, Default)]
+/// sessions alive in the last idle period. Its [`events`](SessionStore::events) reach every
+/// endpoint of the process that shares it, its own included.
+#[derive(Debug)]
 pub struct MemorySessionStore {
     records: Mutex<Records>,
+    events: broadcast::Sender<SessionEvent>,
+}
+
+/// Events a receiver may fall behind by before it hears a gap.
+const MEMORY_EVENTS: usize = 1024;
+
+impl Default for MemorySessionStore {
+    fn default() -> Self {
+        let (events, _) = broadcast::channel(MEMORY_EVENTS);
+        MemorySessionStore { records: Mutex::default(), events }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -188,6 +237,11 @@ impl SessionStore for MemorySessionStore {
     fn update<'a>(&'a self, id: &'a str, change: SessionChange) -> StoreFuture<'a, bool> {
         let mut records = self.lock();
         let found = records.live(id).map(|(record, _)| record.apply(&change)).is_some();
+        drop(records);
+        if found {
+            // Nobody listening is not an error.
+            let _ = self.events.send(SessionEvent::Changed { id: id.to_owned(), change });
+        }
         Box::pin(std::future::ready(Ok(found)))
     }
 
@@ -199,6 +253,18 @@ impl SessionStore for MemorySessionStore {
 
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         self.lock().live.remove(id);
+        let _ = self.events.send(SessionEvent::Deleted { id: id.to_owned() });
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn events(&self) -> BoxStream<'static, SessionEvent> {
+        futures_util::stream::unfold(self.events.subscribe(), |mut receiver| async move {
+            match receiver.recv().await {
+                Ok(event) => Some((event, receiver)),
+                Err(broadcast::error::RecvError::Lagged(_)) => Some((SessionEvent::Gap, receiver)),
+                Err(broadcast::error::RecvError::Closed) => None,
+            }
+        })
+        .boxed()
     }
 }

@@ -16,6 +16,18 @@
 //! replays that stream's missed events and, if its request is still running, carries the rest.
 //! A client that disconnects does not cancel anything (spec 2025-11-25).
 //!
+//! With a [`SessionStore`] ([`HttpOptions::session_store`](super::HttpOptions)), sessions are
+//! shared by the instances of a deployment. `initialize` stores the session's record; a
+//! request for a session this instance does not hold loads the record and rebuilds the
+//! session from it (no `initialize` replayed into user code); `logging/setLevel`,
+//! `resources/(un)subscribe` and `notifications/initialized` update it before they are
+//! answered; DELETE deletes it. What other instances change arrives through
+//! [`SessionStore::events`] and is applied to the sessions held here, so a request on a
+//! session held here costs no store call (the idle time is pushed to the store at most once
+//! per sweep period, in the background). After a [`SessionEvent::Gap`] each held session is
+//! checked against the store on its next request. A store that cannot answer makes a request
+//! whose session it had to load a 503 with `Retry-After`, never a 404.
+//!
 //! [`ServerSession`]: crate::server
 
 use std::collections::HashMap;
@@ -36,6 +48,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::events::{EventStore, event_id, parse_event_id};
+use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::exchange::{
     Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
     sse_event, sse_response, sse_stream,
@@ -54,6 +67,8 @@ pub(crate) struct Sessions {
     idle: Duration,
     /// Where the sessions' events are kept: an ended session's are forgotten.
     store: Arc<dyn EventStore>,
+    /// Where the sessions are shared with the other instances, if they are.
+    records: Option<Arc<dyn SessionStore>>,
     /// Whether the task that ends idle sessions runs (started with the first session).
     sweeping: AtomicBool,
 }
@@ -73,6 +88,14 @@ pub(crate) struct Session {
     incoming: mpsc::Sender<Incoming>,
     routes: Arc<Mutex<Routes>>,
     last_seen: Mutex<Instant>,
+    /// Where the session is shared (`None` for a session of this instance only: no store,
+    /// or a 2024-11-05 session, whose one stream cannot move).
+    records: Option<Arc<dyn SessionStore>>,
+    /// When the store last heard that the session is in use.
+    touched: Mutex<Instant>,
+    /// Whether what this instance holds is known to match the store: false after the store
+    /// said it may have missed some changes ([`SessionEvent::Gap`]).
+    verified: AtomicBool,
     /// GET streams open on this session ([`HttpOptions::max_sse_streams_per_session`]).
     ///
     /// [`HttpOptions::max_sse_streams_per_session`]: super::HttpOptions::max_sse_streams_per_session
@@ -140,9 +163,145 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration, store: Arc<dyn EventStore>) -> Sessions {
-        let map = Arc::default();
-        Sessions { map, max, idle, store, sweeping: AtomicBool::new(false) }
+    pub(crate) fn new(options: &super::HttpOptions) -> Sessions {
+        Sessions {
+            map: Arc::default(),
+            max: options.max_sessions,
+            idle: options.session_idle_timeout,
+            store: options.event_store.clone(),
+            records: options.session_store.clone(),
+            sweeping: AtomicBool::new(false),
+        }
+    }
+
+    /// The session `id` for this caller, held here or rebuilt from the store: 404 when there
+    /// is none (or it is another principal's), 503 when the store cannot say.
+    #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself
+    pub(crate) async fn resolve(
+        &self,
+        shared: &Shared,
+        id: &str,
+        caller: &Extensions,
+    ) -> Result<Arc<Session>, Response> {
+        match self.find(id, caller) {
+            Some(session) => match session.records.clone() {
+                None => Ok(session),
+                Some(_) if session.verified.load(Ordering::Acquire) => {
+                    self.touch_if_due(&session);
+                    Ok(session)
+                }
+                Some(records) => self.reverify(session, &*records).await,
+            },
+            None => match &self.records {
+                None => Err(session_not_found()),
+                Some(records) => self.rebuild(shared, id, caller, &**records).await,
+            },
+        }
+    }
+
+    /// A session held here that may have missed changes: brought up to date from its
+    /// record, or ended if the record is gone.
+    #[allow(clippy::result_large_err)]
+    async fn reverify(
+        &self,
+        session: Arc<Session>,
+        records: &dyn SessionStore,
+    ) -> Result<Arc<Session>, Response> {
+        let Some(record) = records.load(&session.id).await.map_err(store_unavailable)? else {
+            self.remove_this(&session);
+            return Err(session_not_found());
+        };
+        if let Err(reason) = session.dispatch.restore(&record, &session.peer) {
+            tracing::warn!(session = %session.id, %reason, "an unreadable session record");
+        }
+        session.verified.store(true, Ordering::Release);
+        Ok(session)
+    }
+
+    /// A session another instance made, rebuilt here from its record.
+    #[allow(clippy::result_large_err)]
+    async fn rebuild(
+        &self,
+        shared: &Shared,
+        id: &str,
+        caller: &Extensions,
+        records: &dyn SessionStore,
+    ) -> Result<Arc<Session>, Response> {
+        let record = records.load(id).await.map_err(store_unavailable)?;
+        let Some(record) = record else { return Err(session_not_found()) };
+        let owner = record.principal.clone().map(PrincipalId);
+        if !caller::owns(caller, owner.as_ref()) {
+            return Err(session_not_found());
+        }
+        let session = Arc::new(Session::start(shared, id.to_owned(), caller.clone()));
+        if let Err(reason) = session.dispatch.restore(&record, &session.peer) {
+            tracing::warn!(session = %id, %reason, "an unreadable session record");
+            session.stop();
+            return Err(session_not_found());
+        }
+        tracing::debug!(session = %id, "session rebuilt from its record");
+        self.adopt(session).ok_or_else(too_many_sessions)
+    }
+
+    /// Registers a rebuilt session, unless a concurrent request rebuilt it first (then that
+    /// one is used); `None` when full.
+    fn adopt(&self, session: Arc<Session>) -> Option<Arc<Session>> {
+        let existing = lock(&self.map).get(&session.id).cloned();
+        if let Some(existing) = existing {
+            session.stop();
+            return Some(existing);
+        }
+        let id = session.id.clone();
+        if self.insert(session) { lock(&self.map).get(&id).cloned() } else { None }
+    }
+
+    /// Tells the store the session is in use, at most once per sweep period and in the
+    /// background: the request does not wait for it. A record that is gone (deleted or
+    /// expired elsewhere) ends the session here.
+    fn touch_if_due(&self, session: &Arc<Session>) {
+        let Some(records) = session.records.clone() else { return };
+        {
+            let mut touched = lock(&session.touched);
+            if touched.elapsed() < sweep_period(self.idle) {
+                return;
+            }
+            *touched = Instant::now();
+        }
+        let (map, store, session) = (Arc::downgrade(&self.map), self.store.clone(), session.clone());
+        let ttl = record_ttl(self.idle);
+        tokio::spawn(async move {
+            match records.touch(&session.id, ttl).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    let Some(map) = map.upgrade() else { return };
+                    if remove_same(&map, &session) {
+                        end_session(&session, &*store);
+                    }
+                }
+                Err(error) => tracing::debug!(%error, "the session's idle time was not pushed"),
+            }
+        });
+    }
+
+    /// Forgets `session` and ends it, if it is still the one registered under its id.
+    fn remove_this(&self, session: &Arc<Session>) {
+        if remove_same(&self.map, session) {
+            self.end(session);
+        }
+    }
+
+    /// Applies what the store says happened elsewhere to the sessions held here, until the
+    /// endpoint is gone.
+    fn start_watching(&self) {
+        let Some(records) = &self.records else { return };
+        let mut events = records.events();
+        let (map, store) = (Arc::downgrade(&self.map), self.store.clone());
+        tokio::spawn(async move {
+            while let Some(event) = events.next().await {
+                let Some(map) = map.upgrade() else { return };
+                apply_event(&map, &*store, event);
+            }
+        });
     }
 
     /// The live session `id` if the caller owns it; another principal's session looks just
@@ -199,6 +358,7 @@ impl Sessions {
         if self.sweeping.swap(true, Ordering::Relaxed) {
             return;
         }
+        self.start_watching();
         let (map, idle, store) = (Arc::downgrade(&self.map), self.idle, self.store.clone());
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(sweep_period(idle));
@@ -212,6 +372,69 @@ impl Sessions {
             }
         });
     }
+}
+
+/// One event of the store's feed, applied to the sessions held here.
+fn apply_event(
+    map: &Mutex<HashMap<String, Arc<Session>>>,
+    store: &dyn EventStore,
+    event: SessionEvent,
+) {
+    match event {
+        SessionEvent::Changed { id, change } => {
+            let held = lock(map).get(&id).cloned();
+            if let Some(session) = held.filter(|session| session.records.is_some()) {
+                session.dispatch.apply(&change);
+            }
+        }
+        SessionEvent::Deleted { id } => {
+            let removed = lock(map).remove(&id);
+            if let Some(session) = removed {
+                tracing::debug!(session = %id, "session deleted on another instance");
+                end_session(&session, store);
+            }
+        }
+        SessionEvent::Gap => {
+            for session in lock(map).values() {
+                session.verified.store(false, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// Removes `session` from `map` if it is the one registered under its id.
+fn remove_same(map: &Mutex<HashMap<String, Arc<Session>>>, session: &Arc<Session>) -> bool {
+    let mut map = lock(map);
+    let same = map.get(&session.id).is_some_and(|held| Arc::ptr_eq(held, session));
+    if same {
+        map.remove(&session.id);
+    }
+    same
+}
+
+/// How long a record lives in the store without a touch: the idle timeout, plus the touch
+/// period, so that a session used here within the idle timeout is never gone from the store.
+fn record_ttl(idle: Duration) -> Duration {
+    idle + sweep_period(idle)
+}
+
+/// How long a client should wait before retrying a request the session store could not serve.
+const RETRY_AFTER_SECONDS: &str = "1";
+
+/// 503 with `Retry-After`: the session store could not answer, so the session may well exist.
+fn store_unavailable(error: StoreError) -> Response {
+    tracing::warn!(%error, "a handshake-era request refused: the session store is unavailable");
+    let error = McpError::internal(format!("{error}; try again later"));
+    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, None, error);
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
+    response
+}
+
+fn too_many_sessions() -> Response {
+    let error = McpError::internal("Too many sessions; try again later");
+    error_response(StatusCode::SERVICE_UNAVAILABLE, None, error)
 }
 
 /// Stops a session's engine (aborting its handlers) and forgets its events.
@@ -342,9 +565,9 @@ pub(crate) async fn post(
             );
             error_response(StatusCode::BAD_REQUEST, None, error)
         }
-        (Some(id), message) => match shared.sessions.find(id, &extensions) {
-            Some(session) => session.post(message, headers).await,
-            None => session_not_found(),
+        (Some(id), message) => match shared.sessions.resolve(shared, id, &extensions).await {
+            Ok(session) => session.post(message, headers).await,
+            Err(refused) => refused,
         },
     }
 }
@@ -377,12 +600,23 @@ async fn initialize(
         let error = McpError::internal("No randomness available for a session id");
         return error_response(StatusCode::INTERNAL_SERVER_ERROR, Some(request.id), error);
     };
+    let principal = extensions.get::<PrincipalId>().map(|p| p.0.clone());
     let session = Arc::new(Session::start(shared, id.clone(), extensions));
     if !shared.sessions.insert(session.clone()) {
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
     }
+    // Kept for the record only when there is a store to keep it in.
+    let params = shared.sessions.records.as_ref().map(|_| raw_params(&request));
     let mut response = session.post(Message::Request(request), headers).await;
+    if let (Some(params), Some(version)) = (params, session.protocol_version()) {
+        let mut record = SessionRecord::new(&id, version, params);
+        record.principal = principal;
+        if let Err(refused) = shared.sessions.create(record).await {
+            end(shared, &id);
+            return refused;
+        }
+    }
     if response.status().is_success() {
         if let Ok(value) = HeaderValue::from_str(&id) {
             response.headers_mut().insert(SESSION_HEADER, value);
@@ -391,6 +625,28 @@ async fn initialize(
         end(shared, &id);
     }
     response
+}
+
+/// A request's params as JSON text (`{}` without any).
+fn raw_params(request: &Request) -> String {
+    request.params.as_ref().map_or_else(|| "{}".to_owned(), |params| params.get().to_owned())
+}
+
+impl Sessions {
+    /// Stores a new session's record: 503 when the store cannot, 500 in the (astronomically
+    /// unlikely) case that its id is taken.
+    #[allow(clippy::result_large_err)]
+    async fn create(&self, record: SessionRecord) -> Result<(), Response> {
+        let Some(records) = &self.records else { return Ok(()) };
+        match records.create(record, record_ttl(self.idle)).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                let error = McpError::internal("A session with this id exists; try again");
+                Err(error_response(StatusCode::INTERNAL_SERVER_ERROR, None, error))
+            }
+            Err(error) => Err(store_unavailable(error)),
+        }
+    }
 }
 
 /// Ends a session: its engine, its handlers and its stored events.
@@ -434,6 +690,9 @@ impl Session {
             incoming: in_tx,
             routes,
             last_seen,
+            records: shared.sessions.records.clone(),
+            touched: Mutex::new(Instant::now()),
+            verified: AtomicBool::new(true),
             sse_streams,
             stop,
             #[cfg(feature = "otel")]
@@ -453,7 +712,9 @@ impl Session {
         extensions: Extensions,
     ) -> Option<(String, StreamRx)> {
         let id = mint_id()?;
-        let session = Arc::new(Session::start(shared, id.clone(), extensions));
+        let mut session = Session::start(shared, id.clone(), extensions);
+        session.records = None;
+        let session = Arc::new(session);
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         {
             let mut routes = lock(&session.routes);
@@ -471,6 +732,11 @@ impl Session {
 
     async fn post(&self, message: Message, headers: &HeaderMap) -> Response {
         let Message::Request(request) = message else {
+            if is_initialized(&message) {
+                if let Err(error) = self.share(SessionChange::Initialized).await {
+                    return store_unavailable(error);
+                }
+            }
             // Notifications and the client's answers to our requests: accepted, no body.
             return match self.incoming.send(Ok(message)).await {
                 Ok(()) => accepted(),
@@ -486,11 +752,18 @@ impl Session {
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx, false);
         let sent_before = self.peer.sent_count();
+        let change = self.records.as_ref().and_then(|_| change_of(&request));
         let outcome = match self.dispatch_here(request, headers) {
             Ran::Finished(outcome) => outcome,
             Ran::HandedOver => return self.answer_later(rx, id, stream).await,
             Ran::SessionEnded => return self.forget(&id),
         };
+        if let (Some(change), Ok(_)) = (change, &outcome) {
+            if let Err(error) = self.share(change).await {
+                lock(&self.routes).finish(&id);
+                return store_unavailable(error);
+            }
+        }
         if self.peer.sent_count() == sent_before {
             // Nothing went out while the handler ran: answered from this task, as JSON.
             lock(&self.routes).finish(&id);
@@ -517,6 +790,7 @@ impl Session {
         }
         let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
         lock(&self.routes).register(&request, tx, true);
+        let change = self.records.as_ref().and_then(|_| change_of(&request));
         let outcome = match self.dispatch_here(request, headers) {
             Ran::Finished(outcome) => outcome,
             Ran::HandedOver => loop {
@@ -528,8 +802,23 @@ impl Session {
             },
             Ran::SessionEnded => Err(McpError::invalid_request("Session not found")),
         };
+        let outcome = match (change, outcome) {
+            (Some(change), Ok(result)) => match self.share(change).await {
+                Ok(()) => Ok(result),
+                Err(error) => Err(McpError::internal(format!("{error}; try again later"))),
+            },
+            (_, outcome) => outcome,
+        };
         lock(&self.routes).finish(&id);
         RpcResponse { id: Some(id), result: outcome }
+    }
+
+    /// Records `change` in the session store, if the session is shared, before the request
+    /// that made it is answered: the next request may reach another instance.
+    async fn share(&self, change: SessionChange) -> Result<(), StoreError> {
+        let Some(records) = &self.records else { return Ok(()) };
+        // `false`: the record is gone (deleted or expired elsewhere); the next request finds out.
+        records.update(&self.id, change).await.map(|_| ())
     }
 
     /// The protocol revision the session negotiated.
@@ -570,6 +859,28 @@ impl Session {
     fn forget(&self, id: &RequestId) -> Response {
         lock(&self.routes).finish(id);
         session_not_found()
+    }
+}
+
+/// Whether `message` is `notifications/initialized`.
+fn is_initialized(message: &Message) -> bool {
+    matches!(message, Message::Notification(n) if n.method == method::INITIALIZED)
+}
+
+/// The change to the session's record that `request` makes if it succeeds, if any. The
+/// method is checked first: only these three requests have their params read here.
+fn change_of(request: &Request) -> Option<SessionChange> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        level: Option<String>,
+        uri: Option<String>,
+    }
+    let read = || serde_json::from_str::<Params>(request.params.as_ref()?.get()).ok();
+    match request.method.as_str() {
+        method::LOGGING_SET_LEVEL => Some(SessionChange::LogLevel(read()?.level?)),
+        method::RESOURCES_SUBSCRIBE => Some(SessionChange::Subscribe(read()?.uri?)),
+        method::RESOURCES_UNSUBSCRIBE => Some(SessionChange::Unsubscribe(read()?.uri?)),
+        _ => None,
     }
 }
 
@@ -763,7 +1074,10 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    let Some(session) = shared.sessions.find(id, extensions) else { return session_not_found() };
+    let session = match shared.sessions.resolve(shared, id, extensions).await {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
     let keep_alive = Some(shared.options.keep_alive);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     if let Some(last) = header_str(headers, "last-event-id") {
@@ -823,13 +1137,29 @@ fn resume(
     sse_response(Body::from_stream(replay.chain(live)))
 }
 
-/// DELETE: ends a session; later requests with its id get 404.
-pub(crate) fn delete(shared: &Shared, headers: &HeaderMap, extensions: &Extensions) -> Response {
+/// DELETE: ends a session (on every instance, when it is shared); later requests with its id
+/// get 404.
+pub(crate) async fn delete(
+    shared: &Shared,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+) -> Response {
     let Some(id) = header_str(headers, SESSION_HEADER) else {
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    if shared.sessions.find(id, extensions).is_some() && end(shared, id) {
+    let session = match shared.sessions.resolve(shared, id, extensions).await {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    if let Some(records) = &session.records {
+        // Deleted in the store first: if that fails the session lives on, and the client can
+        // retry.
+        if let Err(error) = records.delete(id).await {
+            return store_unavailable(error);
+        }
+    }
+    if end(shared, id) {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::OK;
         response
