@@ -10,12 +10,17 @@
 //! ```
 //!
 //! A cursor or an MRTR `requestState` from one instance opens on the other (same key ring),
-//! and the `restock` tool called on one instance notifies the listen streams held by all of
-//! them (same Redis bus). 2025-11-25 sessions still live in the instance that made them:
-//! route those with sticky sessions (see `modelcontext::docs::deployment`).
+//! the `restock` tool called on one instance notifies the listen streams held by all of them
+//! (same Redis bus), and a 2025-11-25 session made on one instance is served by any other
+//! (same session store): clients of both eras need no sticky routing. Only the answers to the
+//! server's own requests to a client (elicitation, sampling, roots) and cancellations of
+//! running calls still need to reach the instance running the call (see
+//! `modelcontext::docs::deployment`).
+
+use std::sync::Arc;
 
 use modelcontext::server::KeyRing;
-use modelcontext::{Context, McpServer, ResourceDef, ToolDef};
+use modelcontext::{Context, HttpOptions, McpServer, ResourceDef, ToolDef};
 use modelcontext_redis::Deployment;
 use serde::Deserialize;
 
@@ -75,6 +80,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = bookshop()?.key_ring(ring).subscription_bus(deployment.bus().await?);
     let listener = tokio::net::TcpListener::bind(args.http.as_str()).await?;
     eprintln!("bookshop instance on http://{}/mcp", listener.local_addr()?);
-    server.http_endpoint().serve(listener).await?;
+    let sessions = Arc::new(deployment.session_store()?);
+    let options = HttpOptions::default().session_store(sessions);
+    server.http_endpoint_with(options).serve(listener).await?;
     Ok(())
 }

@@ -192,7 +192,7 @@ impl SubscriptionBus for RedisBus {
 }
 
 /// A random 128-bit origin id in hex: two buses never share one, even across restarts.
-fn random_origin() -> String {
+pub(crate) fn random_origin() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_ok() {
         return bytes.iter().map(|b| format!("{b:02x}")).collect();

@@ -37,6 +37,7 @@
 //!   connection is pinged ([`Deployment::health_check_interval`]), so a connection dropped
 //!   silently on the way is noticed, made again and reported as a gap.
 
+mod breaker;
 mod bus;
 mod error;
 mod sessions;
@@ -44,6 +45,8 @@ mod wire;
 
 use std::time::Duration;
 
+use breaker::Breaker;
+pub use breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 pub use bus::{BusStats, RedisBus};
 pub use error::Error;
 pub use sessions::RedisSessionStore;
@@ -124,8 +127,8 @@ impl Deployment {
     }
 
     /// A [`RedisSessionStore`] for this deployment: handshake-era session records with an
-    /// idle expiry (the seam `modelcontext::server::http::SessionStore`, not yet used by the
-    /// HTTP endpoint). Connects on first use.
+    /// idle expiry, for [`HttpOptions::session_store`](modelcontext::HttpOptions::session_store).
+    /// Connects on first use.
     pub fn session_store(&self) -> Result<RedisSessionStore, Error> {
         RedisSessionStore::new(self)
     }

@@ -5,15 +5,31 @@
 //! `initialize` params, initialized flag, log level) and a set `…:{ID}:subscriptions`. Both
 //! expire together after the idle time. Each change that must only touch a live record is one
 //! short Lua script, so an update never brings back an expired or deleted session.
+//!
+//! Each update and delete is also published on the deployment's channel
+//! `modelcontext:{deployment}:sessions` (by the same script, so only a change that happened is
+//! told), and [`SessionStore::events`] follows that channel on a dedicated connection: that is
+//! how the instances holding a session hear of a change made elsewhere. A lost connection is
+//! made again and reported as a gap.
+//!
+//! Every call goes through a circuit breaker: after [`DEFAULT_BREAKER_THRESHOLD`] failures in
+//! a row, calls fail at once for [`DEFAULT_BREAKER_COOL_DOWN`], so a Redis outage does not cost
+//! each request a timeout.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use modelcontext::server::http::{
-    SessionChange, SessionRecord, SessionStore, StoreError, StoreFuture,
+    SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError, StoreFuture,
 };
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 
-use crate::{Deployment, Error};
+use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
+use crate::{Breaker, Deployment, Error};
 
 /// Creates the record if no live one has its id. KEYS: record, subscriptions. ARGV: idle
 /// time in ms, then the hash's fields and values.
@@ -24,19 +40,21 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1";
 
-/// Changes a live record. ARGV: `hset FIELD VALUE`, `sadd URI` or `srem URI`. The set gets the
-/// record's remaining time, so both expire together.
+/// Changes a live record, and says so on the events channel. ARGV: the channel, the message,
+/// then `hset FIELD VALUE`, `sadd URI` or `srem URI`. The set gets the record's remaining
+/// time, so both expire together.
 const UPDATE: &str = r"
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then return 0 end
-if ARGV[1] == 'hset' then
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-elseif ARGV[1] == 'sadd' then
-  redis.call('SADD', KEYS[2], ARGV[2])
+if ARGV[3] == 'hset' then
+  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+elseif ARGV[3] == 'sadd' then
+  redis.call('SADD', KEYS[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ttl)
 else
-  redis.call('SREM', KEYS[2], ARGV[2])
+  redis.call('SREM', KEYS[2], ARGV[4])
 end
+redis.call('PUBLISH', ARGV[1], ARGV[2])
 return 1";
 
 /// Restarts a live record's idle time. ARGV: the idle time in ms.
@@ -52,6 +70,47 @@ pub struct RedisSessionStore {
     connection: ConnectionManager,
     prefix: String,
     timeout: Duration,
+    /// Where updates and deletes are told (`modelcontext:{deployment}:sessions`).
+    channel: String,
+    /// This store's id in what it publishes: its own messages are not handed back to it.
+    origin: String,
+    /// For the events' dedicated pub/sub connections.
+    client: redis::Client,
+    health_check: Duration,
+    breaker: Arc<Breaker>,
+}
+
+/// One update or delete on the events channel: `{"origin":"…","id":"…","kind":"…",…}`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Note {
+    origin: String,
+    id: String,
+    #[serde(flatten)]
+    what: What,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+enum What {
+    Initialized,
+    LogLevel(String),
+    Subscribe(String),
+    Unsubscribe(String),
+    Deleted,
+}
+
+impl Note {
+    fn into_event(self) -> Option<SessionEvent> {
+        let id = self.id;
+        let change = match self.what {
+            What::Deleted => return Some(SessionEvent::Deleted { id }),
+            What::Initialized => SessionChange::Initialized,
+            What::LogLevel(level) => SessionChange::LogLevel(level),
+            What::Subscribe(uri) => SessionChange::Subscribe(uri),
+            What::Unsubscribe(uri) => SessionChange::Unsubscribe(uri),
+        };
+        Some(SessionEvent::Changed { id, change })
+    }
 }
 
 impl std::fmt::Debug for RedisSessionStore {
@@ -68,7 +127,27 @@ impl RedisSessionStore {
             .set_response_timeout(Some(timeout));
         let connection =
             ConnectionManager::new_lazy_with_config(deployment.client.clone(), config)?;
-        Ok(RedisSessionStore { connection, prefix: deployment.key("session"), timeout })
+        Ok(RedisSessionStore {
+            connection,
+            prefix: deployment.key("session"),
+            timeout,
+            channel: deployment.key("sessions"),
+            origin: crate::bus::random_origin(),
+            client: deployment.client.clone(),
+            health_check: deployment.health_check,
+            breaker: Arc::new(Breaker::new(DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOL_DOWN)),
+        })
+    }
+
+    /// What the store's circuit breaker has done: failed calls, outages, calls failed at once.
+    pub fn stats(&self) -> BreakerStats {
+        self.breaker.stats()
+    }
+
+    /// The events-channel message for a change of session `id`.
+    fn note(&self, id: &str, what: What) -> String {
+        let note = Note { origin: self.origin.clone(), id: id.to_owned(), what };
+        serde_json::to_string(&note).unwrap_or_default()
     }
 
     /// The record's key and its subscriptions' key; `None` for an id that cannot be a hash
@@ -82,10 +161,24 @@ impl RedisSessionStore {
         Some((record, subscriptions))
     }
 
-    /// Runs `command` within the timeout.
+    /// Runs `command` within the timeout, through the breaker.
     async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
-        within(self.timeout, command.query_async(&mut connection)).await
+        self.guarded(command.query_async(&mut connection)).await
+    }
+
+    /// `answer` within the timeout, unless the breaker is open (then an error at once); its
+    /// outcome is recorded by the breaker.
+    async fn guarded<T>(
+        &self,
+        answer: impl Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, StoreError> {
+        if !self.breaker.admit() {
+            return Err(StoreError::unavailable("redis: failing fast after repeated failures"));
+        }
+        let outcome = within(self.timeout, answer).await;
+        self.breaker.record(outcome.is_ok());
+        outcome
     }
 
     /// `EVAL script 2 record subscriptions args…`: 1 or 0 as a bool.
@@ -168,24 +261,33 @@ impl SessionStore for RedisSessionStore {
             let mut pipe = redis::pipe();
             pipe.cmd("HGETALL").arg(&record).cmd("SMEMBERS").arg(&subscriptions);
             let mut connection = self.connection.clone();
-            let (hash, members) = within(self.timeout, pipe.query_async(&mut connection)).await?;
+            let (hash, members) = self.guarded(pipe.query_async(&mut connection)).await?;
             Ok(record_from(id, hash, members))
         })
     }
 
     fn update<'a>(&'a self, id: &'a str, change: SessionChange) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let args: Vec<&str> = match &change {
-                SessionChange::Initialized => vec!["hset", "initialized", "1"],
-                SessionChange::LogLevel(level) => vec!["hset", "log_level", level.as_str()],
-                SessionChange::Subscribe(uri) => vec!["sadd", uri.as_str()],
-                SessionChange::Unsubscribe(uri) => vec!["srem", uri.as_str()],
+            let (what, args): (What, Vec<&str>) = match &change {
+                SessionChange::Initialized => (What::Initialized, vec!["hset", "initialized", "1"]),
+                SessionChange::LogLevel(level) => {
+                    (What::LogLevel(level.clone()), vec!["hset", "log_level", level.as_str()])
+                }
+                SessionChange::Subscribe(uri) => {
+                    (What::Subscribe(uri.clone()), vec!["sadd", uri.as_str()])
+                }
+                SessionChange::Unsubscribe(uri) => {
+                    (What::Unsubscribe(uri.clone()), vec!["srem", uri.as_str()])
+                }
                 other => {
                     let message = format!("a change this store does not know: {other:?}");
                     return Err(StoreError::unavailable(message));
                 }
             };
-            self.script(UPDATE, id, &args).await
+            let note = self.note(id, what);
+            let mut all = vec![self.channel.as_str(), note.as_str()];
+            all.extend(args);
+            self.script(UPDATE, id, &all).await
         })
     }
 
@@ -196,9 +298,128 @@ impl SessionStore for RedisSessionStore {
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let Some((record, subscriptions)) = self.keys(id) else { return Ok(()) };
-            let mut command = redis::cmd("DEL");
-            command.arg(record).arg(subscriptions);
-            self.run::<i64>(command).await.map(|_| ())
+            // One round trip; the note follows the delete, so whoever hears it finds no record.
+            let mut pipe = redis::pipe();
+            pipe.cmd("DEL").arg(record).arg(subscriptions).ignore();
+            pipe.cmd("PUBLISH").arg(&self.channel).arg(self.note(id, What::Deleted)).ignore();
+            let mut connection = self.connection.clone();
+            self.guarded(pipe.query_async::<()>(&mut connection)).await
         })
+    }
+
+    fn events(&self) -> BoxStream<'static, SessionEvent> {
+        let (tx, rx) = mpsc::channel(EVENTS_CAPACITY);
+        let follower = Follower {
+            client: self.client.clone(),
+            channel: self.channel.clone(),
+            origin: self.origin.clone(),
+            timeout: self.timeout,
+            health_check: self.health_check,
+            tx,
+        };
+        tokio::spawn(follower.run());
+        futures_util::stream::unfold(rx, |mut rx| async move { Some((rx.recv().await?, rx)) })
+            .boxed()
+    }
+}
+
+/// Events queued for the endpoint before the follower waits for it.
+const EVENTS_CAPACITY: usize = 1024;
+/// The first and the longest wait between attempts to subscribe again.
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Follows the events channel on a dedicated connection until the stream is dropped.
+struct Follower {
+    client: redis::Client,
+    channel: String,
+    origin: String,
+    timeout: Duration,
+    health_check: Duration,
+    tx: mpsc::Sender<SessionEvent>,
+}
+
+impl Follower {
+    async fn run(self) {
+        let mut wait = RETRY_FIRST;
+        // Events published before the first subscription concern no session held here yet;
+        // after any loss, they may.
+        let mut owes_gap = false;
+        loop {
+            let subscribed = tokio::time::timeout(self.timeout, self.subscribe()).await;
+            match subscribed {
+                Ok(Ok((pings, messages))) => {
+                    wait = RETRY_FIRST;
+                    if std::mem::take(&mut owes_gap) && self.tx.send(SessionEvent::Gap).await.is_err()
+                    {
+                        return;
+                    }
+                    if !self.listen(pings, messages).await {
+                        return;
+                    }
+                    tracing::warn!(channel = %self.channel, "lost the session events subscription");
+                }
+                Ok(Err(error)) => tracing::debug!(%error, "session events: Redis still away"),
+                Err(_) => tracing::debug!("session events: no answer to SUBSCRIBE in time"),
+            }
+            owes_gap = true;
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.tx.closed() => return,
+            }
+            wait = (wait * 2).min(RETRY_MAX);
+        }
+    }
+
+    async fn subscribe(
+        &self,
+    ) -> redis::RedisResult<(redis::aio::PubSubSink, redis::aio::PubSubStream)> {
+        let mut pubsub = self.client.get_async_pubsub().await?;
+        pubsub.subscribe(&self.channel).await?;
+        Ok(pubsub.split())
+    }
+
+    /// Hands on what arrives until the subscription is lost (`true`) or nobody listens any
+    /// more (`false`). A ping every health-check interval notices a half-open connection.
+    async fn listen(
+        &self,
+        mut pings: redis::aio::PubSubSink,
+        mut messages: redis::aio::PubSubStream,
+    ) -> bool {
+        let every = self.health_check;
+        let mut health = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        loop {
+            let event = tokio::select! {
+                message = messages.next() => match message {
+                    Some(message) => self.read(message.get_payload_bytes()),
+                    None => return true,
+                },
+                _ = health.tick() => {
+                    let ping = pings.ping::<redis::Value>();
+                    match tokio::time::timeout(self.timeout, ping).await {
+                        Ok(Ok(_)) => continue,
+                        _ => return true,
+                    }
+                }
+                _ = self.tx.closed() => return false,
+            };
+            if let Some(event) = event {
+                if self.tx.send(event).await.is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// The event a message tells, `None` for this store's own; an unreadable one is a gap.
+    fn read(&self, payload: &[u8]) -> Option<SessionEvent> {
+        let Ok(note) = serde_json::from_slice::<Note>(payload) else {
+            tracing::warn!("an unreadable message on the session events channel");
+            return Some(SessionEvent::Gap);
+        };
+        if note.origin == self.origin {
+            return None;
+        }
+        note.into_event()
     }
 }

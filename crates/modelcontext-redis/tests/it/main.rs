@@ -4,6 +4,7 @@
 
 mod bus;
 mod fleet;
+mod handshake;
 mod proxy;
 mod sessions;
 mod support;
