@@ -342,8 +342,8 @@ struct Follower {
 impl Follower {
     async fn run(self) {
         let mut wait = RETRY_FIRST;
-        // Events published before the first subscription concern no session held here yet;
-        // after any loss, they may.
+        // Events published before the first subscription concern no session held here (the
+        // endpoint follows the store from its start); after any loss, they may.
         let mut owes_gap = false;
         loop {
             let subscribed = tokio::time::timeout(self.timeout, self.subscribe()).await;

@@ -71,6 +71,9 @@ pub(crate) struct Sessions {
     records: Option<Arc<dyn SessionStore>>,
     /// Whether the task that ends idle sessions runs (started with the first session).
     sweeping: AtomicBool,
+    /// Whether the task that applies the store's events runs (started with the endpoint
+    /// when it is made inside a runtime, else with the first session).
+    watching: AtomicBool,
 }
 
 pub(crate) struct Session {
@@ -164,14 +167,21 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Sessions {
     pub(crate) fn new(options: &super::HttpOptions) -> Sessions {
-        Sessions {
+        let sessions = Sessions {
             map: Arc::default(),
             max: options.max_sessions,
             idle: options.session_idle_timeout,
             store: options.event_store.clone(),
             records: options.session_store.clone(),
             sweeping: AtomicBool::new(false),
+            watching: AtomicBool::new(false),
+        };
+        // Following the store from the start, before any session is held here, means no
+        // change to a session this instance will hold is published before it listens.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            sessions.start_watching();
         }
+        sessions
     }
 
     /// The session `id` for this caller, held here or rebuilt from the store: 404 when there
@@ -294,6 +304,9 @@ impl Sessions {
     /// endpoint is gone.
     fn start_watching(&self) {
         let Some(records) = &self.records else { return };
+        if self.watching.swap(true, Ordering::Relaxed) {
+            return;
+        }
         let mut events = records.events();
         let (map, store) = (Arc::downgrade(&self.map), self.store.clone());
         tokio::spawn(async move {
