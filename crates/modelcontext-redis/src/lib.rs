@@ -2,9 +2,12 @@
 //! balancer.
 //!
 //! Every instance started with the same [`Deployment`] (one Redis, one deployment name) shares
-//! what the instances must agree on. Today that is the change notifications: a [`RedisBus`]
+//! what the instances must agree on: the change notifications, through a [`RedisBus`] that
 //! carries each [`ChangeEvent`](modelcontext::ChangeEvent) published on one instance to the
-//! `subscriptions/listen` streams and handshake-era connections of all the others. Give the
+//! `subscriptions/listen` streams and handshake-era connections of all the others; and the
+//! handshake-era sessions, through a [`RedisSessionStore`] given to
+//! [`HttpOptions::session_store`](modelcontext::HttpOptions::session_store), so that any
+//! instance serves any 2025-11-25 session. Give the
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
 //! `requestState` sealed by one opens on the others.
 //!

@@ -350,7 +350,8 @@ impl Follower {
             match subscribed {
                 Ok(Ok((pings, messages))) => {
                     wait = RETRY_FIRST;
-                    if std::mem::take(&mut owes_gap) && self.tx.send(SessionEvent::Gap).await.is_err()
+                    if std::mem::take(&mut owes_gap)
+                        && self.tx.send(SessionEvent::Gap).await.is_err()
                     {
                         return;
                     }

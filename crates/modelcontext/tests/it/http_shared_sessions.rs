@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use futures_util::stream::BoxStream;
 use http::{Method, StatusCode};
+use modelcontext::server::NoArgs;
 use modelcontext::server::http::{
     HttpOptions, MemorySessionStore, SessionChange, SessionEvent, SessionRecord, SessionStore,
     StoreError, StoreFuture,
 };
-use modelcontext::server::NoArgs;
 use modelcontext::types::LoggingLevel;
 use modelcontext::{Context, McpServer, ToolDef};
 
@@ -42,7 +42,9 @@ async fn pair(store: Arc<dyn SessionStore>) -> (Http, Http) {
 }
 
 fn call(id: u32, tool: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+    )
 }
 
 async fn initialize(http: &Http) -> String {
@@ -79,7 +81,8 @@ async fn a_session_made_on_a_is_served_by_b_and_its_changes_reach_both() {
     assert!(record.initialized, "notifications/initialized on B is in the record");
 
     // The level set on B applies to the log tool run on A.
-    let set_level = r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"error"}}"#;
+    let set_level =
+        r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"error"}}"#;
     let set = post_in(&b, &session, set_level).await.checked_json("2025-11-25");
     assert_eq!(set["result"], serde_json::json!({}));
     eventually("the level reaches A", async || {
@@ -172,7 +175,8 @@ async fn a_store_that_cannot_answer_means_503_with_retry_after_never_404() {
     assert_retry_later(&post_in(&b, &session, &call(3, "who")).await, "a POST on B");
     let get = b.send(Method::GET, &[("mcp-session-id", &session)], "").await;
     assert_retry_later(&get, "a GET on B");
-    let set_level = r#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"error"}}"#;
+    let set_level =
+        r#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"error"}}"#;
     assert_retry_later(&post_in(&a, &session, set_level).await, "a change the store can't keep");
     assert_retry_later(&a.post(&[], INITIALIZE).await, "a new session");
     let delete = a.send(Method::DELETE, &[("mcp-session-id", &session)], "").await;

@@ -48,11 +48,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::events::{EventStore, event_id, parse_event_id};
-use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::exchange::{
     Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
     sse_event, sse_response, sse_stream,
 };
+use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
 use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
 use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
@@ -277,7 +277,8 @@ impl Sessions {
             }
             *touched = Instant::now();
         }
-        let (map, store, session) = (Arc::downgrade(&self.map), self.store.clone(), session.clone());
+        let (map, store, session) =
+            (Arc::downgrade(&self.map), self.store.clone(), session.clone());
         let ttl = record_ttl(self.idle);
         tokio::spawn(async move {
             match records.touch(&session.id, ttl).await {
