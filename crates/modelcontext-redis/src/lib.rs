@@ -6,7 +6,9 @@
 //! carries each [`ChangeEvent`](modelcontext::ChangeEvent) published on one instance to the
 //! `subscriptions/listen` streams and handshake-era connections of all the others. Give the
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
-//! `requestState` sealed by one opens on the others.
+//! `requestState` sealed by one opens on the others. A [`RedisEventStore`] keeps the SSE event
+//! logs of handshake-era sessions, so a stream cut on one instance is followed from the shared
+//! log, live, wherever it is resumed (`HttpOptions::event_store`).
 //!
 //! ```no_run
 //! use modelcontext::McpServer;
@@ -39,6 +41,7 @@
 
 mod bus;
 mod error;
+mod events;
 mod sessions;
 mod wire;
 
@@ -46,6 +49,9 @@ use std::time::Duration;
 
 pub use bus::{BusStats, RedisBus};
 pub use error::Error;
+pub use events::{
+    DEFAULT_EVENT_TTL, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_FOLLOWERS, RedisEventStore,
+};
 pub use sessions::RedisSessionStore;
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
@@ -128,6 +134,13 @@ impl Deployment {
     /// HTTP endpoint). Connects on first use.
     pub fn session_store(&self) -> Result<RedisSessionStore, Error> {
         RedisSessionStore::new(self)
+    }
+
+    /// A [`RedisEventStore`] for this deployment: the SSE event logs of handshake-era sessions
+    /// (`HttpOptions::event_store`), so a stream cut on one instance resumes on any other and
+    /// follows what the first still sends. Connects on first use.
+    pub fn event_store(&self) -> Result<RedisEventStore, Error> {
+        RedisEventStore::new(self)
     }
 
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.

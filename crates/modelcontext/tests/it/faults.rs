@@ -14,7 +14,9 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use modelcontext::server::NoArgs;
-use modelcontext::server::http::{EventStore, HttpOptions, MemoryEventStore};
+use modelcontext::server::http::{
+    Appended, EventFeed, EventStore, HttpOptions, MemoryEventStore, StoreFuture, StreamId,
+};
 use modelcontext::types::Message;
 use modelcontext::{Client, Context, EraMode, HttpTransport, McpServer, ToolDef};
 use serde_json::json;
@@ -358,7 +360,7 @@ async fn change_notifications_to_a_session_that_never_reads_never_block_the_serv
         "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\n\r\n"
     );
     stuck.write_all(get.as_bytes()).await.expect("write");
-    read_raw_until(&mut stuck, "id: 0-0").await; // the stream is open; from here on, unread
+    read_raw_until(&mut stuck, "id: 0.0-0").await; // the stream is open; from here on, unread
     // Publishing never waits for a connection (the bus drops what a laggard cannot take).
     for _ in 0..100_000 {
         server.notify_tools_changed();
@@ -384,7 +386,7 @@ async fn unread_get_stream(addr: SocketAddr, session: &str) -> tokio::net::TcpSt
         "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\n\r\n"
     );
     stuck.write_all(get.as_bytes()).await.expect("write");
-    read_raw_until(&mut stuck, "id: 0-0").await;
+    read_raw_until(&mut stuck, "id: 0.0-0").await;
     stuck
 }
 
@@ -573,7 +575,7 @@ async fn a_dropped_stream_resumes_without_loss_inside_the_window_and_visibly_out
         let (stream, seq) = last.split_once('-').expect("stream-seq");
         assert_eq!(seq, "2");
         gate.notify_one();
-        answer_stored(&mut tap, &session, stream.parse().expect("n")).await;
+        answer_stored(&mut tap, &session, stream.parse().expect("a stream id")).await;
 
         let headers = [("mcp-session-id", session.as_str()), ("last-event-id", last.as_str())];
         let resumed = get(&http, addr, &headers).await;
@@ -637,44 +639,49 @@ impl Instance {
     }
 }
 
-/// An in-memory store that reports every event it keeps as `(session, stream, seq, is a
+/// An in-memory store that reports every event it keeps as `(session, stream, id, is a
 /// response)`, and can be shared by two server instances as a database would be.
 #[derive(Clone)]
 struct Tap {
-    store: Arc<MemoryEventStore>,
-    appended: mpsc::UnboundedSender<(String, u64, u64, bool)>,
+    store: MemoryEventStore,
+    appended: mpsc::UnboundedSender<(String, StreamId, String, bool)>,
 }
 
+type Tapped = mpsc::UnboundedReceiver<(String, StreamId, String, bool)>;
+
 impl Tap {
-    fn new(store: MemoryEventStore) -> (Tap, mpsc::UnboundedReceiver<(String, u64, u64, bool)>) {
+    fn new(store: MemoryEventStore) -> (Tap, Tapped) {
         let (appended, rx) = mpsc::unbounded_channel();
-        (Tap { store: Arc::new(store), appended }, rx)
+        (Tap { store, appended }, rx)
     }
 }
 
 impl EventStore for Tap {
-    fn append(&self, session: &str, stream: u64, message: &Message) -> u64 {
-        let seq = self.store.append(session, stream, message);
+    fn append(&self, session: &str, stream: StreamId, message: &Message) -> Appended {
+        let Appended::Ready(Ok(id)) = self.store.append(session, stream, message) else {
+            unreachable!("the in-memory store stores at once")
+        };
         let answer = matches!(message, Message::Response(_));
-        let _ = self.appended.send((session.to_owned(), stream, seq, answer));
-        seq
+        let _ = self.appended.send((session.to_owned(), stream, id.clone(), answer));
+        Appended::Ready(Ok(id))
     }
 
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Vec<(u64, Message)>> {
-        self.store.replay(session, stream, after)
+    fn follow(
+        &self,
+        session: &str,
+        stream: StreamId,
+        after: &str,
+    ) -> StoreFuture<'static, Option<EventFeed>> {
+        self.store.follow(session, stream, after)
     }
 
-    fn end_session(&self, session: &str) {
+    fn end_session(&self, session: &str) -> StoreFuture<'static, ()> {
         self.store.end_session(session)
     }
 }
 
 /// Waits until the store kept the answer on `stream` of `session`.
-async fn answer_stored(
-    tap: &mut mpsc::UnboundedReceiver<(String, u64, u64, bool)>,
-    session: &str,
-    stream: u64,
-) {
+async fn answer_stored(tap: &mut Tapped, session: &str, stream: StreamId) {
     loop {
         let (s, n, _, answer) = within("the answer is stored", tap.recv()).await.expect("open");
         if answer && s == session && n == stream {
@@ -705,7 +712,8 @@ async fn after_a_restart_sessions_are_gone_but_clients_of_both_eras_carry_on() {
 
     // What holds: the events outlived the process in the shared store...
     let (stream, seq) = last.split_once('-').expect("stream-seq");
-    let kept = store.store.replay(&session, stream.parse().expect("n"), 0).expect("kept");
+    let stream = stream.parse().expect("a stream id");
+    let kept = store.store.events_after(&session, stream, 0).expect("kept");
     assert!(kept.len() as u64 >= seq.parse::<u64>().expect("n"), "{kept:?}");
     // ...but the session did not: its engine and routes lived in the old process, so the new
     // one answers 404 and the client must initialize again (spec 2025-11-25). The stored
