@@ -15,7 +15,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use modelcontext::server::NoArgs;
 use modelcontext::server::http::{
-    Appended, EventFeed, EventStore, HttpOptions, MemoryEventStore, StoreFuture, StreamId,
+    Appended, EventFeed, EventStore, HttpOptions, MemoryEventStore, StoreError, StoreFuture,
+    StreamId,
 };
 use modelcontext::types::Message;
 use modelcontext::{Client, Context, EraMode, HttpTransport, McpServer, ToolDef};
@@ -725,4 +726,55 @@ async fn after_a_restart_sessions_are_gone_but_clients_of_both_eras_carry_on() {
         check_add(client, i as i64).await;
     }
     second.kill();
+}
+
+/// A store that keeps nothing: every append and every resumption fails, as a network store
+/// that is down would.
+struct Broken;
+
+impl EventStore for Broken {
+    fn append(&self, _: &str, _: StreamId, _: &Message) -> Appended {
+        Appended::Ready(Err(StoreError::unavailable("down")))
+    }
+
+    fn follow(&self, _: &str, _: StreamId, _: &str) -> StoreFuture<'static, Option<EventFeed>> {
+        Box::pin(std::future::ready(Err(StoreError::unavailable("down"))))
+    }
+
+    fn end_session(&self, _: &str) -> StoreFuture<'static, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_the_store_cannot_keep_go_out_without_ids_unless_durable_events_end_the_stream() {
+    for durable in [false, true] {
+        let gate = Arc::new(tokio::sync::Notify::new());
+        gate.notify_one(); // the call runs straight through: progress 1..=3, then "done"
+        let server = bookshop().tool(gated_tool(3, 0, gate)).expect("registers");
+        let options = HttpOptions::default().event_store(Arc::new(Broken)).durable_events(durable);
+        let addr = start(server, options).await;
+        let http = http();
+        let session = open_session(&http, addr).await;
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gated","_meta":{"progressToken":"p"}}}"#;
+        let headers = [("mcp-session-id", session.clone())];
+        let answer = post(&http, addr, &headers, call.into()).await;
+        let body = within("the answer", answer.into_body().collect()).await.expect("body");
+        let text = String::from_utf8_lossy(&body.to_bytes()).into_owned();
+        if durable {
+            // The stream fails at its first event: nothing reaches the client without an id.
+            assert!(!text.contains("\"progress\":") && !text.contains("done"), "{text}");
+        } else {
+            // Every event arrives; none carries an id, so none can be resumed from.
+            assert_eq!(text.matches("event: message").count(), 4, "{text}");
+            assert!(text.contains("done"), "{text}");
+            let ids = text.lines().filter(|line| line.starts_with("id: ")).count();
+            assert_eq!(ids, 1, "only the priming event has an id: {text}");
+        }
+        // A resumption the store cannot answer is 503 with Retry-After, never 404.
+        let resume = [("mcp-session-id", session.as_str()), ("last-event-id", "1.2-3")];
+        let refused = get(&http, addr, &resume).await;
+        assert_eq!(refused.status(), 503);
+        assert_eq!(refused.headers()["retry-after"], "1");
+    }
 }
