@@ -12,7 +12,8 @@
 //! A cursor or an MRTR `requestState` from one instance opens on the other (same key ring),
 //! the `restock` tool called on one instance notifies the listen streams held by all of them
 //! (same Redis bus), and a 2025-11-25 session made on one instance is served by any other
-//! (same session store): clients of both eras need no sticky routing. Only the answers to the
+//! (same session store) and its SSE streams resume on any of them (same event store): clients
+//! of both eras need no sticky routing. Only the answers to the
 //! server's own requests to a client (elicitation, sampling, roots) and cancellations of
 //! running calls still need to reach the instance running the call (see
 //! `modelcontext::docs::deployment`).
@@ -81,7 +82,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(args.http.as_str()).await?;
     eprintln!("bookshop instance on http://{}/mcp", listener.local_addr()?);
     let sessions = Arc::new(deployment.session_store()?);
-    let options = HttpOptions::default().session_store(sessions);
+    let events = Arc::new(deployment.event_store()?);
+    let options = HttpOptions::default().session_store(sessions).event_store(events);
     server.http_endpoint_with(options).serve(listener).await?;
     Ok(())
 }

@@ -9,7 +9,9 @@
 //! [`HttpOptions::session_store`](modelcontext::HttpOptions::session_store), so that any
 //! instance serves any 2025-11-25 session. Give the
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
-//! `requestState` sealed by one opens on the others.
+//! `requestState` sealed by one opens on the others. A [`RedisEventStore`] keeps the SSE event
+//! logs of handshake-era sessions, so a stream cut on one instance is followed from the shared
+//! log, live, wherever it is resumed (`HttpOptions::event_store`).
 //!
 //! ```no_run
 //! use modelcontext::McpServer;
@@ -43,6 +45,7 @@
 mod breaker;
 mod bus;
 mod error;
+mod events;
 mod sessions;
 mod wire;
 
@@ -52,6 +55,9 @@ use breaker::Breaker;
 pub use breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 pub use bus::{BusStats, RedisBus};
 pub use error::Error;
+pub use events::{
+    DEFAULT_EVENT_TTL, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_FOLLOWERS, RedisEventStore,
+};
 pub use sessions::RedisSessionStore;
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
@@ -134,6 +140,13 @@ impl Deployment {
     /// Connects on first use.
     pub fn session_store(&self) -> Result<RedisSessionStore, Error> {
         RedisSessionStore::new(self)
+    }
+
+    /// A [`RedisEventStore`] for this deployment: the SSE event logs of handshake-era sessions
+    /// (`HttpOptions::event_store`), so a stream cut on one instance resumes on any other and
+    /// follows what the first still sends. Connects on first use.
+    pub fn event_store(&self) -> Result<RedisEventStore, Error> {
+        RedisEventStore::new(self)
     }
 
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.

@@ -191,7 +191,7 @@ impl RedisSessionStore {
 }
 
 /// Redis's answer within `timeout`; an error or silence is the store being unavailable.
-async fn within<T>(
+pub(crate) async fn within<T>(
     timeout: Duration,
     answer: impl Future<Output = redis::RedisResult<T>>,
 ) -> Result<T, StoreError> {
@@ -202,7 +202,7 @@ async fn within<T>(
     }
 }
 
-fn millis(duration: Duration) -> String {
+pub(crate) fn millis(duration: Duration) -> String {
     duration.as_millis().max(1).to_string()
 }
 

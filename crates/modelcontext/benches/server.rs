@@ -14,6 +14,8 @@
 //! - `sse/progress_10`: a 2026-07-28 `tools/call` through the HTTP endpoint as a tower
 //!   service (no sockets) whose tool reports progress 10 times, so the answer is an SSE
 //!   stream of 11 events.
+//! - `sse/handshake_progress_10`: the same call in a 2025-11-25 session, so each of the 11
+//!   events is stored in the endpoint's `EventStore` (the in-memory one) and carries an id.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -259,6 +261,61 @@ fn sse(c: &mut Criterion) {
     });
 }
 
+/// A handshake-era POST of `body` to the endpoint, in `session` if given.
+fn handshake_post(body: &str, session: Option<&str>) -> http::Request<axum::body::Body> {
+    let mut request = http::Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.body(axum::body::Body::from(body.to_owned())).expect("request")
+}
+
+fn sse_handshake(c: &mut Criterion) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    let rt = runtime();
+    let service = server(0).http_endpoint().into_service();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}}
+    })
+    .to_string();
+    let session = rt.block_on(async {
+        let response =
+            service.clone().oneshot(handshake_post(&initialize, None)).await.expect("infallible");
+        let id = response.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        service.clone().oneshot(handshake_post(initialized, Some(&id))).await.expect("infallible");
+        id
+    });
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "count", "arguments": {"n": 10}, "_meta": {"progressToken": "p"}}
+    })
+    .to_string();
+    let once = || {
+        let request = handshake_post(&body, Some(&session));
+        let service = service.clone();
+        async move {
+            let response = service.oneshot(request).await.expect("infallible");
+            assert_eq!(response.status(), 200);
+            response.into_body().collect().await.expect("body").to_bytes()
+        }
+    };
+    let stream = rt.block_on(once());
+    let text = String::from_utf8_lossy(&stream);
+    assert_eq!(text.matches("event: message").count(), 11, "not 11 stored events: {text}");
+    c.bench_function("sse/handshake_progress_10", |b| {
+        b.iter(|| rt.block_on(async { black_box(once().await) }))
+    });
+}
+
 fn config() -> Criterion {
     // Small and quick: these track regressions of the hot paths, the harness measures speed.
     Criterion::default()
@@ -270,6 +327,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = tools_call, tools_list, validation, client_round_trip, sse
+    targets = tools_call, tools_list, validation, client_round_trip, sse, sse_handshake
 }
 criterion_main!(benches);

@@ -2,8 +2,8 @@
 //!
 //! [`contracts`] holds one suite per seam the SDK lets you replace (the
 //! [`SubscriptionBus`](crate::SubscriptionBus), and with feature `http` the
-//! `server::http::SessionStore`): run it against your implementation in your
-//! own tests, as `modelcontext-redis` does against a real Redis, and as the SDK does against
-//! its in-memory default.
+//! `server::http::SessionStore` and `server::http::EventStore`): run it against your
+//! implementation in your own tests, as `modelcontext-redis` does against a real Redis, and as
+//! the SDK does against its in-memory default.
 
 pub mod contracts;

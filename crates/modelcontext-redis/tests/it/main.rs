@@ -3,6 +3,7 @@
 //! tests print why and pass, unless `CI` is set: there a missing binary fails.
 
 mod bus;
+mod events;
 mod fleet;
 mod handshake;
 mod proxy;

@@ -263,3 +263,107 @@ mod session_store_tests {
         super::session_store(&MemorySessionStore::default()).await;
     }
 }
+
+/// The [`EventStore`](crate::server::http::EventStore) contract. `a` and `b` are two handles
+/// on one store, as two server instances would hold them (for the in-memory store, clones of
+/// one store). Checks, in order:
+///
+/// 1. `append` gives ids `<stream>-<position>` that are distinct, on either handle, and
+///    `follow` from `"0"` on the other handle gives every event once, in order, with those ids;
+///    from an id's position it gives only what came after;
+/// 2. a feed follows live: events appended on either handle after `follow` returned arrive,
+///    in order, while the feed is read;
+/// 3. another session's stream, a stream never written and a malformed position are unknown
+///    (`None`), never an empty feed of someone else's events;
+/// 4. `end_session` forgets the session's streams (a new `follow` is `None`) and ends the feeds
+///    that follow them, and leaves other sessions alone.
+#[cfg(feature = "http")]
+pub async fn event_store(
+    a: &dyn crate::server::http::EventStore,
+    b: &dyn crate::server::http::EventStore,
+) {
+    use crate::server::http::{EventFeed, StreamId};
+    use modelcontext_types::{Message, Notification};
+
+    let note = |n: u32| {
+        let params = serde_json::value::to_raw_value(&serde_json::json!({ "n": n })).ok();
+        Message::Notification(Notification { method: "notifications/message".into(), params })
+    };
+    let number = |message: &Message| match message {
+        Message::Notification(n) => n.params.as_ref().map(|p| p.get().to_owned()),
+        _ => None,
+    };
+    async fn next(feed: &mut EventFeed) -> crate::server::http::StoredEvent {
+        let event = tokio::time::timeout(DELIVERY_DEADLINE, feed.next()).await;
+        let event = event.expect("a stored event arrives in time");
+        event.expect("the feed goes on").expect("the store answers")
+    }
+    let session = fresh_run("events");
+    let other = fresh_run("events-other");
+    let post = StreamId { instance: 0x5eed, number: 1 };
+    let standalone = StreamId::STANDALONE;
+
+    let mut ids = Vec::new();
+    for n in 1..=6u32 {
+        let store = if n % 2 == 0 { b } else { a };
+        let id = store.append(&session, post, &note(n)).stored().await.expect("append");
+        assert!(id.starts_with(&format!("{post}-")), "an id names its stream: {id}");
+        ids.push(id);
+    }
+    let other_stream = a.append(&session, standalone, &note(99)).stored().await.expect("append");
+    assert!(!ids.contains(&other_stream), "ids of two streams differ");
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "ids are distinct: {ids:?}");
+
+    let follow = |store: &dyn crate::server::http::EventStore, session: &str, after: &str| {
+        store.follow(session, post, after)
+    };
+    let mut all = follow(b, &session, "0").await.expect("follow").expect("a known stream");
+    for (n, id) in (1..=6u32).zip(&ids) {
+        let event = next(&mut all).await;
+        assert_eq!(&event.id, id, "event {n}: the id append gave");
+        assert_eq!(number(&event.message), number(&note(n)), "event {n} in order");
+    }
+    let position = |id: &str| id.split_once('-').map(|(_, p)| p.to_owned()).expect("an id");
+    let mut later = follow(a, &session, &position(&ids[3])).await.expect("follow").expect("known");
+    assert_eq!(next(&mut later).await.id, ids[4], "after event 4 comes event 5");
+    assert_eq!(next(&mut later).await.id, ids[5]);
+
+    for n in 7..=9u32 {
+        let store = if n % 2 == 0 { a } else { b };
+        let id = store.append(&session, post, &note(n)).stored().await.expect("append");
+        for feed in [&mut all, &mut later] {
+            let event = next(feed).await;
+            assert_eq!(event.id, id, "event {n} appended after follow arrives live");
+            assert_eq!(number(&event.message), number(&note(n)));
+        }
+    }
+
+    assert!(follow(a, &other, "0").await.expect("follow").is_none(), "another session's stream");
+    let never = StreamId { instance: 0x5eed, number: 2 };
+    assert!(a.follow(&session, never, "0").await.expect("follow").is_none(), "never written");
+    let bad = follow(a, &session, "not a position\n").await;
+    assert!(bad.map(|feed| feed.is_none()).unwrap_or(true), "a malformed position");
+
+    a.append(&other, post, &note(1)).stored().await.expect("append");
+    b.end_session(&session).await.expect("end_session");
+    for feed in [&mut all, &mut later] {
+        let ended = tokio::time::timeout(DELIVERY_DEADLINE, feed.next()).await;
+        assert!(matches!(ended, Ok(None)), "a feed of an ended session ends");
+    }
+    assert!(follow(a, &session, "0").await.expect("follow").is_none(), "ended: forgotten");
+    assert!(follow(b, &other, "0").await.expect("follow").is_some(), "other sessions stay");
+    a.end_session(&other).await.expect("end_session");
+}
+
+#[cfg(all(test, feature = "http"))]
+mod event_store_tests {
+    use crate::server::http::MemoryEventStore;
+
+    #[tokio::test]
+    async fn the_in_memory_event_store_meets_the_event_store_contract() {
+        let store = MemoryEventStore::default();
+        super::event_store(&store, &store.clone()).await;
+    }
+}

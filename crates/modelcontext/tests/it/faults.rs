@@ -14,7 +14,10 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use modelcontext::server::NoArgs;
-use modelcontext::server::http::{EventStore, HttpOptions, MemoryEventStore};
+use modelcontext::server::http::{
+    Appended, EventFeed, EventStore, HttpOptions, MemoryEventStore, StoreError, StoreFuture,
+    StreamId,
+};
 use modelcontext::types::Message;
 use modelcontext::{Client, Context, EraMode, HttpTransport, McpServer, ToolDef};
 use serde_json::json;
@@ -358,7 +361,7 @@ async fn change_notifications_to_a_session_that_never_reads_never_block_the_serv
         "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\n\r\n"
     );
     stuck.write_all(get.as_bytes()).await.expect("write");
-    read_raw_until(&mut stuck, "id: 0-0").await; // the stream is open; from here on, unread
+    read_raw_until(&mut stuck, "id: 0.0-0").await; // the stream is open; from here on, unread
     // Publishing never waits for a connection (the bus drops what a laggard cannot take).
     for _ in 0..100_000 {
         server.notify_tools_changed();
@@ -384,7 +387,7 @@ async fn unread_get_stream(addr: SocketAddr, session: &str) -> tokio::net::TcpSt
         "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-session-id: {session}\r\n\r\n"
     );
     stuck.write_all(get.as_bytes()).await.expect("write");
-    read_raw_until(&mut stuck, "id: 0-0").await;
+    read_raw_until(&mut stuck, "id: 0.0-0").await;
     stuck
 }
 
@@ -573,7 +576,7 @@ async fn a_dropped_stream_resumes_without_loss_inside_the_window_and_visibly_out
         let (stream, seq) = last.split_once('-').expect("stream-seq");
         assert_eq!(seq, "2");
         gate.notify_one();
-        answer_stored(&mut tap, &session, stream.parse().expect("n")).await;
+        answer_stored(&mut tap, &session, stream.parse().expect("a stream id")).await;
 
         let headers = [("mcp-session-id", session.as_str()), ("last-event-id", last.as_str())];
         let resumed = get(&http, addr, &headers).await;
@@ -637,44 +640,49 @@ impl Instance {
     }
 }
 
-/// An in-memory store that reports every event it keeps as `(session, stream, seq, is a
+/// An in-memory store that reports every event it keeps as `(session, stream, id, is a
 /// response)`, and can be shared by two server instances as a database would be.
 #[derive(Clone)]
 struct Tap {
-    store: Arc<MemoryEventStore>,
-    appended: mpsc::UnboundedSender<(String, u64, u64, bool)>,
+    store: MemoryEventStore,
+    appended: mpsc::UnboundedSender<(String, StreamId, String, bool)>,
 }
 
+type Tapped = mpsc::UnboundedReceiver<(String, StreamId, String, bool)>;
+
 impl Tap {
-    fn new(store: MemoryEventStore) -> (Tap, mpsc::UnboundedReceiver<(String, u64, u64, bool)>) {
+    fn new(store: MemoryEventStore) -> (Tap, Tapped) {
         let (appended, rx) = mpsc::unbounded_channel();
-        (Tap { store: Arc::new(store), appended }, rx)
+        (Tap { store, appended }, rx)
     }
 }
 
 impl EventStore for Tap {
-    fn append(&self, session: &str, stream: u64, message: &Message) -> u64 {
-        let seq = self.store.append(session, stream, message);
+    fn append(&self, session: &str, stream: StreamId, message: &Message) -> Appended {
+        let Appended::Ready(Ok(id)) = self.store.append(session, stream, message) else {
+            unreachable!("the in-memory store stores at once")
+        };
         let answer = matches!(message, Message::Response(_));
-        let _ = self.appended.send((session.to_owned(), stream, seq, answer));
-        seq
+        let _ = self.appended.send((session.to_owned(), stream, id.clone(), answer));
+        Appended::Ready(Ok(id))
     }
 
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Vec<(u64, Message)>> {
-        self.store.replay(session, stream, after)
+    fn follow(
+        &self,
+        session: &str,
+        stream: StreamId,
+        after: &str,
+    ) -> StoreFuture<'static, Option<EventFeed>> {
+        self.store.follow(session, stream, after)
     }
 
-    fn end_session(&self, session: &str) {
+    fn end_session(&self, session: &str) -> StoreFuture<'static, ()> {
         self.store.end_session(session)
     }
 }
 
 /// Waits until the store kept the answer on `stream` of `session`.
-async fn answer_stored(
-    tap: &mut mpsc::UnboundedReceiver<(String, u64, u64, bool)>,
-    session: &str,
-    stream: u64,
-) {
+async fn answer_stored(tap: &mut Tapped, session: &str, stream: StreamId) {
     loop {
         let (s, n, _, answer) = within("the answer is stored", tap.recv()).await.expect("open");
         if answer && s == session && n == stream {
@@ -705,7 +713,8 @@ async fn after_a_restart_sessions_are_gone_but_clients_of_both_eras_carry_on() {
 
     // What holds: the events outlived the process in the shared store...
     let (stream, seq) = last.split_once('-').expect("stream-seq");
-    let kept = store.store.replay(&session, stream.parse().expect("n"), 0).expect("kept");
+    let stream = stream.parse().expect("a stream id");
+    let kept = store.store.events_after(&session, stream, 0).expect("kept");
     assert!(kept.len() as u64 >= seq.parse::<u64>().expect("n"), "{kept:?}");
     // ...but the session did not: its engine and routes lived in the old process, so the new
     // one answers 404 and the client must initialize again (spec 2025-11-25). The stored
@@ -717,4 +726,55 @@ async fn after_a_restart_sessions_are_gone_but_clients_of_both_eras_carry_on() {
         check_add(client, i as i64).await;
     }
     second.kill();
+}
+
+/// A store that keeps nothing: every append and every resumption fails, as a network store
+/// that is down would.
+struct Broken;
+
+impl EventStore for Broken {
+    fn append(&self, _: &str, _: StreamId, _: &Message) -> Appended {
+        Appended::Ready(Err(StoreError::unavailable("down")))
+    }
+
+    fn follow(&self, _: &str, _: StreamId, _: &str) -> StoreFuture<'static, Option<EventFeed>> {
+        Box::pin(std::future::ready(Err(StoreError::unavailable("down"))))
+    }
+
+    fn end_session(&self, _: &str) -> StoreFuture<'static, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_the_store_cannot_keep_go_out_without_ids_unless_durable_events_end_the_stream() {
+    for durable in [false, true] {
+        let gate = Arc::new(tokio::sync::Notify::new());
+        gate.notify_one(); // the call runs straight through: progress 1..=3, then "done"
+        let server = bookshop().tool(gated_tool(3, 0, gate)).expect("registers");
+        let options = HttpOptions::default().event_store(Arc::new(Broken)).durable_events(durable);
+        let addr = start(server, options).await;
+        let http = http();
+        let session = open_session(&http, addr).await;
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gated","_meta":{"progressToken":"p"}}}"#;
+        let headers = [("mcp-session-id", session.clone())];
+        let answer = post(&http, addr, &headers, call.into()).await;
+        let body = within("the answer", answer.into_body().collect()).await.expect("body");
+        let text = String::from_utf8_lossy(&body.to_bytes()).into_owned();
+        if durable {
+            // The stream fails at its first event: nothing reaches the client without an id.
+            assert!(!text.contains("\"progress\":") && !text.contains("done"), "{text}");
+        } else {
+            // Every event arrives; none carries an id, so none can be resumed from.
+            assert_eq!(text.matches("event: message").count(), 4, "{text}");
+            assert!(text.contains("done"), "{text}");
+            let ids = text.lines().filter(|line| line.starts_with("id: ")).count();
+            assert_eq!(ids, 1, "only the priming event has an id: {text}");
+        }
+        // A resumption the store cannot answer is 503 with Retry-After, never 404.
+        let resume = [("mcp-session-id", session.as_str()), ("last-event-id", "1.2-3")];
+        let refused = get(&http, addr, &resume).await;
+        assert_eq!(refused.status(), 503);
+        assert_eq!(refused.headers()["retry-after"], "1");
+    }
 }

@@ -440,7 +440,8 @@ async fn a_dropped_stream_resumes_with_last_event_id_and_loses_nothing() {
     let mut body = response.into_body();
     let first = read_until(&mut body, "\"one\"").await;
     assert!(
-        first.starts_with("id: 2-0\ndata:\n\nretry: 1000\n\n"),
+        // `<this endpoint>.<stream 2>-<position 0>`: streams 1 and 2 are the POSTs'.
+        first.starts_with("id: ") && first.contains(".2-0\ndata:\n\nretry: 1000\n\n"),
         "priming event first: {first:?}"
     );
     let resume_from = last_event_id(&first);
@@ -469,7 +470,11 @@ async fn a_dropped_stream_resumes_with_last_event_id_and_loses_nothing() {
     );
 
     let foreign = http
-        .send(Method::GET, &[("mcp-session-id", session.as_str()), ("last-event-id", "99-0")], "")
+        .send(
+            Method::GET,
+            &[("mcp-session-id", session.as_str()), ("last-event-id", "ff.99-0")],
+            "",
+        )
         .await;
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use modelcontext::server::NoArgs;
-use modelcontext::server::http::{EventStore, HttpOptions, MemoryEventStore};
+use modelcontext::server::http::{Appended, EventStore, HttpOptions, MemoryEventStore, StreamId};
 use modelcontext::types::{Message, Notification};
 use modelcontext::{Context, McpError, McpServer, ResourceDef, ResourceError, ToolDef};
 use serde_json::Value;
@@ -330,12 +330,23 @@ const OK: &str = "HTTP/1.1 200 OK";
 const PONG: &str = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
 
 /// A POST of a handler that reports progress, then runs for ever, on `session`: its SSE
-/// stream stays resumable.
-async fn post_hanging_call(addr: SocketAddr, session: &str, id: u32) -> TcpStream {
+/// stream stays resumable. The connection, and the id of the stream's first event.
+async fn post_hanging_call(addr: SocketAddr, session: &str, id: u32) -> (TcpStream, String) {
     let progress = format!(r#","_meta":{{"progressToken":{id}}}"#);
     let mut tcp = post_tool_call(addr, session, id, "hang", &progress).await;
-    assert_eq!(read_answer(&mut tcp).await.0, OK, "an SSE answer");
-    tcp
+    let mut seen = String::new();
+    let event_id = loop {
+        let first_id = seen.split("\nid: ").nth(1).and_then(|rest| rest.split_once('\n'));
+        if let Some((event_id, _)) = first_id.filter(|_| seen.contains("\r\n\r\n")) {
+            break event_id.trim().to_owned();
+        }
+        let mut chunk = [0u8; 4096];
+        let n = tcp.read(&mut chunk).await.expect("the SSE answer");
+        assert!(n > 0, "the SSE answer ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&chunk[..n]));
+    };
+    assert!(seen.starts_with(OK), "an SSE answer: {seen}");
+    (tcp, event_id)
 }
 
 /// A POST calling `tool` on `session`, with `extra` members spliced into its params; returns
@@ -371,12 +382,11 @@ async fn sse_streams_are_limited_per_session() {
     let session = open_session(addr).await;
     let (first, _, _standalone) = get_stream(addr, &session, None).await; // limit - 1
     assert_eq!(first, OK);
-    let _call_1 = post_hanging_call(addr, &session, 1).await;
-    // Stream 1 was `initialize`'s; the calls' streams are 2 and 3.
-    let (second, _, _resumed) = get_stream(addr, &session, Some("2-0")).await; // limit
+    let (_call_1, first_event) = post_hanging_call(addr, &session, 1).await;
+    let (second, _, _resumed) = get_stream(addr, &session, Some(&first_event)).await; // limit
     assert_eq!(second, OK);
-    let _call_2 = post_hanging_call(addr, &session, 2).await;
-    let (status, body, _) = get_stream(addr, &session, Some("3-0")).await; // limit + 1
+    let (_call_2, first_event) = post_hanging_call(addr, &session, 2).await;
+    let (status, body, _) = get_stream(addr, &session, Some(&first_event)).await; // limit + 1
     assert_eq!(status, "HTTP/1.1 429 Too Many Requests");
     assert_eq!(
         body,
@@ -424,8 +434,17 @@ fn note(n: u64) -> Message {
     Message::Notification(Notification { method: format!("n/{n}"), params: None })
 }
 
-fn kept(store: &MemoryEventStore, stream: u64) -> Option<usize> {
-    store.replay("s", stream, 0).map(|events| events.len())
+fn stream(number: u64) -> StreamId {
+    StreamId { instance: 1, number }
+}
+
+fn kept(store: &MemoryEventStore, number: u64) -> Option<usize> {
+    store.events_after("s", stream(number), 0).map(|events| events.len())
+}
+
+/// Stores `note(n)` on stream `number` of session `s`.
+fn append(store: &MemoryEventStore, number: u64, n: u64) {
+    assert!(matches!(store.append("s", stream(number), &note(n)), Appended::Ready(Ok(_))));
 }
 
 #[test]
@@ -433,31 +452,35 @@ fn the_event_store_is_bounded_per_stream_in_streams_and_in_events() {
     // Per stream: 3 events; the oldest goes first.
     let store = MemoryEventStore::new(3, 100);
     for n in 1..=2 {
-        store.append("s", 1, &note(n));
+        append(&store, 1, n);
     }
     assert_eq!(kept(&store, 1), Some(2));
-    store.append("s", 1, &note(3));
+    append(&store, 1, 3);
     assert_eq!(kept(&store, 1), Some(3));
-    store.append("s", 1, &note(4));
+    append(&store, 1, 4);
     assert_eq!(kept(&store, 1), Some(3));
-    assert_eq!(store.replay("s", 1, 0).expect("kept")[0].0, 2, "the oldest event went");
+    assert_eq!(
+        store.events_after("s", stream(1), 0).expect("kept")[0].0,
+        2,
+        "the oldest event went"
+    );
     // Streams: 2; the one used longest ago goes first.
     let store = MemoryEventStore::new(10, 2);
-    store.append("s", 1, &note(1));
+    append(&store, 1, 1);
     assert_eq!((kept(&store, 1), kept(&store, 2)), (Some(1), None));
-    store.append("s", 2, &note(2));
+    append(&store, 2, 2);
     assert_eq!((kept(&store, 1), kept(&store, 2)), (Some(1), Some(1)));
-    store.append("s", 3, &note(3));
+    append(&store, 3, 3);
     assert_eq!((kept(&store, 1), kept(&store, 2), kept(&store, 3)), (None, Some(1), Some(1)));
     // Events overall: 4, across streams.
     let store = MemoryEventStore::new(10, 10).max_events(4);
-    store.append("s", 1, &note(1));
-    store.append("s", 1, &note(2));
-    store.append("s", 2, &note(3));
+    append(&store, 1, 1);
+    append(&store, 1, 2);
+    append(&store, 2, 3);
     assert_eq!((kept(&store, 1), kept(&store, 2)), (Some(2), Some(1)));
-    store.append("s", 2, &note(4));
+    append(&store, 2, 4);
     assert_eq!((kept(&store, 1), kept(&store, 2)), (Some(2), Some(2)));
-    store.append("s", 2, &note(5));
+    append(&store, 2, 5);
     assert_eq!((kept(&store, 1), kept(&store, 2)), (None, Some(3)));
 }
 

@@ -1,33 +1,152 @@
 //! Resumable SSE streams for handshake-era sessions (spec 2025-11-25 `basic/transports`,
-//! resumability): every event a session sends on an SSE stream gets an id
-//! `<stream>-<sequence>` and is kept in an [`EventStore`], so a client whose stream dropped
-//! can `GET` with `Last-Event-ID` and receive what it missed, from that stream only.
+//! resumability): every event a session sends on an SSE stream is kept in an [`EventStore`]
+//! first and goes out with the id the store gave it, `<stream>-<position>`, so a client whose
+//! stream dropped can `GET` with `Last-Event-ID` and receive what it missed, from that stream
+//! only, and then what comes after, live.
+//!
+//! The store is asynchronous so that it can be shared (`modelcontext-redis` keeps each stream
+//! in a Redis Stream): an event's id exists only once the event is stored, and a resumed
+//! stream follows the log, so events another instance appends reach it too. The in-memory
+//! store answers at once ([`Appended::Ready`]): no future is made, boxed or polled per event.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::fmt;
+use std::sync::{Arc, Mutex};
 
+use futures_util::stream::BoxStream;
 use modelcontext_types::Message;
+use tokio::sync::Notify;
 
-/// Where SSE events wait for a client to resume. Keys are scoped by session, so one session
-/// can never replay another's events. The in-memory [`MemoryEventStore`] is the default; a
-/// store shared by several server instances implements this trait.
+use super::session_store::{StoreError, StoreFuture};
+
+/// One SSE stream of a session: the standalone `GET` stream ([`StreamId::STANDALONE`], one per
+/// session, shared by every instance that serves it) or the answer of one POST, numbered by the
+/// endpoint that received it. Endpoints draw a random `instance` each, so two instances
+/// serving one session never name two streams alike. Written `<instance>.<number>` in hex and
+/// decimal; never contains `-`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamId {
+    /// The endpoint that opened the stream (0 for the standalone stream).
+    pub instance: u64,
+    /// The stream's number on that endpoint.
+    pub number: u64,
+}
+
+impl StreamId {
+    /// The standalone `GET` stream of a session.
+    pub const STANDALONE: StreamId = StreamId { instance: 0, number: 0 };
+}
+
+impl fmt::Display for StreamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:x}.{}", self.instance, self.number)
+    }
+}
+
+impl std::str::FromStr for StreamId {
+    type Err = ();
+
+    fn from_str(text: &str) -> Result<StreamId, ()> {
+        let (instance, number) = text.split_once('.').ok_or(())?;
+        let instance = u64::from_str_radix(instance, 16).map_err(|_| ())?;
+        Ok(StreamId { instance, number: number.parse().map_err(|_| ())? })
+    }
+}
+
+/// An event as a store gives it back: its SSE id and its message.
+#[derive(Debug, Clone)]
+pub struct StoredEvent {
+    /// The SSE event id, `<stream>-<position>` (see [`event_id`]).
+    pub id: String,
+    /// What was sent.
+    pub message: Message,
+}
+
+/// The events of one stream, oldest first: first those already stored after the position the
+/// client resumed from, then each one appended later (by any instance), as it is appended.
+/// It ends when the stream is forgotten (its session ended, or the store evicted it) and
+/// otherwise runs until the endpoint drops it (the response is complete, or the client left).
+/// An `Err` item is the store failing; the endpoint ends the response there, and the client
+/// can resume again from the last id it received.
+pub type EventFeed = BoxStream<'static, Result<StoredEvent, StoreError>>;
+
+/// What [`EventStore::append`] returns: the new event's id, at once or once stored.
+pub enum Appended {
+    /// Stored already (an in-memory store): no future to poll.
+    Ready(Result<String, StoreError>),
+    /// Being stored (a network store): resolves to the id once the event is stored.
+    Pending(StoreFuture<'static, String>),
+}
+
+impl Appended {
+    /// The id, once the event is stored.
+    pub async fn stored(self) -> Result<String, StoreError> {
+        match self {
+            Appended::Ready(id) => id,
+            Appended::Pending(storing) => storing.await,
+        }
+    }
+}
+
+impl fmt::Debug for Appended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Appended::Ready(id) => f.debug_tuple("Ready").field(id).finish(),
+            Appended::Pending(_) => f.write_str("Pending"),
+        }
+    }
+}
+
+/// Where SSE events wait for a client to resume, shared by every instance of a deployment when
+/// the store is (`modelcontext-redis`'s `RedisEventStore`). Keys are scoped by session: the
+/// endpoint resumes only a stream of the session the request names, and only for the
+/// principal that owns the session, so one session never replays another's events. The
+/// in-memory [`MemoryEventStore`] is the default.
+///
+/// [`testing::contracts::event_store`](crate::testing::contracts::event_store) checks the
+/// rules below against any implementation.
 pub trait EventStore: Send + Sync + 'static {
-    /// Records `message` as the next event of `stream` in `session`; returns its sequence
-    /// number (1, 2, ...).
-    fn append(&self, session: &str, stream: u64, message: &Message) -> u64;
-    /// The events of `stream` after sequence `after`, oldest first; `None` when the store
-    /// does not know the stream (never existed, or evicted).
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Vec<(u64, Message)>>;
-    /// Forgets everything of `session`.
-    fn end_session(&self, session: &str);
+    /// Stores `message` as the next event of `stream` in `session`, and gives its id,
+    /// [`event_id`]`(stream, position)`, only once it is stored. Positions increase along a
+    /// stream, whichever instance appends, and never repeat. Called in the order the events
+    /// go out; the endpoint waits for each id before it sends the event.
+    fn append(&self, session: &str, stream: StreamId, message: &Message) -> Appended;
+    /// The events of `stream` in `session` after `after` (the position part of an id this
+    /// store gave; `"0"` for the beginning), then live: see [`EventFeed`]. `None` when the
+    /// store does not know the stream (never written, evicted, or another session's).
+    fn follow(
+        &self,
+        session: &str,
+        stream: StreamId,
+        after: &str,
+    ) -> StoreFuture<'static, Option<EventFeed>>;
+    /// Forgets every stream of `session`; feeds following them end.
+    fn end_session(&self, session: &str) -> StoreFuture<'static, ()>;
+}
+
+/// `<stream>-<position>`: the SSE id of an event.
+pub fn event_id(stream: StreamId, position: impl fmt::Display) -> String {
+    format!("{stream}-{position}")
+}
+
+/// Splits a `Last-Event-ID` written by [`event_id`] into its stream and position.
+pub(crate) fn parse_event_id(text: &str) -> Option<(StreamId, &str)> {
+    let (stream, position) = text.trim().split_once('-')?;
+    let valid = !position.is_empty() && position.bytes().all(|b| b.is_ascii_graphic());
+    Some((stream.parse().ok()?, position)).filter(|_| valid)
 }
 
 /// A bounded in-memory [`EventStore`]: at most `per_stream` events per stream (oldest dropped
 /// first), `max_streams` streams and [`max_events`](MemoryEventStore::max_events) events in
 /// all (the stream used longest ago is dropped first). A client resuming from an event that
-/// was dropped gets 404 `Unknown Last-Event-ID`.
-#[derive(Debug)]
+/// was dropped gets 404 `Unknown Last-Event-ID`. Clones share the store.
+#[derive(Debug, Clone)]
 pub struct MemoryEventStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     per_stream: usize,
     max_streams: usize,
     max_events: usize,
@@ -44,9 +163,14 @@ pub const DEFAULT_EVENT_STREAMS: usize = 10_000;
 /// tens of MiB), so the product of the two limits above never becomes the bound.
 pub const DEFAULT_MAX_EVENTS: usize = 100_000;
 
+type Key = (String, StreamId);
+
+/// Events of one log with their positions, oldest first.
+type Events = Vec<(u64, Message)>;
+
 #[derive(Debug, Default)]
 struct Streams {
-    logs: HashMap<(String, u64), Log>,
+    logs: HashMap<Key, Log>,
     tick: u64,
     /// Events in all logs.
     total: usize,
@@ -57,6 +181,18 @@ struct Log {
     next: u64,
     events: VecDeque<(u64, Message)>,
     used: u64,
+    /// Wakes the feeds following this log; made by the first one, so a log nobody follows
+    /// costs nothing more per event.
+    followers: Option<Arc<Notify>>,
+}
+
+impl Drop for Log {
+    /// A forgotten log ends the feeds that follow it.
+    fn drop(&mut self) {
+        if let Some(followers) = &self.followers {
+            followers.notify_waiters();
+        }
+    }
 }
 
 impl Default for MemoryEventStore {
@@ -71,28 +207,39 @@ impl MemoryEventStore {
     /// A store keeping `per_stream` events per stream and `max_streams` streams (at least 1
     /// each), and at most [`DEFAULT_MAX_EVENTS`] events in all.
     pub fn new(per_stream: usize, max_streams: usize) -> Self {
-        MemoryEventStore {
+        let inner = Inner {
             per_stream: per_stream.max(1),
             max_streams: max_streams.max(1),
             max_events: DEFAULT_MAX_EVENTS,
             streams: Mutex::default(),
-        }
+        };
+        MemoryEventStore { inner: Arc::new(inner) }
     }
 
     /// Keeps at most `limit` events (at least 1) across all streams: beyond it the streams
     /// used longest ago are dropped whole, then the oldest events of the current one.
-    pub fn max_events(mut self, limit: usize) -> Self {
-        self.max_events = limit.max(1);
-        self
+    pub fn max_events(self, limit: usize) -> Self {
+        let Inner { per_stream, max_streams, .. } = *self.inner;
+        let inner =
+            Inner { per_stream, max_streams, max_events: limit.max(1), streams: Mutex::default() };
+        MemoryEventStore { inner: Arc::new(inner) }
     }
 
-    fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
-        self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The events of `stream` in `session` after position `after`, oldest first, without
+    /// following; `None` when the stream is unknown. For tests and tools.
+    pub fn events_after(&self, session: &str, stream: StreamId, after: u64) -> Option<Events> {
+        let streams = self.inner.streams();
+        let log = streams.logs.get(&(session.to_owned(), stream))?;
+        Some(log.events.iter().filter(|(seq, _)| *seq > after).cloned().collect())
     }
 }
 
-impl EventStore for MemoryEventStore {
-    fn append(&self, session: &str, stream: u64, message: &Message) -> u64 {
+impl Inner {
+    fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
+        self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn append(&self, session: &str, stream: StreamId, message: &Message) -> u64 {
         let mut streams = self.streams();
         streams.tick += 1;
         let tick = streams.tick;
@@ -107,6 +254,9 @@ impl EventStore for MemoryEventStore {
         let dropped =
             if log.events.len() == self.per_stream { log.events.pop_front() } else { None };
         log.events.push_back((seq, message.clone()));
+        if let Some(followers) = &log.followers {
+            followers.notify_waiters();
+        }
         if dropped.is_none() {
             streams.total += 1;
         }
@@ -118,14 +268,39 @@ impl EventStore for MemoryEventStore {
         seq
     }
 
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Vec<(u64, Message)>> {
-        let streams = self.streams();
-        let log = streams.logs.get(&(session.to_owned(), stream))?;
-        Some(log.events.iter().filter(|(seq, _)| *seq > after).cloned().collect())
+    /// The events after `after` (none yet: an empty batch), and what wakes the caller when
+    /// more come; `None` once the log is gone.
+    fn next_batch(&self, key: &Key, after: u64) -> Option<(Events, Arc<Notify>)> {
+        let mut streams = self.streams();
+        let log = streams.logs.get_mut(key)?;
+        let batch: Vec<_> = log.events.iter().filter(|(seq, _)| *seq > after).cloned().collect();
+        let wake = log.followers.get_or_insert_with(Arc::default).clone();
+        Some((batch, wake))
+    }
+}
+
+impl EventStore for MemoryEventStore {
+    fn append(&self, session: &str, stream: StreamId, message: &Message) -> Appended {
+        Appended::Ready(Ok(event_id(stream, self.inner.append(session, stream, message))))
     }
 
-    fn end_session(&self, session: &str) {
-        let mut streams = self.streams();
+    fn follow(
+        &self,
+        session: &str,
+        stream: StreamId,
+        after: &str,
+    ) -> StoreFuture<'static, Option<EventFeed>> {
+        let key = (session.to_owned(), stream);
+        let known = self.inner.streams().logs.contains_key(&key);
+        let feed = match after.parse::<u64>() {
+            Ok(after) if known => Some(memory_feed(self.inner.clone(), key, after)),
+            _ => None,
+        };
+        Box::pin(std::future::ready(Ok(feed)))
+    }
+
+    fn end_session(&self, session: &str) -> StoreFuture<'static, ()> {
+        let mut streams = self.inner.streams();
         let mut ended = 0;
         streams.logs.retain(|(s, _), log| {
             let keep = s != session;
@@ -135,12 +310,44 @@ impl EventStore for MemoryEventStore {
             keep
         });
         streams.total -= ended;
+        Box::pin(std::future::ready(Ok(())))
     }
+}
+
+/// Follows the log `key` of `inner` from `after`: each batch of events, then a wait for the
+/// next append, until the log is gone.
+fn memory_feed(inner: Arc<Inner>, key: Key, after: u64) -> EventFeed {
+    let state = (inner, key, after, VecDeque::new());
+    let feed =
+        futures_util::stream::unfold(state, |(inner, key, mut after, mut batch)| async move {
+            loop {
+                if let Some((seq, message)) = batch.pop_front() {
+                    after = seq;
+                    let event = StoredEvent { id: event_id(key.1, seq), message };
+                    return Some((Ok(event), (inner, key, after, batch)));
+                }
+                let (events, wake) = inner.next_batch(&key, after)?;
+                if !events.is_empty() {
+                    batch.extend(events);
+                    continue;
+                }
+                let woken = wake.notified();
+                tokio::pin!(woken);
+                // Registered before looking again: an append in between still wakes us.
+                woken.as_mut().enable();
+                let (events, _) = inner.next_batch(&key, after)?;
+                if events.is_empty() {
+                    woken.await;
+                }
+                batch.extend(events);
+            }
+        });
+    Box::pin(feed)
 }
 
 impl Streams {
     /// Drops the stream used longest ago, other than `keep`; `false` when there is none.
-    fn evict_oldest(&mut self, keep: Option<&(String, u64)>) -> bool {
+    fn evict_oldest(&mut self, keep: Option<&Key>) -> bool {
         let oldest = self
             .logs
             .iter()
@@ -153,24 +360,13 @@ impl Streams {
     }
 
     /// Drops the oldest event of stream `key`.
-    fn pop_front(&mut self, key: &(String, u64)) {
+    fn pop_front(&mut self, key: &Key) {
         if let Some(log) = self.logs.get_mut(key) {
             if log.events.pop_front().is_some() {
                 self.total -= 1;
             }
         }
     }
-}
-
-/// `<stream>-<sequence>`.
-pub(crate) fn event_id(stream: u64, seq: u64) -> String {
-    format!("{stream}-{seq}")
-}
-
-/// Parses a `Last-Event-ID` written by [`event_id`].
-pub(crate) fn parse_event_id(text: &str) -> Option<(u64, u64)> {
-    let (stream, seq) = text.trim().split_once('-')?;
-    Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -182,58 +378,78 @@ mod tests {
         Message::Notification(Notification { method: format!("n/{n}"), params: None })
     }
 
+    fn stream(number: u64) -> StreamId {
+        StreamId { instance: 0xab, number }
+    }
+
+    fn append(store: &MemoryEventStore, session: &str, number: u64, n: u64) -> u64 {
+        store.inner.append(session, stream(number), &note(n))
+    }
+
+    fn kept(store: &MemoryEventStore, session: &str, number: u64) -> Option<Vec<u64>> {
+        let events = store.events_after(session, stream(number), 0)?;
+        Some(events.iter().map(|(seq, _)| *seq).collect())
+    }
+
     #[test]
     fn replays_only_what_came_after_and_only_its_own_stream() {
         let store = MemoryEventStore::new(3, 10);
         for n in 1..=4 {
-            assert_eq!(store.append("s", 1, &note(n)), n);
+            assert_eq!(append(&store, "s", 1, n), n);
         }
-        store.append("s", 2, &note(9));
-        store.append("other", 1, &note(8));
+        append(&store, "s", 2, 9);
+        append(&store, "other", 1, 8);
         let replayed: Vec<u64> =
-            store.replay("s", 1, 2).expect("known").iter().map(|(seq, _)| *seq).collect();
+            store.events_after("s", stream(1), 2).expect("known").iter().map(|e| e.0).collect();
         assert_eq!(replayed, [3, 4]);
-        assert_eq!(store.replay("s", 1, 0).map(|e| e.len()), Some(3), "bounded per stream");
-        assert!(store.replay("s", 3, 0).is_none());
-        store.end_session("s");
-        assert!(store.replay("s", 1, 0).is_none());
-        assert!(store.replay("other", 1, 0).is_some());
+        assert_eq!(kept(&store, "s", 1).map(|e| e.len()), Some(3), "bounded per stream");
+        assert!(kept(&store, "s", 3).is_none());
+        drop(store.end_session("s"));
+        assert!(kept(&store, "s", 1).is_none());
+        assert!(kept(&store, "other", 1).is_some());
     }
 
     #[test]
     fn the_least_recently_used_stream_is_evicted() {
         let store = MemoryEventStore::new(10, 2);
-        store.append("s", 1, &note(1));
-        store.append("s", 2, &note(2));
-        store.append("s", 1, &note(3));
-        store.append("s", 3, &note(4));
-        assert!(store.replay("s", 2, 0).is_none());
-        assert!(store.replay("s", 1, 0).is_some());
+        append(&store, "s", 1, 1);
+        append(&store, "s", 2, 2);
+        append(&store, "s", 1, 3);
+        append(&store, "s", 3, 4);
+        assert!(kept(&store, "s", 2).is_none());
+        assert!(kept(&store, "s", 1).is_some());
     }
 
     #[test]
     fn the_overall_limit_drops_old_streams_then_old_events() {
         let store = MemoryEventStore::new(10, 10).max_events(3);
-        store.append("s", 1, &note(1));
-        store.append("s", 2, &note(2));
-        store.append("s", 2, &note(3));
-        assert_eq!(store.replay("s", 1, 0).map(|e| e.len()), Some(1), "at the limit");
-        store.append("s", 2, &note(4));
-        assert!(store.replay("s", 1, 0).is_none(), "over it: the older stream goes");
-        store.append("s", 2, &note(5));
-        let kept: Vec<u64> = store.replay("s", 2, 0).expect("known").iter().map(|e| e.0).collect();
-        assert_eq!(kept, [2, 3, 4], "alone: its oldest event goes");
-        store.end_session("s");
-        store.append("t", 1, &note(6));
-        store.append("t", 1, &note(7));
-        store.append("t", 1, &note(8));
-        assert_eq!(store.replay("t", 1, 0).map(|e| e.len()), Some(3), "ended sessions free room");
+        append(&store, "s", 1, 1);
+        append(&store, "s", 2, 2);
+        append(&store, "s", 2, 3);
+        assert_eq!(kept(&store, "s", 1).map(|e| e.len()), Some(1), "at the limit");
+        append(&store, "s", 2, 4);
+        assert!(kept(&store, "s", 1).is_none(), "over it: the older stream goes");
+        append(&store, "s", 2, 5);
+        assert_eq!(kept(&store, "s", 2).expect("known"), [2, 3, 4], "alone: its oldest goes");
+        drop(store.end_session("s"));
+        for n in 6..=8 {
+            append(&store, "t", 1, n);
+        }
+        assert_eq!(kept(&store, "t", 1).map(|e| e.len()), Some(3), "ended sessions free room");
     }
 
     #[test]
     fn event_ids_roundtrip() {
-        assert_eq!(parse_event_id(&event_id(7, 42)), Some((7, 42)));
-        assert_eq!(parse_event_id("x-1"), None);
+        let id = event_id(stream(7), 42);
+        assert_eq!(id, "ab.7-42");
+        assert_eq!(parse_event_id(&id), Some((stream(7), "42")));
+        assert_eq!(
+            parse_event_id("0.0-1733000000000-3"),
+            Some((StreamId::STANDALONE, "1733000000000-3"))
+        );
+        assert_eq!(parse_event_id("x.1-1"), None);
         assert_eq!(parse_event_id("5"), None);
+        assert_eq!(parse_event_id("1.2-"), None);
+        assert_eq!(parse_event_id("1.2-a b"), None);
     }
 }

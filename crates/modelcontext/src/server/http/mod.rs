@@ -49,8 +49,8 @@ mod stateless;
 mod tls;
 
 pub use events::{
-    DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventStore,
-    MemoryEventStore,
+    Appended, DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventFeed,
+    EventStore, MemoryEventStore, StoredEvent, StreamId, event_id,
 };
 pub use security::AllowList;
 pub use session_store::{
@@ -204,6 +204,12 @@ pub struct HttpOptions {
     /// `None` (the default): sessions live in the instance that made them, and no store is
     /// ever called.
     pub session_store: Option<Arc<dyn SessionStore>>,
+    /// What an SSE event the [`event_store`](HttpOptions::event_store) fails to keep does.
+    /// Off (the default): it goes out without an id, so the client has it but cannot resume
+    /// from it; it is counted ([`HttpEndpoint::unstored_events`]) and logged. On: its stream
+    /// ends there instead (the request goes on; its later events are stored), so every event
+    /// a client receives can be resumed from.
+    pub durable_events: bool,
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
@@ -318,6 +324,7 @@ impl Default for HttpOptions {
             keep_alive: Duration::from_secs(15),
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
+            durable_events: false,
             legacy_sse: false,
             json_response: false,
             stateless: false,
@@ -389,6 +396,9 @@ setters! {
     /// Sets where handshake-era SSE events are kept for resumption (default: a
     /// [`MemoryEventStore`]).
     event_store: Arc<dyn EventStore>;
+    /// Ends a stream whose event cannot be stored, instead of sending it without an id
+    /// (default off; see the field).
+    durable_events: bool;
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (default off).
     legacy_sse: bool;
     /// Answers every request with one JSON body, never SSE (default off; see the field).
@@ -497,6 +507,12 @@ impl McpServer {
 }
 
 impl HttpEndpoint {
+    /// SSE events the event store failed to keep since the endpoint was made (each sent
+    /// without an id, or ending its stream with [`HttpOptions::durable_events`]).
+    pub fn unstored_events(&self) -> u64 {
+        self.inner.sessions.unstored_events()
+    }
+
     /// An axum router with the endpoint at `/mcp` (and `/sse` + `/messages` when
     /// [`HttpOptions::legacy_sse`] is on).
     pub fn router(&self) -> axum::Router {

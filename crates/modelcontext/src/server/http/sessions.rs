@@ -11,9 +11,10 @@
 //! - anything else the server initiates (log messages, requests to the client) goes to the
 //!   most recent POST still waiting, else to the standalone GET stream.
 //!
-//! Each POST's SSE stream and the GET stream (stream 0) are resumable: events carry ids and
-//! are kept in the endpoint's [`EventStore`](super::EventStore); a `GET` with `Last-Event-ID`
-//! replays that stream's missed events and, if its request is still running, carries the rest.
+//! Each POST's SSE stream and the GET stream are resumable: every event is stored in the
+//! endpoint's [`EventStore`](super::EventStore) before it goes out, with the id the store
+//! gave it; a `GET` with `Last-Event-ID` follows that stream in the store (its missed events,
+//! then the rest as they are stored, whichever instance stores them).
 //! A client that disconnects does not cancel anything (spec 2025-11-25).
 //!
 //! With a [`SessionStore`] ([`HttpOptions::session_store`](super::HttpOptions)), sessions are
@@ -31,7 +32,7 @@
 //! [`ServerSession`]: crate::server
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -47,10 +48,10 @@ use modelcontext_types::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::events::{EventStore, event_id, parse_event_id};
+use super::events::{Appended, EventFeed, EventStore, StreamId, event_id, parse_event_id};
 use super::exchange::{
     Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
-    sse_event, sse_response, sse_stream,
+    sse_response, sse_stream,
 };
 use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
@@ -69,6 +70,11 @@ pub(crate) struct Sessions {
     store: Arc<dyn EventStore>,
     /// Where the sessions are shared with the other instances, if they are.
     records: Option<Arc<dyn SessionStore>>,
+    /// This endpoint's part of its POST streams' ids (random, never 0), so streams opened by
+    /// two instances serving one session are never named alike.
+    instance: u64,
+    /// Events the store failed to keep (sent without an id, or ending their stream).
+    unstored: Arc<AtomicU64>,
     /// Whether the task that ends idle sessions runs (started with the first session).
     sweeping: AtomicBool,
     /// Whether the task that applies the store's events runs (started with the endpoint
@@ -134,6 +140,11 @@ impl Drop for SessionGauge {
 struct Routes {
     session: String,
     store: Arc<dyn EventStore>,
+    instance: u64,
+    /// An event that cannot be stored ends its stream rather than going out without an id
+    /// ([`HttpOptions::durable_events`](super::HttpOptions::durable_events)).
+    durable: bool,
+    unstored: Arc<AtomicU64>,
     waiting: HashMap<RequestId, Waiter>,
     /// Request ids in arrival order, to find the most recent one still waiting.
     recent: Vec<RequestId>,
@@ -158,7 +169,14 @@ struct Waiter {
 }
 
 /// The GET stream's number; POST streams count from 1.
-const STANDALONE: u64 = 0;
+const STANDALONE: u64 = StreamId::STANDALONE.number;
+
+/// Where a message goes, decided before it is stored and looked up again once it is (a
+/// resumption may have come in between).
+enum Target {
+    Standalone,
+    Request { id: RequestId, answer: bool },
+}
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Poisoning only means a panic elsewhere mid-update; the maps stay usable.
@@ -173,6 +191,8 @@ impl Sessions {
             idle: options.session_idle_timeout,
             store: options.event_store.clone(),
             records: options.session_store.clone(),
+            instance: random_instance(),
+            unstored: Arc::default(),
             sweeping: AtomicBool::new(false),
             watching: AtomicBool::new(false),
         };
@@ -318,6 +338,11 @@ impl Sessions {
         });
     }
 
+    /// Events the store failed to keep since the endpoint started.
+    pub(crate) fn unstored_events(&self) -> u64 {
+        self.unstored.load(Ordering::Relaxed)
+    }
+
     /// The live session `id` if the caller owns it; another principal's session looks just
     /// like an unknown one.
     pub(crate) fn find(&self, id: &str, caller: &Extensions) -> Option<Arc<Session>> {
@@ -333,7 +358,7 @@ impl Sessions {
             drop(last_seen);
             map.remove(id);
             drop(map);
-            self.end(&session);
+            self.release(&session);
             return None;
         }
         *last_seen = Instant::now();
@@ -345,7 +370,7 @@ impl Sessions {
     fn insert(&self, session: Arc<Session>) -> bool {
         self.start_sweeping();
         for expired in expired(&self.map, self.idle) {
-            self.end(&expired);
+            self.release(&expired);
         }
         let mut map = lock(&self.map);
         if map.len() >= self.max {
@@ -365,6 +390,11 @@ impl Sessions {
         end_session(session, &*self.store);
     }
 
+    /// Lets go of a session that has been idle here.
+    fn release(&self, session: &Session) {
+        release_session(session, &*self.store);
+    }
+
     /// Ends idle sessions on a timer, so a client that vanished without DELETE does not keep
     /// its handlers running (and its session held) until somebody looks the session up. The
     /// task holds the table weakly: it stops with the endpoint.
@@ -381,7 +411,7 @@ impl Sessions {
                 ticks.tick().await;
                 let Some(map) = map.upgrade() else { return };
                 for session in expired(&map, idle) {
-                    end_session(&session, &*store);
+                    release_session(&session, &*store);
                 }
             }
         });
@@ -438,7 +468,16 @@ const RETRY_AFTER_SECONDS: &str = "1";
 /// 503 with `Retry-After`: the session store could not answer, so the session may well exist.
 fn store_unavailable(error: StoreError) -> Response {
     tracing::warn!(%error, "a handshake-era request refused: the session store is unavailable");
-    let error = McpError::internal(format!("{error}; try again later"));
+    retry_later(McpError::internal(format!("{error}; try again later")))
+}
+
+/// 503 with `Retry-After`: the event store could not answer, so the stream may well exist.
+fn event_store_unavailable(error: &StoreError) -> Response {
+    tracing::warn!(%error, "a resumption refused: the event store is unavailable");
+    retry_later(McpError::internal("Event store unavailable; try again later"))
+}
+
+fn retry_later(error: McpError) -> Response {
     let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, None, error);
     response
         .headers_mut()
@@ -451,10 +490,35 @@ fn too_many_sessions() -> Response {
     error_response(StatusCode::SERVICE_UNAVAILABLE, None, error)
 }
 
+/// Lets go of a session idle here. One that is shared may still be in use on other
+/// instances, which read its events from the shared store: it is only stopped here (its
+/// record and events expire in their stores); one that is not shared is ended.
+fn release_session(session: &Session, store: &dyn EventStore) {
+    if session.records.is_some() {
+        session.stop();
+    } else {
+        end_session(session, store);
+    }
+}
+
 /// Stops a session's engine (aborting its handlers) and forgets its events.
 fn end_session(session: &Session, store: &dyn EventStore) {
     session.stop();
-    store.end_session(&session.id);
+    let forget = store.end_session(&session.id);
+    let id = session.id.clone();
+    tokio::spawn(async move {
+        if let Err(error) = forget.await {
+            tracing::warn!(session = %id, %error, "ended session's events not forgotten");
+        }
+    });
+}
+
+/// A random, nonzero instance part for stream ids.
+fn random_instance() -> u64 {
+    let mut bytes = [0u8; 8];
+    // Without randomness two instances may share a number; only their streams could mix.
+    let _ = getrandom::fill(&mut bytes);
+    u64::from_le_bytes(bytes).max(1)
 }
 
 /// How often idle sessions are looked for: a quarter of the idle timeout, so one is ended at
@@ -682,6 +746,9 @@ impl Session {
         let routes = Routes {
             session: id.clone(),
             store: shared.options.event_store.clone(),
+            instance: shared.sessions.instance,
+            durable: shared.options.durable_events,
+            unstored: shared.sessions.unstored.clone(),
             waiting: HashMap::new(),
             recent: Vec::new(),
             progress: HashMap::new(),
@@ -866,6 +933,7 @@ impl Session {
     /// first, else a resumable SSE stream.
     async fn answer_later(&self, rx: StreamRx, id: RequestId, stream: u64) -> Response {
         // Spec 2025-11-25: a dropped connection is not a cancellation, so nothing to guard.
+        let stream = StreamId { instance: lock(&self.routes).instance, number: stream };
         answer(rx, id, Some(event_id(stream, 0)), Guard(None::<()>)).await
     }
 
@@ -930,14 +998,40 @@ impl Token {
     }
 }
 
-/// Delivers the engine's output to the right HTTP stream.
+/// Delivers the engine's output to the right HTTP stream, each message once the store has
+/// it (at once for the in-memory store, in one lock).
 async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>) {
     while let Some(message) = output.recv().await {
-        let target = lock(&routes).route(message);
-        if let Some((tx, delivery)) = target {
+        let placed = {
+            let mut routes = lock(&routes);
+            match routes.place(&message) {
+                None => continue,
+                Some((target, None)) => Placed::Now(routes.send_to(target, Ok(None), message)),
+                Some((target, Some(Appended::Ready(id)))) => {
+                    Placed::Now(routes.send_to(target, id.map(Some), message))
+                }
+                Some((target, Some(Appended::Pending(storing)))) => {
+                    Placed::Later(target, storing, message)
+                }
+            }
+        };
+        let send = match placed {
+            Placed::Now(send) => send,
+            Placed::Later(target, storing, message) => {
+                let id = storing.await.map(Some);
+                lock(&routes).send_to(target, id, message)
+            }
+        };
+        if let Some((tx, delivery)) = send {
             deliver(&routes, tx, delivery).await;
         }
     }
+}
+
+/// A message placed on its stream: where to send it now, or once the store has it.
+enum Placed {
+    Now(Option<(StreamTx, Box<Delivery>)>),
+    Later(Target, crate::server::http::StoreFuture<'static, String>, Message),
 }
 
 /// Hands `delivery` to its stream without letting one stream whose reader stopped reading
@@ -969,18 +1063,83 @@ impl Routes {
         stream
     }
 
-    /// Picks the stream for `message`, stores it there when the stream is (or may become)
-    /// SSE, and returns where to send it now, if anywhere.
-    fn route(&mut self, message: Message) -> Option<(StreamTx, Box<Delivery>)> {
-        match self.owner(&message) {
-            Some(request) => self.deliver_to(&request, message),
-            None => {
-                let event_id = Some(event_id(
-                    STANDALONE,
-                    self.store.append(&self.session, STANDALONE, &message),
-                ));
-                let tx = self.standalone.clone().filter(|tx| !tx.is_closed())?;
-                Some((tx, Box::new(Delivery { event_id, message })))
+    /// Picks the stream for `message` and starts storing it there when the stream is (or may
+    /// become) SSE; `None` when it has nowhere to go.
+    fn place(&mut self, message: &Message) -> Option<(Target, Option<Appended>)> {
+        let Some(request) = self.owner(message) else {
+            let stored = self.store.append(&self.session, StreamId::STANDALONE, message);
+            return Some((Target::Standalone, Some(stored)));
+        };
+        let answer = matches!(message, Message::Response(r) if r.id.as_ref() == Some(&request));
+        let waiter = self.waiting.get_mut(&request)?;
+        let open = !waiter.tx.is_closed();
+        // The JSON fast path: an answer that comes first to a connected client is one JSON
+        // body, never a stream, so there is nothing to resume and nothing to store.
+        let json = answer && waiter.sent == 0 && open;
+        waiter.sent += 1;
+        let stream = StreamId { instance: self.instance, number: waiter.stream };
+        let stored = (!json).then(|| self.store.append(&self.session, stream, message));
+        Some((Target::Request { id: request, answer }, stored))
+    }
+
+    /// Where to send `message` now that the store has it (`id`, or no id for a JSON answer),
+    /// if its stream is connected. An event the store failed to keep goes out without an id,
+    /// counted, or with durable events ends its stream.
+    fn send_to(
+        &mut self,
+        target: Target,
+        id: Result<Option<String>, crate::server::http::StoreError>,
+        message: Message,
+    ) -> Option<(StreamTx, Box<Delivery>)> {
+        let event_id = match id {
+            Ok(id) => id,
+            Err(error) => {
+                let lost = self.unstored.fetch_add(1, Ordering::Relaxed) + 1;
+                tracing::warn!(session = %self.session, %error, lost, durable = self.durable,
+                    "SSE event not stored: sent without an id, it cannot be resumed");
+                if self.durable {
+                    self.fail(&target);
+                    return None;
+                }
+                None
+            }
+        };
+        let tx = match &target {
+            Target::Standalone => self.standalone.clone(),
+            Target::Request { id, answer } => {
+                let tx = self.waiting.get(id).map(|waiter| waiter.tx.clone());
+                if *answer {
+                    self.finish(id);
+                }
+                tx
+            }
+        };
+        let tx = tx.filter(|tx| !tx.is_closed())?;
+        Some((tx, Box::new(Delivery { event_id, message })))
+    }
+
+    /// A resumption follows `stream`: if it is the stream of a request running here, `marker`
+    /// makes it connected again, so what the request sends without an owner (a request to the
+    /// client) goes to it as before the cut. The resumption reads the events from the store;
+    /// `marker`'s receiver only drains.
+    fn followed(&mut self, stream: StreamId, marker: StreamTx) {
+        if stream.instance != self.instance {
+            return;
+        }
+        if let Some(waiter) = self.waiting.values_mut().find(|w| w.stream == stream.number) {
+            waiter.tx = marker;
+        }
+    }
+
+    /// Ends the stream of `target`: an event of it could not be stored.
+    fn fail(&mut self, target: &Target) {
+        match target {
+            Target::Standalone => self.standalone = None,
+            Target::Request { id, answer: true } => self.finish(id),
+            Target::Request { id, answer: false } => {
+                if let Some(waiter) = self.waiting.get_mut(id) {
+                    waiter.tx = mpsc::channel(1).0;
+                }
             }
         }
     }
@@ -997,29 +1156,6 @@ impl Routes {
             }
             _ => self.latest_waiting(),
         }
-    }
-
-    fn deliver_to(
-        &mut self,
-        request: &RequestId,
-        message: Message,
-    ) -> Option<(StreamTx, Box<Delivery>)> {
-        let is_answer = matches!(&message, Message::Response(r) if r.id.as_ref() == Some(request));
-        let waiter = self.waiting.get_mut(request)?;
-        let open = !waiter.tx.is_closed();
-        // The JSON fast path: an answer that comes first to a connected client is one JSON
-        // body, never a stream, so there is nothing to resume and nothing to store.
-        let event_id = if is_answer && waiter.sent == 0 && open {
-            None
-        } else {
-            Some(event_id(waiter.stream, self.store.append(&self.session, waiter.stream, &message)))
-        };
-        waiter.sent += 1;
-        let tx = waiter.tx.clone();
-        if is_answer {
-            self.finish(request);
-        }
-        open.then_some((tx, Box::new(Delivery { event_id, message })))
     }
 
     /// Detaches the live stream that `tx` feeds: once its body has sent what is queued, it
@@ -1050,31 +1186,6 @@ impl Routes {
             .find(|id| self.waiting.get(*id).is_some_and(|w| !w.json && !w.tx.is_closed()))
             .cloned()
     }
-
-    /// Re-attaches a resumed stream: the missed events, and the live channel if its request
-    /// is still running (`None` for a finished one).
-    fn resume(
-        &mut self,
-        stream: u64,
-        after: u64,
-        tx: StreamTx,
-    ) -> Option<(Vec<Delivery>, Option<RequestId>)> {
-        let missed = self.store.replay(&self.session, stream, after)?;
-        let missed = missed
-            .into_iter()
-            .map(|(seq, message)| Delivery { event_id: Some(event_id(stream, seq)), message })
-            .collect();
-        if stream == STANDALONE {
-            self.standalone = Some(tx);
-            return Some((missed, None));
-        }
-        let live = self.waiting.iter_mut().find(|(_, w)| w.stream == stream);
-        let request = live.map(|(id, waiter)| {
-            waiter.tx = tx;
-            id.clone()
-        });
-        Some((missed, request))
-    }
 }
 
 fn progress_token_of(params: Option<&serde_json::value::RawValue>) -> Option<String> {
@@ -1099,7 +1210,7 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
             Ok(slots) => slots,
             Err(refused) => return refused,
         };
-        return resume(&session, last, tx, rx, keep_alive, slots);
+        return resume(&session, last, (tx, rx), keep_alive, slots).await;
     }
     {
         let mut routes = lock(&session.routes);
@@ -1117,38 +1228,66 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
         }
     };
     let mut priming = Vec::new();
-    crate::transport::sse::write_event(&mut priming, Some(&event_id(STANDALONE, 0)), None, "");
+    let priming_id = event_id(StreamId::STANDALONE, 0);
+    crate::transport::sse::write_event(&mut priming, Some(&priming_id), None, "");
     let head = futures_util::stream::once(async move { Ok(Bytes::from(priming)) });
     let live = sse_stream(rx, None, keep_alive, Guard(Some(slots)));
     sse_response(Body::from_stream(head.chain(live).boxed()))
 }
 
-fn resume(
+/// Follows the stream `last_event_id` names in the store, after that event: what was missed,
+/// then what comes, until the stream's answer (a POST stream) or the client leaves. The
+/// session was found for this caller, so only its own streams can be named.
+async fn resume(
     session: &Session,
     last_event_id: &str,
-    tx: StreamTx,
-    rx: StreamRx,
+    (tx, rx): (StreamTx, StreamRx),
     keep_alive: Option<Duration>,
     slots: (StreamSlot, StreamSlot),
 ) -> Response {
-    let parsed = parse_event_id(last_event_id);
-    let resumed = parsed.and_then(|(stream, seq)| lock(&session.routes).resume(stream, seq, tx));
-    let (Some((stream, _)), Some((missed, live_request))) = (parsed, resumed) else {
+    let unknown = || {
         let error = McpError::invalid_request(format!("Unknown Last-Event-ID: {last_event_id}"));
-        return error_response(StatusCode::NOT_FOUND, None, error);
+        error_response(StatusCode::NOT_FOUND, None, error)
     };
-    let ends_with_answer = missed.iter().any(|d| matches!(d.message, Message::Response(_)));
-    let replay = futures_util::stream::iter(missed.into_iter().map(|d| Ok(sse_event(&d))));
-    let guard = Guard(Some(slots));
-    let live = match live_request {
-        Some(request) if !ends_with_answer => {
-            sse_stream(rx, Some(request), keep_alive, guard).boxed()
+    let Some((stream, after)) = parse_event_id(last_event_id) else { return unknown() };
+    let store = lock(&session.routes).store.clone();
+    let feed = match store.follow(&session.id, stream, after).await {
+        Ok(Some(feed)) => feed,
+        Ok(None) => return unknown(),
+        Err(error) => return event_store_unavailable(&error),
+    };
+    let (marker, marked) = mpsc::channel(CHANNEL_CAPACITY);
+    lock(&session.routes).followed(stream, marker);
+    tokio::spawn(forward(feed, tx, stream != StreamId::STANDALONE, marked));
+    sse_response(Body::from_stream(sse_stream(rx, None, keep_alive, Guard(Some(slots)))))
+}
+
+/// Sends a followed stream's events to its response until a POST stream's answer, the end of
+/// the feed, or the client leaving; the response ends with it.
+///
+/// `marked` is the channel that marks the stream as connected in the session's routes (see
+/// [`Routes::followed`]): what arrives there is also in the store, and comes from the feed.
+async fn forward(mut feed: EventFeed, tx: StreamTx, ends_with_answer: bool, mut marked: StreamRx) {
+    loop {
+        let next = tokio::select! {
+            next = feed.next() => next,
+            () = tx.closed() => return,
+            Some(_) = marked.recv() => continue,
+        };
+        let event = match next {
+            Some(Ok(event)) => event,
+            Some(Err(error)) => {
+                tracing::warn!(%error, "resumed SSE stream ended: the event store failed");
+                return;
+            }
+            None => return,
+        };
+        let answer = ends_with_answer && matches!(event.message, Message::Response(_));
+        let delivery = Delivery { event_id: Some(event.id), message: event.message };
+        if tx.send(Box::new(delivery)).await.is_err() || answer {
+            return;
         }
-        // The GET stream never ends; a finished request's stream ends with the replay.
-        _ if stream == STANDALONE => sse_stream(rx, None, keep_alive, guard).boxed(),
-        _ => futures_util::stream::empty().boxed(),
-    };
-    sse_response(Body::from_stream(replay.chain(live)))
+    }
 }
 
 /// DELETE: ends a session (on every instance, when it is shared); later requests with its id

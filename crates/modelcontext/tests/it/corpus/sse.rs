@@ -63,23 +63,23 @@ pub(crate) fn server_cases() -> Vec<Case<Exchange>> {
         ),
         case(
             "Last-Event-ID of a stream that never was",
-            get(true, &[s, ("last-event-id", "99-0")]),
+            get(true, &[s, ("last-event-id", "ff.99-0")]),
             expect![[
-                r#"404 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unknown Last-Event-ID: 99-0"}}"#
+                r#"404 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unknown Last-Event-ID: ff.99-0"}}"#
             ]],
         ),
         case(
             "Last-Event-ID far beyond the stream's events",
-            get(true, &[s, ("last-event-id", "0-999999")]),
+            get(true, &[s, ("last-event-id", "0.0-999999")]),
             expect![[
-                r#"404 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unknown Last-Event-ID: 0-999999"}}"#
+                r#"404 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unknown Last-Event-ID: 0.0-999999"}}"#
             ]],
         ),
         case(
             "Last-Event-ID with a huge number",
-            get(true, &[s, ("last-event-id", "0-99999999999999999999999")]),
+            get(true, &[s, ("last-event-id", "0.0-99999999999999999999999")]),
             expect![[
-                r#"404 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unknown Last-Event-ID: 0-99999999999999999999999"}}"#
+                r#"404 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unknown Last-Event-ID: 0.0-99999999999999999999999"}}"#
             ]],
         ),
         case(
