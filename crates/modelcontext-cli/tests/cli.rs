@@ -10,6 +10,7 @@ use expect_test::{Expect, expect};
 use serde_json::Value;
 
 mod login;
+mod ui;
 
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
 /// `deps/` folder this test binary runs from.
