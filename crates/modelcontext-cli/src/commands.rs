@@ -219,11 +219,18 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
     let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
         return None;
     };
+    let configured = match configured_url(cli) {
+        Ok(configured) => configured,
+        Err(message) => return Some(Err(Failure::Usage(message))),
+    };
+    let named = url.as_ref().or(cli.url.as_ref()).or(configured.as_ref());
     let url = match (url, &cli.url, cli.stdio.is_some() || cli.stdio_words.is_some()) {
         (_, _, true) => Err("login and logout are for HTTP servers, not --stdio"),
         (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
-        (Some(url), _, _) | (None, Some(url), _) => Ok(url.as_str()),
-        (None, None, false) => Err("say which server: mcp login URL"),
+        _ if configured.is_some() && (url.is_some() || cli.url.is_some()) => {
+            Err("give either a URL or --config, not both")
+        }
+        _ => named.map(String::as_str).ok_or("say which server: mcp login URL"),
     };
     let url = match url {
         Ok(url) => url,
@@ -240,6 +247,17 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
         }
         _ => login::logout(cli, url).await,
     })
+}
+
+/// The URL of the `--config` entry `--server` names, for `login` and `logout`.
+fn configured_url(cli: &Cli) -> Result<Option<String>, String> {
+    let Some(path) = &cli.config else { return Ok(None) };
+    match crate::config::load(path, cli.server.as_deref())? {
+        crate::config::Entry::Http { url, .. } => Ok(Some(url)),
+        crate::config::Entry::Stdio { .. } => {
+            Err("login and logout are for HTTP servers; that --config entry is a command".into())
+        }
+    }
 }
 
 /// `--json` given after the subcommand. For `call`, `--json` without an object.
