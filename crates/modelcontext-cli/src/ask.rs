@@ -41,7 +41,7 @@ pub fn install(builder: ClientBuilder, cli: &Cli) -> Result<ClientBuilder, Failu
             async move { blocking(move || sample(&request, sampler.as_deref())).await }
         });
     if !cli.roots.is_empty() {
-        let roots = cli.roots.iter().map(|path| root(path)).collect::<Result<Vec<_>, _>>()?;
+        let roots = roots(&cli.roots)?;
         builder = builder.on_roots(move || {
             let roots = roots.clone();
             async move { Ok(roots) }
@@ -343,6 +343,11 @@ fn answer(text: String, model: &str) -> CreateMessageResult {
         CreateMessageResult::new(Role::Assistant, SamplingMessageContentBlock::text(text), model);
     result.stop_reason = Some("endTurn".into());
     result
+}
+
+/// Every `--root`, as roots.
+pub fn roots(paths: &[std::path::PathBuf]) -> Result<Vec<Root>, Failure> {
+    paths.iter().map(|path| root(path)).collect()
 }
 
 /// `--root PATH`: the directory as a `file://` URI, named after its last component.

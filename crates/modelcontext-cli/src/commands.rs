@@ -60,6 +60,21 @@ impl Failure {
         }
     }
 
+    /// The failure in one line, for the UI's page.
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::Usage(message)
+            | Failure::Connection(message)
+            | Failure::Closed(message)
+            | Failure::BadAnswer(message)
+            | Failure::Other(message) => message.clone(),
+            Failure::Protocol { code, message, .. } => {
+                format!("the server answered with error {code}: {message}")
+            }
+            Failure::Interrupted => "interrupted; the request was cancelled at the server".into(),
+        }
+    }
+
     /// Prints the failure (stderr; in JSON mode a protocol error also as JSON on stdout) and
     /// returns its exit code.
     fn report(self, json_output: bool, target: Option<&Target>) -> Exit {
@@ -140,6 +155,12 @@ pub async fn run(cli: Cli) -> Exit {
             Err(failure) => failure.report(false, None),
         };
     }
+    if let Command::Ui { .. } = cli.command {
+        return match run_ui(cli).await {
+            Ok(()) => Exit::Success,
+            Err(failure) => failure.report(false, None),
+        };
+    }
     let json_output = cli.json || subcommand_json(&cli.command);
     let target = match Target::from_cli(&cli) {
         Ok(target) => target,
@@ -178,16 +199,38 @@ pub async fn run(cli: Cli) -> Exit {
     }
 }
 
+/// `ui`: its URL joins the command line's, then the inspector serves until Ctrl-C.
+async fn run_ui(mut cli: Cli) -> Result<(), Failure> {
+    let Command::Ui { url, no_open, port } = &mut cli.command else { return Ok(()) };
+    let options =
+        crate::ui::UiOptions { no_open: *no_open || login::no_browser_env(), port: *port };
+    match (url.take(), &cli.url) {
+        (Some(a), Some(b)) if a != *b => {
+            return Err(Failure::Usage("two different URLs given".into()));
+        }
+        (Some(url), _) => cli.url = Some(url),
+        _ => {}
+    }
+    crate::ui::run(cli, options).await
+}
+
 /// `login` and `logout`, which manage stored tokens rather than run one command on a server.
 async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
     let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
         return None;
     };
+    let configured = match configured_url(cli) {
+        Ok(configured) => configured,
+        Err(message) => return Some(Err(Failure::Usage(message))),
+    };
+    let named = url.as_ref().or(cli.url.as_ref()).or(configured.as_ref());
     let url = match (url, &cli.url, cli.stdio.is_some() || cli.stdio_words.is_some()) {
         (_, _, true) => Err("login and logout are for HTTP servers, not --stdio"),
         (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
-        (Some(url), _, _) | (None, Some(url), _) => Ok(url.as_str()),
-        (None, None, false) => Err("say which server: mcp login URL"),
+        _ if configured.is_some() && (url.is_some() || cli.url.is_some()) => {
+            Err("give either a URL or --config, not both")
+        }
+        _ => named.map(String::as_str).ok_or("say which server: mcp login URL"),
     };
     let url = match url {
         Ok(url) => url,
@@ -204,6 +247,17 @@ async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
         }
         _ => login::logout(cli, url).await,
     })
+}
+
+/// The URL of the `--config` entry `--server` names, for `login` and `logout`.
+fn configured_url(cli: &Cli) -> Result<Option<String>, String> {
+    let Some(path) = &cli.config else { return Ok(None) };
+    match crate::config::load(path, cli.server.as_deref())? {
+        crate::config::Entry::Http { url, .. } => Ok(Some(url)),
+        crate::config::Entry::Stdio { .. } => {
+            Err("login and logout are for HTTP servers; that --config entry is a command".into())
+        }
+    }
 }
 
 /// `--json` given after the subcommand. For `call`, `--json` without an object.
@@ -223,6 +277,7 @@ fn subcommand_json(command: &Command) -> bool {
         Command::Login { .. }
         | Command::Logout { .. }
         | Command::Completions { .. }
+        | Command::Ui { .. }
         | Command::Shell => false,
     }
 }
@@ -305,10 +360,11 @@ async fn execute(
             print(value, human)
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
-        // Handled by `run_account` before any connection.
-        Command::Login { .. } | Command::Logout { .. } | Command::Completions { .. } => {
-            Ok(Outcome::Success)
-        }
+        // Handled before any connection.
+        Command::Login { .. }
+        | Command::Logout { .. }
+        | Command::Completions { .. }
+        | Command::Ui { .. } => Ok(Outcome::Success),
     }
 }
 
@@ -412,6 +468,7 @@ async fn shell(client: &Client, json_output: bool) -> Result<Outcome, Failure> {
         if matches!(
             command,
             Command::Shell
+                | Command::Ui { .. }
                 | Command::Login { .. }
                 | Command::Logout { .. }
                 | Command::Completions { .. }
@@ -470,7 +527,7 @@ async fn complete(
 }
 
 /// Every page of a list, following `nextCursor`.
-async fn all_pages<P, T, F, Fut>(
+pub async fn all_pages<P, T, F, Fut>(
     mut fetch: F,
     split: impl Fn(P) -> (Vec<T>, Option<String>),
 ) -> Result<Vec<T>, Failure>
@@ -491,7 +548,7 @@ where
 }
 
 /// What negotiation learned about the server.
-fn discover(client: &Client) -> (Value, String) {
+pub fn discover(client: &Client) -> (Value, String) {
     let era = if client.era() == Era::Modern { "modern" } else { "handshake" };
     let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
     let value = json!({

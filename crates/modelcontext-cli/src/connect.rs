@@ -14,7 +14,7 @@ use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
 use crate::commands::{Failure, chain};
-use crate::verbose::Tapped;
+use crate::verbose::{self, Sink, Tapped};
 use crate::{Cli, EraArg, args, ask, config, login};
 
 /// Where the server is, checked before anything is started.
@@ -37,7 +37,7 @@ pub struct StdioCommand {
 }
 
 /// The server as the command line names it, before it is checked.
-enum Named {
+pub enum Named {
     Stdio(StdioCommand),
     Http { url: String, headers: Vec<(String, String)> },
 }
@@ -66,17 +66,23 @@ impl Target {
                     let message = "-e and --cwd only apply to a --stdio server";
                     return Err(Failure::Usage(message.into()));
                 }
-                let client = http_client(cli)?;
-                let mut transport = http_transport(cli, &url, &client)?;
-                for (name, value) in headers {
-                    transport = transport.header(name.trim(), value.trim()).map_err(|err| {
-                        Failure::Usage(format!("--config header {name:?}: {}", io_message(&err)))
-                    })?;
-                }
-                let transport = login::authorize(cli, &url, transport, &client)?;
-                Ok(Target::Http(Box::new(transport)))
+                Target::http(cli, &url, headers)
             }
         }
+    }
+
+    /// An HTTP endpoint: `--header`s, then `headers`, then the authorization
+    /// [`login::authorize`] finds (`--token-env`, a stored login).
+    pub fn http(cli: &Cli, url: &str, headers: Vec<(String, String)>) -> Result<Target, Failure> {
+        let client = http_client(cli)?;
+        let mut transport = http_transport(cli, url, &client)?;
+        for (name, value) in headers {
+            transport = transport
+                .header(name.trim(), value.trim())
+                .map_err(|err| Failure::Usage(format!("header {name:?}: {}", io_message(&err))))?;
+        }
+        let transport = login::authorize(cli, url, transport, &client)?;
+        Ok(Target::Http(Box::new(transport)))
     }
 
     /// The program's name, for messages about a stdio server.
@@ -98,41 +104,47 @@ impl Target {
         cli: &Cli,
         timeout: Option<Duration>,
     ) -> Result<Client, Failure> {
-        let mode = match cli.era {
-            EraArg::Auto => EraMode::Auto,
-            EraArg::Handshake => EraMode::Handshake,
-            EraArg::Modern => EraMode::Modern,
-        };
-        let mut builder = (Client::builder().info("mcp", env!("CARGO_PKG_VERSION")))
-            .era(mode)
-            .timeout(timeout)
-            .on_log(show_log);
+        let mut builder = base_builder(cli.era, timeout).on_log(show_log);
         if let Some(level) = cli.log_level {
             builder = builder.log_level(level);
         }
         let builder = ask::install(builder, cli)?;
+        self.open(builder, cli.verbose.then(verbose::to_stderr)).await
+    }
+
+    /// Starts or reaches the server and connects `builder` to it, every message handed to
+    /// `tap` when there is one.
+    pub async fn open(&self, builder: ClientBuilder, tap: Option<Sink>) -> Result<Client, Failure> {
         match self {
             Target::Stdio(command) => {
                 let child = Watched(spawn(command)?);
-                connect_over(builder, child, cli.verbose).await
+                connect_over(builder, child, tap).await
             }
             // Its connections are bounded by the command's `HttpClient` (`http_client`).
-            Target::Http(transport) => {
-                connect_over(builder, (**transport).clone(), cli.verbose).await
-            }
+            Target::Http(transport) => connect_over(builder, (**transport).clone(), tap).await,
         }
     }
 }
 
-/// Connects over `transport`, printing every message with `--verbose`.
+/// A client builder named `mcp`, in the era asked for, each request bounded by `timeout`.
+pub fn base_builder(era: EraArg, timeout: Option<Duration>) -> ClientBuilder {
+    let mode = match era {
+        EraArg::Auto => EraMode::Auto,
+        EraArg::Handshake => EraMode::Handshake,
+        EraArg::Modern => EraMode::Modern,
+    };
+    Client::builder().info("mcp", env!("CARGO_PKG_VERSION")).era(mode).timeout(timeout)
+}
+
+/// Connects over `transport`, every message handed to `tap` when there is one.
 async fn connect_over(
     builder: ClientBuilder,
     transport: impl Transport,
-    verbose: bool,
+    tap: Option<Sink>,
 ) -> Result<Client, Failure> {
-    let connected = match verbose {
-        true => builder.connect(Tapped(transport)).await,
-        false => builder.connect(transport).await,
+    let connected = match tap {
+        Some(sink) => builder.connect(Tapped(transport, sink)).await,
+        None => builder.connect(transport).await,
     };
     connected.map_err(Failure::from_sdk)
 }
@@ -146,6 +158,12 @@ fn show_log(log: LoggingMessageNotificationParams) {
         other => other.to_string(),
     };
     say!("mcp: [{}] {logger}{data}", log.level.as_str());
+}
+
+/// Which server the command line names, if it names one (`mcp ui` may start without).
+pub fn named_opt(cli: &Cli) -> Result<Option<Named>, String> {
+    let given = cli.stdio.is_some() || cli.stdio_words.is_some();
+    if given || cli.config.is_some() || cli.url.is_some() { named(cli).map(Some) } else { Ok(None) }
 }
 
 /// Which server the command line names: `--stdio`, `--config`, or a URL (exactly one).

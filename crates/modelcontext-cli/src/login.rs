@@ -216,7 +216,7 @@ pub async fn logout(cli: &Cli, url: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-fn no_browser_env() -> bool {
+pub fn no_browser_env() -> bool {
     std::env::var_os(NO_BROWSER_ENV).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
@@ -256,7 +256,7 @@ impl Browser {
 }
 
 /// Best effort: a missing opener only means the user opens the printed URL.
-fn open_in_browser(url: &str) {
+pub fn open_in_browser(url: &str) {
     let (program, args): (&str, &[&str]) = if cfg!(target_os = "macos") {
         ("open", &[])
     } else if cfg!(windows) {

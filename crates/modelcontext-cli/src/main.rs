@@ -8,6 +8,7 @@
 //! mcp call get_author title=Dune --stdio -- npx -y some-server --flag
 //! mcp --config ~/.config/Claude/claude_desktop_config.json --server books tools
 //! mcp listen --resource books://Dune --stdio "target/debug/examples/bookshop"
+//! mcp ui --stdio "target/debug/examples/bookshop"
 //! ```
 //!
 //! The server is a command run as a child process (`--stdio "cmd args"`, split like a shell
@@ -21,6 +22,11 @@
 //! every later command against that URL uses them and refreshes them when they expire;
 //! `mcp logout URL` revokes and forgets them. `--token-env NAME` sends the bearer token held
 //! in the environment variable NAME instead (unlike `-H`, it does not show in `ps`).
+//!
+//! `mcp ui` serves a web inspector on 127.0.0.1 (the page is embedded in the binary) and opens
+//! it in the browser: forms from each tool's input schema, resources, prompts, the server's
+//! questions in dialogs, every message live. Only the holder of the token in the URL it prints
+//! is served, and `Host` and `Origin` are checked (see the `ui` module).
 //!
 //! Output is for people by default; `--json` prints the result as JSON on stdout instead.
 //! Diagnostics and progress always go to stderr: a progress bar at a terminal, plain lines
@@ -54,6 +60,7 @@ mod login;
 mod loopback;
 mod output;
 mod progress;
+mod ui;
 mod verbose;
 
 /// Appended to `--help`: the exit codes scripts can rely on.
@@ -72,6 +79,7 @@ Examples:
   mcp --stdio \"target/debug/examples/bookshop\" call get_author title=Dune
   mcp http://127.0.0.1:8000/mcp read books://Dune
   mcp login http://127.0.0.1:8000/mcp      (then: mcp http://127.0.0.1:8000/mcp tools)
+  mcp ui --stdio \"target/debug/examples/bookshop\"   (a web inspector in the browser)
   MCP_TOKEN=... mcp --token-env MCP_TOKEN http://127.0.0.1:8000/mcp tools
 
 Logins are stored in $XDG_CONFIG_HOME/mcp/tokens.json (else ~/.config/mcp/tokens.json).";
@@ -268,6 +276,24 @@ enum Command {
     /// Run commands one per line on one connection (`tools`, `call get_author title=Dune`,
     /// ...) until end of input or `exit`: quicker than a process and a handshake per command.
     Shell,
+    /// Serve a web inspector on 127.0.0.1 and open it in a browser: connect to any server,
+    /// call tools from forms, read resources, render prompts, answer the server's questions,
+    /// and watch every message.
+    ///
+    /// The server named as for every subcommand (a URL, --stdio, --config) is connected at
+    /// the start; the page can connect to others. The URL printed on stdout carries a random
+    /// token: only a browser that opened it is served (Host and Origin are checked too).
+    Ui {
+        /// The server's URL (or give it before `ui`, or name it with --stdio or --config).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// Only print the URL; do not start a browser (also: MCP_NO_BROWSER=1).
+        #[arg(long)]
+        no_open: bool,
+        /// Listen on this port of 127.0.0.1 (default: one the system picks).
+        #[arg(long, value_name = "PORT", default_value_t = 0)]
+        port: u16,
+    },
     /// Print a completion script for SHELL: `mcp completions bash > /etc/bash_completion.d/mcp`.
     Completions {
         /// The shell to complete in.

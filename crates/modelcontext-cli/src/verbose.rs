@@ -1,22 +1,48 @@
-//! `--verbose`: every JSON-RPC message sent and received, on stderr, as it crosses the wire.
+//! `--verbose`: every JSON-RPC message sent and received, as it crosses the wire. The same
+//! tap feeds `mcp ui`'s message pane.
 //!
 //! The tap sits between the client's engine and the transport, so it sees exactly what the
 //! SDK sends and what it is given, whatever the transport (a child's pipes or HTTP).
+
+use std::sync::Arc;
 
 use modelcontext::types::Message;
 use modelcontext::{Connection, Transport};
 use tokio::sync::mpsc;
 
-/// A transport whose messages are printed on their way through.
-pub struct Tapped<T>(pub T);
+/// Which way a message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From us to the server.
+    Sent,
+    /// From the server to us.
+    Received,
+}
+
+/// Where tapped messages go: the direction and the message as JSON text (or, for something
+/// received that did not decode, why not).
+pub type Sink = Arc<dyn Fn(Direction, String) + Send + Sync>;
+
+/// The `--verbose` sink: `mcp: --> {..}` and `mcp: <-- {..}` on stderr.
+pub fn to_stderr() -> Sink {
+    Arc::new(|direction, text| match direction {
+        Direction::Sent => say!("mcp: --> {text}"),
+        Direction::Received => say!("mcp: <-- {text}"),
+    })
+}
+
+/// A transport whose messages are handed to a sink on their way through.
+pub struct Tapped<T>(pub T, pub Sink);
 
 impl<T: Transport> Transport for Tapped<T> {
     fn open(self) -> Connection {
-        let Connection { sender, mut receiver, shutdown } = self.0.open();
+        let Tapped(inner, sink) = self;
+        let Connection { sender, mut receiver, shutdown } = inner.open();
         let (to_peer, mut outgoing) = mpsc::channel::<Message>(64);
+        let sent = sink.clone();
         tokio::spawn(async move {
             while let Some(message) = outgoing.recv().await {
-                say!("mcp: --> {}", message.encode());
+                sent(Direction::Sent, message.encode());
                 if sender.send(message).await.is_err() {
                     break;
                 }
@@ -26,8 +52,8 @@ impl<T: Transport> Transport for Tapped<T> {
         tokio::spawn(async move {
             while let Some(message) = receiver.recv().await {
                 match &message {
-                    Ok(message) => say!("mcp: <-- {}", message.encode()),
-                    Err(err) => say!("mcp: <-- (undecodable: {err})"),
+                    Ok(message) => sink(Direction::Received, message.encode()),
+                    Err(err) => sink(Direction::Received, format!("(undecodable: {err})")),
                 }
                 if to_engine.send(message).await.is_err() {
                     break;

@@ -10,6 +10,7 @@ use expect_test::{Expect, expect};
 use serde_json::Value;
 
 mod login;
+mod ui;
 
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
 /// `deps/` folder this test binary runs from.
@@ -523,6 +524,17 @@ fn a_server_from_a_claude_desktop_config() {
     mcp(&["--config", file, "--stdio", "x", "tools"])
         .code(64)
         .stderr_has("one of --stdio, --config");
+    // login and logout take the URL of an HTTP entry.
+    mcp(&["--config", file, "--server", "books", "login"]).code(64).stderr_has("is a command");
+    let logout = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["logout", "--config", file, "--server", "remote"])
+        .env("XDG_CONFIG_HOME", &dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcp runs");
+    let stderr = String::from_utf8_lossy(&logout.stderr);
+    assert_eq!(logout.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains(&format!("no stored login for {}", server.url)), "{stderr}");
 }
 
 #[test]

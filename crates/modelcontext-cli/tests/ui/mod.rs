@@ -1,0 +1,248 @@
+//! `mcp ui`: the guard against other pages and hosts (no browser needed), and the page itself
+//! driven in a real, headless Chromium against the bookshop over stdio and over HTTP, and the
+//! `confirm` and `progress` examples.
+//!
+//! `MCP_UI_SCREENSHOTS=DIR` also saves screenshots of the main views into DIR (how the
+//! README's pictures are made: `MCP_UI_SCREENSHOTS=docs/images`).
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::json;
+
+use super::{HttpBookshop, bookshop, example};
+
+mod webdriver;
+
+use webdriver::{Browser, WAIT, http};
+
+/// A port nobody listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a loopback port").port()
+}
+
+/// A running `mcp ui --no-open ARGS`, stopped when dropped.
+struct Ui {
+    child: Child,
+    /// The URL it printed, with its token.
+    url: String,
+    address: String,
+    token: String,
+}
+
+impl Ui {
+    fn start(args: &[&str]) -> Ui {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["ui", "--no-open"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("mcp ui starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(WAIT).expect("mcp ui prints its URL");
+        let url = line.trim().to_owned();
+        let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("not a URL: {url:?}"));
+        let (address, query) = rest.split_once("/?token=").expect("a URL with a token");
+        let (address, token) = (address.to_owned(), query.to_owned());
+        assert_eq!(token.len(), 32, "{url}");
+        assert!(address.starts_with("127.0.0.1:"), "{url}");
+        Ui { child, url, address, token }
+    }
+
+    /// A request to the UI with `headers`; its status and body.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> (u16, String) {
+        http(&self.address, method, path, headers, body)
+    }
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A connect request for a stdio server that only creates `marker` (and so fails to talk).
+fn marker_command(marker: &std::path::Path) -> String {
+    json!({"transport": "stdio", "command": ["sh", "-c", format!("touch '{}'", marker.display())]})
+        .to_string()
+}
+
+#[test]
+fn the_ui_refuses_requests_without_the_token_from_other_hosts_and_other_origins() {
+    let ui = Ui::start(&[]);
+    let marker =
+        std::env::temp_dir().join(format!("mcp-ui-marker-{}", ui.address.replace(':', "-")));
+    let _ = std::fs::remove_file(&marker);
+    let connect = marker_command(&marker);
+    let token = ui.token.as_str();
+    let host = ui.address.as_str();
+    let foreign_host = format!("attacker.example:{}", host.rsplit(':').next().unwrap_or(""));
+    type Headers<'a> = Vec<(&'a str, &'a str)>;
+    let cases: [(&str, Headers, u16); 5] = [
+        ("no token", vec![], 403),
+        ("a wrong token", vec![("X-MCP-UI-Token", "00000000000000000000000000000000")], 403),
+        // DNS rebinding: a name of the attacker's that resolves to 127.0.0.1.
+        ("a foreign Host", vec![("X-MCP-UI-Token", token), ("Host", &foreign_host)], 421),
+        (
+            "a foreign Origin",
+            vec![("X-MCP-UI-Token", token), ("Origin", "http://attacker.example")],
+            403,
+        ),
+        ("the token for another port's UI", vec![("Cookie", "mcp_ui_1=0")], 403),
+    ];
+    for (what, headers, status) in &cases {
+        let (got, body) = ui.request("POST", "/api/connect", headers, Some(&connect));
+        assert_eq!(got, *status, "POST /api/connect with {what}: {body}");
+        assert!(!marker.exists(), "POST /api/connect with {what} started the command");
+        let (got, _) = ui.request("GET", "/", headers, None);
+        assert_eq!(got, *status, "GET / with {what}");
+        let (got, _) = ui.request("GET", "/api/events?after=0", headers, None);
+        assert_eq!(got, *status, "GET /api/events with {what}");
+    }
+    let (status, _) = ui.request("GET", &format!("/?token={token}"), &[], None);
+    assert_eq!(status, 200, "the page with its token");
+    // The control: with the token, from our own origin, the command does run.
+    let own_origin = format!("http://{host}");
+    let headers = [("X-MCP-UI-Token", token), ("Origin", own_origin.as_str())];
+    let (status, body) = ui.request("POST", "/api/connect", &headers, Some(&connect));
+    assert_eq!(status, 502, "a server that exits at once is a failed connection: {body}");
+    assert!(marker.exists(), "with the token the command ran");
+    let _ = std::fs::remove_file(&marker);
+}
+
+/// `MCP_UI_SCREENSHOTS`, where screenshots go, if anywhere.
+fn screenshots() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("MCP_UI_SCREENSHOTS")?);
+    std::fs::create_dir_all(&dir).expect("the screenshot folder");
+    Some(dir)
+}
+
+fn screenshot(browser: &Browser, name: &str) {
+    if let Some(dir) = screenshots() {
+        browser.screenshot(&dir.join(format!("ui-{name}.png")));
+    }
+}
+
+/// The page of a UI connected to the bookshop: tools listed, `get_author` answered and
+/// failed, a book read through the template form.
+fn drive_the_bookshop(browser: &Browser, ui: &Ui, shots: bool) {
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.wait_for_text("#info-server", "Bookshop");
+    browser.wait_for_text("#tool-list", "search_books");
+    browser.click(".tool-item[data-name='get_author']");
+    browser.type_into("#tool-form [data-path='title']", "Dune");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "Frank Herbert");
+    let failed = "return document.querySelector('#call-result').classList.contains('error')";
+    assert_eq!(browser.script(failed, json!([])), json!(false), "a result shown as an error");
+    if shots {
+        screenshot(browser, "tools");
+    }
+    browser.type_into("#tool-form [data-path='title']", "Nothing");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "No book titled 'Nothing'");
+    browser.wait_until("the tool error shown as an error", failed);
+    browser.wait_for_text("#call-result", "reported an error");
+
+    browser.click("#tabs [data-tab='resources']");
+    browser.click(".template-item[data-template='books://{title}']");
+    browser.type_into("#template-values [data-path='title']", "Dune");
+    browser.click("#template-values button[type='submit']");
+    browser.wait_for_text("#resource-result", "Dune by Frank Herbert");
+    if shots {
+        screenshot(browser, "resources");
+    }
+    browser.click("#tabs [data-tab='messages']");
+    browser.wait_for_text("#message-list", "tools/call");
+    if shots {
+        screenshot(browser, "messages");
+    }
+    browser.click("#tabs [data-tab='tools']");
+}
+
+/// Connects the page to another stdio server through its connect form.
+fn connect_to(browser: &Browser, command: &str, tool: &str) {
+    browser.script("document.querySelector('#connect-transport').value = 'stdio'; \
+                    document.querySelector('#connect-transport').dispatchEvent(new Event('change'))", json!([]));
+    browser.type_into("#connect-command", command);
+    browser.click("#connect-button");
+    browser.wait_for_text("#tool-list", tool);
+    browser.click(&format!(".tool-item[data-name='{tool}']"));
+}
+
+#[test]
+fn the_inspector_in_a_browser() {
+    let Some(browser) = Browser::start() else { return };
+
+    // Over stdio, the server named on the command line.
+    let bookshop_path = bookshop();
+    let ui = Ui::start(&["--stdio", &format!("'{}'", bookshop_path.display())]);
+    drive_the_bookshop(&browser, &ui, true);
+
+    // The `confirm` example's question, answered in the dialog.
+    connect_to(&browser, &format!("'{}' --stdio", example("confirm").display()), "delete_file");
+    browser.type_into("#tool-form [data-path='path']", "notes.txt");
+    browser.click("#call-button");
+    browser.wait_until(
+        "the question dialog",
+        "return document.querySelector('#question-dialog').open",
+    );
+    browser.wait_for_text("#question-message", "Delete notes.txt?");
+    browser.click("#question-body [data-path='confirm']");
+    screenshot(&browser, "elicitation");
+    browser.click("#question-accept");
+    browser.wait_for_text("#call-result", "deleted notes.txt");
+
+    // The `progress` example's bar, filled.
+    connect_to(&browser, &format!("'{}' --stdio", example("progress").display()), "index");
+    browser.type_into("#tool-form [data-path='files']", "1001");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-errors", "at most 1000");
+    browser.type_into("#tool-form [data-path='files']", "25");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "indexed 25 documents");
+    let full = "const bar = document.querySelector('#call-progress'); \
+                return bar !== null && bar.max === 25 && bar.value === 25";
+    browser.wait_until("the progress bar at 100%", full);
+    browser.wait_for_text("#call-progress-text", "(100%)");
+    screenshot(&browser, "progress");
+    drop(ui);
+
+    // Over HTTP, the same page against the bookshop's endpoint.
+    let server = HttpBookshop::start();
+    let ui = Ui::start(&[&server.url]);
+    drive_the_bookshop(&browser, &ui, false);
+}
+
+#[test]
+fn the_ui_wants_a_free_port() {
+    let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("address").port().to_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["ui", "--no-open", "--port", &port])
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcp runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+}
