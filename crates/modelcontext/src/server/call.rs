@@ -183,7 +183,8 @@ impl Call<'_> {
             Err(error) => return Reply::Now(Err(error)),
         };
         let RequestParts { responses, state, meta } = parts;
-        let round = match self.input_round(|| K::binding(&target, &mut arguments), responses, state) {
+        let round = match self.input_round(|| K::binding(&target, &mut arguments), responses, state)
+        {
             Ok(round) => round,
             Err(error) => return Reply::Now(Err(error)),
         };

@@ -6,8 +6,7 @@ use modelcontext_types::{
     CallToolResult, CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptResult,
     Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, McpError, Meta, MrtrResult, RawValue, ReadResourceResult,
-    ResultType,
-    SERVER_INFO_META_KEY, to_raw,
+    ResultType, SERVER_INFO_META_KEY, to_raw,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -193,8 +192,8 @@ wire_result!(cacheable: DiscoverResult, ListToolsResult, ListResourcesResult, Li
 /// struct (or map) gets `_meta` before its own fields. Everything else passes through.
 mod meta_first {
     use modelcontext_types::RawValue;
-    use serde::ser::{SerializeMap, SerializeStruct, Serializer};
     use serde::Serialize;
+    use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 
     pub(super) struct Prepend<'a, S> {
         pub inner: S,

@@ -24,8 +24,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, Icon, McpError,
-    MirroredArgument, RawValue, Tool, ToolAnnotations, method, mirrored_arguments,
+    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, Icon, McpError, RawValue,
+    Tool, ToolAnnotations, method, mirrored_arguments,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -170,7 +170,8 @@ pub(crate) struct ToolEntry {
     pub listed: Box<RawValue>,
     /// The arguments the input schema mirrors into `Mcp-Param-*` headers (`x-mcp-header`),
     /// found once: a modern HTTP call checks them on every request.
-    pub mirrored: Vec<MirroredArgument>,
+    #[cfg(feature = "http")]
+    pub mirrored: Vec<modelcontext_types::MirroredArgument>,
     input: Validator,
     output: Option<Validator>,
 }
@@ -187,13 +188,23 @@ impl ToolEntry {
             ),
             _ => None,
         };
+        // Invalid annotations are refused with every feature set; only HTTP reads the result.
         let schema = Value::Object(def.tool.input_schema.clone());
         let mirrored = mirrored_arguments(&schema).map_err(|reason| {
             format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}")
         })?;
+        #[cfg(not(feature = "http"))]
+        drop(mirrored);
         let listed = modelcontext_types::to_raw(&def.tool)
             .map_err(|e| format!("tool '{name}' does not serialize: {e}"))?;
-        Ok(ToolEntry { def, listed, mirrored, input, output })
+        Ok(ToolEntry {
+            def,
+            listed,
+            #[cfg(feature = "http")]
+            mirrored,
+            input,
+            output,
+        })
     }
 
     fn name(&self) -> &str {
