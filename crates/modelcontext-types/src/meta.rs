@@ -127,7 +127,8 @@ impl<'de> serde::de::Visitor<'de> for RequestMetaVisitor {
     type Value = RequestMeta;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a _meta object")
+        // The derived reader's words, which error messages have always carried.
+        f.write_str("struct RequestMeta")
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
