@@ -23,7 +23,7 @@ use super::mrtr::{self, Binding, InputRound};
 use super::notify::{self, BusEvent};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
-use super::stamp::{Stamp, WireResult, internal};
+use super::stamp::{ServerInfoJson, Stamp, WireResult, internal};
 use super::tasks::{self, TaskSupport};
 use super::tool::ToolKind;
 use super::{ServerInner, pagination};
@@ -32,7 +32,7 @@ use crate::engine::{Outcome, Peer, Reply};
 /// One request being answered: everything a method handler needs, borrowed from the loop.
 pub(super) struct Call<'a> {
     pub server: &'a Arc<ServerInner>,
-    pub server_info: &'a Arc<Value>,
+    pub server_info: &'a Arc<ServerInfoJson>,
     pub client: &'a Arc<ClientView>,
     pub peer: &'a Peer,
     pub request_id: modelcontext_types::RequestId,
@@ -178,12 +178,13 @@ impl Call<'_> {
     /// cancellation guard, the kind's check of the arguments, and the handler's run (with the
     /// kind's panic and withholding policy) inside the request's [`Tail`].
     fn serve<K: Kind>(self, params: K::Params) -> Reply {
-        let Found { handler, target, arguments, parts } = match K::find(self.server, params) {
+        let Found { handler, target, mut arguments, parts } = match K::find(self.server, params) {
             Ok(found) => found,
             Err(error) => return Reply::Now(Err(error)),
         };
         let RequestParts { responses, state, meta } = parts;
-        let round = match self.input_round(|| K::binding(&target, &arguments), responses, state) {
+        let round = match self.input_round(|| K::binding(&target, &mut arguments), responses, state)
+        {
             Ok(round) => round,
             Err(error) => return Reply::Now(Err(error)),
         };
@@ -438,8 +439,10 @@ mod tests {
             ToolsPage { tools: vec![&*raw], next_cursor: Some("c".into()), ..Default::default() };
         let mut typed = ListToolsResult::new(vec![tool]).with_next_cursor("c");
         assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
-        page.stamp(json!({"name": "s", "version": "1"}));
-        typed.stamp(json!({"name": "s", "version": "1"}));
+        page.stamp();
+        typed.stamp();
+        page.meta = Some(json!({"k": 1}).as_object().cloned().unwrap_or_default());
+        typed.meta = page.meta.clone();
         assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
     }
 }

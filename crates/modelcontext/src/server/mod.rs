@@ -182,7 +182,7 @@ pub(crate) struct ServerInner {
     /// `info` as JSON for the modern `serverInfo` stamp, built on first use (one modern HTTP
     /// request is one connection, so per-connection would be per request) and reset by any
     /// change to the server.
-    pub info_json: std::sync::OnceLock<Arc<serde_json::Value>>,
+    pub info_json: std::sync::OnceLock<Arc<stamp::ServerInfoJson>>,
     /// Code around every request ([`McpServer::layer`]), in the order it was added.
     pub layers: layer::Layers,
     /// The metric instruments, made from the global meter provider on first use (feature
@@ -252,8 +252,8 @@ impl ServerInner {
     }
 
     /// `serverInfo` as JSON, serialized once.
-    pub(crate) fn info_json(&self) -> Arc<serde_json::Value> {
-        let json = || Arc::new(serde_json::to_value(&self.info).unwrap_or_default());
+    pub(crate) fn info_json(&self) -> Arc<stamp::ServerInfoJson> {
+        let json = || Arc::new(stamp::ServerInfoJson::new(&self.info));
         Arc::clone(self.info_json.get_or_init(json))
     }
 }
@@ -441,12 +441,8 @@ impl McpServer {
         check_tool_name(&name)?;
         // Compiling first checks the schema limits before anything else walks the schema.
         let limits = self.inner.schema_limits;
+        // Compiling also finds the `x-mcp-header` arguments, refusing invalid annotations.
         let entry = Arc::new(ToolEntry::compile(def, limits).map_err(Error::registration)?);
-        let schema = serde_json::Value::Object(entry.def.tool.input_schema.clone());
-        if let Err(reason) = modelcontext_types::mirrored_arguments(&schema) {
-            let message = format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}");
-            return Err(Error::registration(message));
-        }
         self.inner.change_catalog(|c| c.tools.insert("tool", &name, entry))?;
         self.notify_tools_changed();
         Ok(())

@@ -20,8 +20,8 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -49,16 +49,16 @@ pub(crate) struct Binding {
     method: &'static str,
     /// The tool or prompt name, or the resource URI.
     name: String,
-    /// The arguments object.
-    args: Value,
+    /// The arguments object, shared with the handler's [`Arguments`](super::handler::Arguments).
+    args: Arc<Value>,
     /// The authenticated principal, when the transport established one.
     principal: Option<String>,
 }
 
 impl Binding {
     /// `args` is the request's arguments object (an empty one for a resource read).
-    pub(crate) fn new(method: &'static str, name: &str, args: &Value) -> Binding {
-        Binding { method, name: name.to_owned(), args: args.clone(), principal: None }
+    pub(crate) fn new(method: &'static str, name: &str, args: Arc<Value>) -> Binding {
+        Binding { method, name: name.to_owned(), args, principal: None }
     }
 
     /// The binding, also tied to `principal` (state sealed for one principal does not open
@@ -332,6 +332,8 @@ fn millis(duration: Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use serde_json::json;
     use sha2::{Digest, Sha256};
 
@@ -346,6 +348,6 @@ mod tests {
         let canonical = r#"{"a":[{"x":null,"y":"é\"\n"},true],"b":1.5,"c":{}}"#;
         let expected = hex(&Sha256::digest(canonical.as_bytes()));
         let args = serde_json::Value::Object(args.clone());
-        assert_eq!(Binding::new("tools/call", "t", &args).sealed().args, expected);
+        assert_eq!(Binding::new("tools/call", "t", Arc::new(args)).sealed().args, expected);
     }
 }

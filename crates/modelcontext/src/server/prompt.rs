@@ -181,8 +181,8 @@ impl Kind for PromptKind {
         })
     }
 
-    fn binding(def: &Arc<PromptDef>, arguments: &Arguments) -> Binding {
-        Binding::new(method::PROMPTS_GET, def.name(), arguments.as_value())
+    fn binding(def: &Arc<PromptDef>, arguments: &mut Arguments) -> Binding {
+        Binding::new(method::PROMPTS_GET, def.name(), arguments.share())
     }
 
     /// A missing required argument is -32602, before the handler runs.

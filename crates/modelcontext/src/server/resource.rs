@@ -399,8 +399,8 @@ impl Kind for ResourceKind {
     }
 
     /// Bound to the URI, which holds the arguments.
-    fn binding(target: &ResourceTarget, _: &Arguments) -> Binding {
-        Binding::new(method::RESOURCES_READ, &target.uri, &Value::Object(Map::new()))
+    fn binding(target: &ResourceTarget, _: &mut Arguments) -> Binding {
+        Binding::new(method::RESOURCES_READ, &target.uri, Arc::new(Value::Object(Map::new())))
     }
 
     fn refuse(_: &ResourceTarget, _: &Arguments) -> Option<Result<ReadResourceResult, McpError>> {

@@ -14,7 +14,7 @@ use modelcontext_types::{
     MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
     UNSUPPORTED_PROTOCOL_VERSION, has_batches, method, negotiate_handshake, to_raw,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::ServerInner;
 use super::call::Call;
@@ -29,7 +29,7 @@ use crate::engine::{Dispatch, Outcome, Peer, Reply};
 pub(crate) struct ServerSession {
     server: Arc<ServerInner>,
     /// `serverInfo` as JSON, built once per connection for the modern result stamp.
-    server_info: Arc<Value>,
+    server_info: Arc<super::stamp::ServerInfoJson>,
     era: EraState,
     log_level: SessionLogLevel,
     /// Handshake era: the URIs of `resources/subscribe`, read by the forwarder.

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::mrtr::InputRound;
-use super::stamp::{Stamp, WireResult, internal, stamp_meta};
+use super::stamp::{Stamp, WireResult, internal};
 use super::{ChangeEvent, ServerInner};
 use crate::engine::{BoxFuture, Outcome};
 
@@ -562,22 +562,30 @@ pub(crate) struct Ack {
 }
 
 impl WireResult for Ack {
-    fn stamp(&mut self, server_info: Value) {
+    fn stamp(&mut self) {
         self.result_type = Some(ResultType::Complete);
-        stamp_meta(&mut self.meta, server_info);
+    }
+
+    fn meta_mut(&mut self) -> Option<&mut Option<modelcontext_types::Meta>> {
+        Some(&mut self.meta)
     }
 }
 
 impl WireResult for GetTaskResult {
-    fn stamp(&mut self, server_info: Value) {
+    fn stamp(&mut self) {
         self.result_type = Some(ResultType::Complete);
-        stamp_meta(&mut self.meta, server_info);
+    }
+
+    fn meta_mut(&mut self) -> Option<&mut Option<modelcontext_types::Meta>> {
+        Some(&mut self.meta)
     }
 }
 
 impl WireResult for CreateTaskResult {
-    fn stamp(&mut self, server_info: Value) {
-        stamp_meta(&mut self.meta, server_info);
+    fn stamp(&mut self) {}
+
+    fn meta_mut(&mut self) -> Option<&mut Option<modelcontext_types::Meta>> {
+        Some(&mut self.meta)
     }
 }
 

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, Icon, McpError, RawValue,
-    Tool, ToolAnnotations, method,
+    Tool, ToolAnnotations, method, mirrored_arguments,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
@@ -168,6 +168,10 @@ pub(crate) struct ToolEntry {
     pub def: ToolDef,
     /// The tool as `tools/list` shows it, serialized once: a list copies these bytes.
     pub listed: Box<RawValue>,
+    /// The arguments the input schema mirrors into `Mcp-Param-*` headers (`x-mcp-header`),
+    /// found once: a modern HTTP call checks them on every request.
+    #[cfg(feature = "http")]
+    pub mirrored: Vec<modelcontext_types::MirroredArgument>,
     input: Validator,
     output: Option<Validator>,
 }
@@ -184,9 +188,23 @@ impl ToolEntry {
             ),
             _ => None,
         };
+        // Invalid annotations are refused with every feature set; only HTTP reads the result.
+        let schema = Value::Object(def.tool.input_schema.clone());
+        let mirrored = mirrored_arguments(&schema).map_err(|reason| {
+            format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}")
+        })?;
+        #[cfg(not(feature = "http"))]
+        drop(mirrored);
         let listed = modelcontext_types::to_raw(&def.tool)
             .map_err(|e| format!("tool '{name}' does not serialize: {e}"))?;
-        Ok(ToolEntry { def, listed, input, output })
+        Ok(ToolEntry {
+            def,
+            listed,
+            #[cfg(feature = "http")]
+            mirrored,
+            input,
+            output,
+        })
     }
 
     fn name(&self) -> &str {
@@ -221,8 +239,8 @@ impl Kind for ToolKind {
         })
     }
 
-    fn binding(entry: &Arc<ToolEntry>, arguments: &Arguments) -> Binding {
-        Binding::new(method::TOOLS_CALL, entry.name(), arguments.as_value())
+    fn binding(entry: &Arc<ToolEntry>, arguments: &mut Arguments) -> Binding {
+        Binding::new(method::TOOLS_CALL, entry.name(), arguments.share())
     }
 
     /// Invalid arguments are a tool error (spec: input validation failures go back to the

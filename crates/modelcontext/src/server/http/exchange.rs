@@ -316,7 +316,7 @@ fn admit_modern(
         ClientRequest::CallTool(params) => shared.server.tool_entry(&params.name),
         _ => None,
     };
-    let facts = body_facts(version, &parsed, tool.as_ref().map(|entry| entry.def.definition()));
+    let facts = body_facts(version, &parsed, tool.as_ref().map(|entry| &entry.mirrored[..]));
     headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     let client = crate::server::modern_view(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     Ok(Admitted { request: parsed, client })
@@ -333,11 +333,11 @@ fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
 fn body_facts<'a>(
     version: &'a str,
     request: &'a ClientRequest,
-    tool: Option<&'a modelcontext_types::Tool>,
+    mirrored: Option<&'a [modelcontext_types::MirroredArgument]>,
 ) -> BodyFacts<'a> {
     let (name, tool_call) = match request {
         ClientRequest::CallTool(params) => {
-            let call = tool.zip(params.arguments.as_ref());
+            let call = mirrored.zip(params.arguments.as_ref());
             (Some(params.name.as_str()), call)
         }
         ClientRequest::ReadResource(params) => (Some(params.uri.as_str()), None),

@@ -9,8 +9,10 @@
 //! required header that is missing, is -32020 (HTTP 400), so an intermediary that routes on
 //! headers can never see something other than what the server executes.
 
+use std::borrow::Cow;
+
 use http::HeaderMap;
-use modelcontext_types::{HEADER_MISMATCH, McpError, Tool, mirrored_arguments};
+use modelcontext_types::{HEADER_MISMATCH, McpError, MirroredArgument};
 use serde_json::{Map, Value};
 
 /// What the headers must agree with: facts read from the body.
@@ -19,8 +21,8 @@ pub(crate) struct BodyFacts<'a> {
     pub method: &'a str,
     /// `params.name` or `params.uri`, for the methods that need `Mcp-Name`.
     pub name: Option<&'a str>,
-    /// The tool being called and its arguments, for `Mcp-Param-*`.
-    pub tool_call: Option<(&'a Tool, &'a Map<String, Value>)>,
+    /// The called tool's mirrored arguments and the call's arguments, for `Mcp-Param-*`.
+    pub tool_call: Option<(&'a [MirroredArgument], &'a Map<String, Value>)>,
 }
 
 fn mismatch(message: String) -> McpError {
@@ -34,8 +36,8 @@ pub(crate) fn check(headers: &HeaderMap, body: &BodyFacts<'_>) -> Result<(), Mcp
     if let Some(name) = body.name {
         expect_header(headers, "mcp-name", name)?;
     }
-    if let Some((tool, arguments)) = body.tool_call {
-        check_params(headers, tool, arguments)?;
+    if let Some((mirrored, arguments)) = body.tool_call {
+        check_params(headers, mirrored, arguments)?;
     }
     Ok(())
 }
@@ -51,7 +53,7 @@ fn expect_header(headers: &HeaderMap, name: &str, expected: &str) -> Result<(), 
 }
 
 /// A header's value, trimmed and base64-decoded when sent in the `=?base64?..?=` form.
-fn header_value(headers: &HeaderMap, name: &str) -> Result<Option<String>, McpError> {
+fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<Cow<'h, str>>, McpError> {
     let mut values = headers.get_all(name).iter();
     let Some(raw) = values.next() else { return Ok(None) };
     if values.next().is_some() {
@@ -66,23 +68,20 @@ fn header_value(headers: &HeaderMap, name: &str) -> Result<Option<String>, McpEr
 }
 
 /// Decodes `=?base64?...?=` (markers exact and lowercase); other values pass through.
-pub(crate) fn decode_value(text: &str) -> Option<String> {
+pub(crate) fn decode_value(text: &str) -> Option<Cow<'_, str>> {
     match text.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
-        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
-        None => Some(text.to_owned()),
+        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok().map(Cow::Owned),
+        None => Some(Cow::Borrowed(text)),
     }
 }
 
 /// Every `x-mcp-header` argument must be mirrored exactly, and nothing else claimed.
 fn check_params(
     headers: &HeaderMap,
-    tool: &Tool,
+    mirrored: &[MirroredArgument],
     arguments: &Map<String, Value>,
 ) -> Result<(), McpError> {
-    let schema = Value::Object(tool.input_schema.clone());
-    // Registration refuses invalid annotations, so this only fails for a hand-set schema.
-    let mirrored = mirrored_arguments(&schema).unwrap_or_default();
-    for argument in &mirrored {
+    for argument in mirrored {
         let header = &argument.header;
         let property = argument.path.join(".");
         let name = format!("mcp-param-{}", header.to_ascii_lowercase());
@@ -174,12 +173,11 @@ mod tests {
 
     #[test]
     fn mirrored_arguments_must_match() {
-        let mut tool = Tool::new("t", Default::default());
         let schema = serde_json::json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "level": {"type": "integer", "x-mcp-header": "Level"},
         }});
-        tool.input_schema = schema.as_object().cloned().expect("object");
+        let mirrored = modelcontext_types::mirrored_arguments(&schema).expect("valid");
         let args = serde_json::json!({"region": "eu west", "level": 7});
         let args = args.as_object().expect("object");
         let base = [
@@ -194,7 +192,7 @@ mod tests {
                 version: "2026-07-28",
                 method: "tools/call",
                 name: Some("t"),
-                tool_call: Some((&tool, args)),
+                tool_call: Some((&mirrored, args)),
             };
             check(&headers(&all), &facts).is_ok()
         };
