@@ -107,7 +107,7 @@ impl ServerSession {
     /// Sets the log level from its wire name (`"debug"`...); an unknown one is ignored.
     #[cfg(feature = "http")]
     fn set_log_level(&self, level: &str) {
-        match serde_json::from_value(Value::String(level.to_owned())) {
+        match serde_json::from_value(serde_json::Value::String(level.to_owned())) {
             Ok(level) => self.log_level.set(level),
             Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
         }
