@@ -5,6 +5,7 @@
 mod bus;
 mod fleet;
 mod handshake;
+mod peers;
 mod proxy;
 mod sessions;
 mod support;
