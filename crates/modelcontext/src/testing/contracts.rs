@@ -340,7 +340,7 @@ where
 }
 
 #[cfg(all(test, feature = "http"))]
-mod session_store_tests {
+mod http_seam_tests {
     use crate::server::http::MemorySessionStore;
 
     #[tokio::test]
