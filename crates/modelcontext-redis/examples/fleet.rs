@@ -12,10 +12,10 @@
 //! A cursor or an MRTR `requestState` from one instance opens on the other (same key ring),
 //! the `restock` tool called on one instance notifies the listen streams held by all of them
 //! (same Redis bus), and a 2025-11-25 session made on one instance is served by any other
-//! (same session store) and its SSE streams resume on any of them (same event store): clients
-//! of both eras need no sticky routing. Only the answers to the
-//! server's own requests to a client (elicitation, sampling, roots) and cancellations of
-//! running calls still need to reach the instance running the call (see
+//! (same session store), its SSE streams resume on any of them (same event store), and the
+//! client's answers to the server's requests (elicitation, sampling, roots) and its
+//! cancellations reach the instance running the call wherever they land (same peer router):
+//! clients of both eras need no sticky routing (see
 //! `modelcontext::docs::deployment`).
 
 use std::sync::Arc;
@@ -83,7 +83,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("bookshop instance on http://{}/mcp", listener.local_addr()?);
     let sessions = Arc::new(deployment.session_store()?);
     let events = Arc::new(deployment.event_store()?);
-    let options = HttpOptions::default().session_store(sessions).event_store(events);
+    let router = Arc::new(deployment.peer_router()?);
+    let options =
+        HttpOptions::default().session_store(sessions).event_store(events).peer_router(router);
     server.http_endpoint_with(options).serve(listener).await?;
     Ok(())
 }

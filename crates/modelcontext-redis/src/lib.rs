@@ -7,7 +7,10 @@
 //! `subscriptions/listen` streams and handshake-era connections of all the others; and the
 //! handshake-era sessions, through a [`RedisSessionStore`] given to
 //! [`HttpOptions::session_store`](modelcontext::HttpOptions::session_store), so that any
-//! instance serves any 2025-11-25 session. Give the
+//! instance serves any 2025-11-25 session; and the client's answers to a session's requests
+//! and its cancellations, through a [`RedisPeerRouter`] given to
+//! [`HttpOptions::peer_router`](modelcontext::HttpOptions::peer_router), so they reach the
+//! instance running the handler wherever they are POSTed. Give the
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
 //! `requestState` sealed by one opens on the others. A [`RedisEventStore`] keeps the SSE event
 //! logs of handshake-era sessions, so a stream cut on one instance is followed from the shared
@@ -46,6 +49,8 @@ mod breaker;
 mod bus;
 mod error;
 mod events;
+mod follow;
+mod router;
 mod sessions;
 mod wire;
 
@@ -58,6 +63,7 @@ pub use error::Error;
 pub use events::{
     DEFAULT_EVENT_TTL, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_FOLLOWERS, RedisEventStore,
 };
+pub use router::RedisPeerRouter;
 pub use sessions::RedisSessionStore;
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
@@ -147,6 +153,14 @@ impl Deployment {
     /// follows what the first still sends. Connects on first use.
     pub fn event_store(&self) -> Result<RedisEventStore, Error> {
         RedisEventStore::new(self)
+    }
+
+    /// A [`RedisPeerRouter`] for this deployment, with a fresh random instance name: the
+    /// client's answers and cancellations reach the instance that runs their request, for
+    /// [`HttpOptions::peer_router`](modelcontext::HttpOptions::peer_router). Connects on first
+    /// use.
+    pub fn peer_router(&self) -> Result<RedisPeerRouter, Error> {
+        RedisPeerRouter::new(self)
     }
 
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.

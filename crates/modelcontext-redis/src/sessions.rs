@@ -19,16 +19,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use modelcontext::server::http::{
     SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError, StoreFuture,
 };
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
+use crate::follow::Follower;
 use crate::{Breaker, Deployment, Error};
 
 /// Creates the record if no live one has its id. KEYS: record, subscriptions. ARGV: idle
@@ -308,119 +307,23 @@ impl SessionStore for RedisSessionStore {
     }
 
     fn events(&self) -> BoxStream<'static, SessionEvent> {
-        let (tx, rx) = mpsc::channel(EVENTS_CAPACITY);
-        let follower = Follower {
-            client: self.client.clone(),
-            channel: self.channel.clone(),
-            origin: self.origin.clone(),
-            timeout: self.timeout,
-            health_check: self.health_check,
-            tx,
-        };
-        tokio::spawn(follower.run());
-        futures_util::stream::unfold(rx, |mut rx| async move { Some((rx.recv().await?, rx)) })
-            .boxed()
+        let origin = self.origin.clone();
+        let channels = vec![self.channel.clone()];
+        Follower::new(&self.client, channels, self.timeout, self.health_check)
+            .gap(SessionEvent::Gap)
+            .follow(move |payload| read(&origin, payload))
     }
 }
 
-/// Events queued for the endpoint before the follower waits for it.
-const EVENTS_CAPACITY: usize = 1024;
-/// The first and the longest wait between attempts to subscribe again.
-const RETRY_FIRST: Duration = Duration::from_millis(50);
-const RETRY_MAX: Duration = Duration::from_secs(2);
-
-/// Follows the events channel on a dedicated connection until the stream is dropped.
-struct Follower {
-    client: redis::Client,
-    channel: String,
-    origin: String,
-    timeout: Duration,
-    health_check: Duration,
-    tx: mpsc::Sender<SessionEvent>,
-}
-
-impl Follower {
-    async fn run(self) {
-        let mut wait = RETRY_FIRST;
-        // Events published before the first subscription concern no session held here (the
-        // endpoint follows the store from its start); after any loss, they may.
-        let mut owes_gap = false;
-        loop {
-            let subscribed = tokio::time::timeout(self.timeout, self.subscribe()).await;
-            match subscribed {
-                Ok(Ok((pings, messages))) => {
-                    wait = RETRY_FIRST;
-                    if std::mem::take(&mut owes_gap)
-                        && self.tx.send(SessionEvent::Gap).await.is_err()
-                    {
-                        return;
-                    }
-                    if !self.listen(pings, messages).await {
-                        return;
-                    }
-                    tracing::warn!(channel = %self.channel, "lost the session events subscription");
-                }
-                Ok(Err(error)) => tracing::debug!(%error, "session events: Redis still away"),
-                Err(_) => tracing::debug!("session events: no answer to SUBSCRIBE in time"),
-            }
-            owes_gap = true;
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = self.tx.closed() => return,
-            }
-            wait = (wait * 2).min(RETRY_MAX);
-        }
+/// The event a message on the events channel tells, `None` for this store's own; an
+/// unreadable one is a gap.
+fn read(origin: &str, payload: &[u8]) -> Option<SessionEvent> {
+    let Ok(note) = serde_json::from_slice::<Note>(payload) else {
+        tracing::warn!("an unreadable message on the session events channel");
+        return Some(SessionEvent::Gap);
+    };
+    if note.origin == origin {
+        return None;
     }
-
-    async fn subscribe(
-        &self,
-    ) -> redis::RedisResult<(redis::aio::PubSubSink, redis::aio::PubSubStream)> {
-        let mut pubsub = self.client.get_async_pubsub().await?;
-        pubsub.subscribe(&self.channel).await?;
-        Ok(pubsub.split())
-    }
-
-    /// Hands on what arrives until the subscription is lost (`true`) or nobody listens any
-    /// more (`false`). A ping every health-check interval notices a half-open connection.
-    async fn listen(
-        &self,
-        mut pings: redis::aio::PubSubSink,
-        mut messages: redis::aio::PubSubStream,
-    ) -> bool {
-        let every = self.health_check;
-        let mut health = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        loop {
-            let event = tokio::select! {
-                message = messages.next() => match message {
-                    Some(message) => self.read(message.get_payload_bytes()),
-                    None => return true,
-                },
-                _ = health.tick() => {
-                    let ping = pings.ping::<redis::Value>();
-                    match tokio::time::timeout(self.timeout, ping).await {
-                        Ok(Ok(_)) => continue,
-                        _ => return true,
-                    }
-                }
-                _ = self.tx.closed() => return false,
-            };
-            if let Some(event) = event {
-                if self.tx.send(event).await.is_err() {
-                    return false;
-                }
-            }
-        }
-    }
-
-    /// The event a message tells, `None` for this store's own; an unreadable one is a gap.
-    fn read(&self, payload: &[u8]) -> Option<SessionEvent> {
-        let Ok(note) = serde_json::from_slice::<Note>(payload) else {
-            tracing::warn!("an unreadable message on the session events channel");
-            return Some(SessionEvent::Gap);
-        };
-        if note.origin == self.origin {
-            return None;
-        }
-        note.into_event()
-    }
+    note.into_event()
 }

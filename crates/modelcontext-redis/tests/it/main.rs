@@ -6,6 +6,7 @@ mod bus;
 mod events;
 mod fleet;
 mod handshake;
+mod peers;
 mod proxy;
 mod sessions;
 mod support;

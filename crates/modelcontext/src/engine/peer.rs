@@ -32,6 +32,9 @@ pub struct Peer {
 struct PeerInner {
     outgoing: mpsc::Sender<Message>,
     next_id: AtomicI64,
+    /// What our request ids start with, when they must name this instance (a deployment
+    /// with a peer router): then they are strings, `{prefix}{n}`.
+    id_prefix: std::sync::OnceLock<Box<str>>,
     /// Messages sent so far: a task that ran a handler once can tell whether the handler
     /// sent anything its answer must follow.
     sent: AtomicU64,
@@ -132,6 +135,7 @@ impl Peer {
         let inner = PeerInner {
             outgoing,
             next_id: AtomicI64::new(1),
+            id_prefix: std::sync::OnceLock::new(),
             sent: AtomicU64::new(0),
             pending: Default::default(),
         };
@@ -150,7 +154,17 @@ impl Peer {
 
     /// A fresh request id.
     pub(crate) fn next_id(&self) -> RequestId {
-        RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+        let number = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        match self.inner.id_prefix.get() {
+            None => RequestId::Number(number),
+            Some(prefix) => RequestId::String(format!("{prefix}{number}")),
+        }
+    }
+
+    /// Makes every later request id `{prefix}{n}`; a second call changes nothing.
+    #[cfg(feature = "http")]
+    pub(crate) fn prefix_ids(&self, prefix: String) {
+        let _ = self.inner.id_prefix.set(prefix.into_boxed_str());
     }
 
     /// Sends a notification.

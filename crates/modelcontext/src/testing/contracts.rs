@@ -254,13 +254,104 @@ pub async fn session_store(store: &dyn crate::server::http::SessionStore) {
     }
 }
 
+/// The [`PeerRouter`](crate::server::http::PeerRouter) contract. `a` and `b` are the routers
+/// of two instances of one deployment; the suite takes each one's
+/// [`incoming`](crate::server::http::PeerRouter::incoming) (call it on neither before).
+/// Checks, in order:
+///
+/// 1. each instance name is valid ([`valid_instance`](crate::server::http::valid_instance))
+///    and the two differ;
+/// 2. a message `a` forwards to `b` reaches `b`, unchanged, and not `a`;
+/// 3. a message `b` broadcasts reaches `a`, and not `b` itself;
+/// 4. forwarding to an instance nobody runs is not an error.
+///
+/// Delivery is at most once and a networked router may still be subscribing when the suite
+/// starts, so each check sends again (a fresh message) until one arrives, for up to five
+/// seconds.
+#[cfg(feature = "http")]
+pub async fn peer_router(
+    a: &dyn crate::server::http::PeerRouter,
+    b: &dyn crate::server::http::PeerRouter,
+) {
+    use crate::server::http::{Routed, valid_instance};
+    for router in [a, b] {
+        assert!(valid_instance(router.instance()), "instance name {:?}", router.instance());
+    }
+    assert_ne!(a.instance(), b.instance(), "two instances share a name");
+    let (mut a_in, mut b_in) = (a.incoming(), b.incoming());
+    let run = fresh_run("peer");
+
+    let mut attempt = 0;
+    let forwarded = until_delivered(&mut b_in, || {
+        attempt += 1;
+        let routed = Routed::new(&run, format!(r#"{{"forwarded":{attempt}}}"#));
+        async move { a.forward(b.instance(), routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert!(forwarded.message.starts_with(r#"{"forwarded":"#), "forward delivers: {forwarded:?}");
+
+    let mut attempt = 0;
+    let broadcast = until_delivered(&mut a_in, || {
+        attempt += 1;
+        let routed = Routed::new(&run, format!(r#"{{"broadcast":{attempt}}}"#));
+        async move { b.broadcast(routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert!(broadcast.message.starts_with(r#"{"broadcast":"#), "broadcast delivers: {broadcast:?}");
+
+    a.forward("no-such-instance", Routed::new(&run, "{}"))
+        .await
+        .expect("forwarding to an instance nobody runs is not an error");
+    // What reached the wrong side: `a`'s own forward, or `b`'s own broadcast.
+    let stray = |routed: &Routed| routed.session == run;
+    let quiet = Duration::from_millis(200);
+    if let Ok(Some(routed)) = tokio::time::timeout(quiet, a_in.next()).await {
+        assert!(!stray(&routed) || routed.message.contains("broadcast"), "a heard {routed:?}");
+    }
+    if let Ok(Some(routed)) = tokio::time::timeout(quiet, b_in.next()).await {
+        assert!(!stray(&routed) || routed.message.contains("forwarded"), "b heard {routed:?}");
+    }
+}
+
+/// Sends fresh messages with `send` until one comes out of `incoming` (each unchanged), for
+/// up to [`DELIVERY_DEADLINE`]; returns it.
+#[cfg(feature = "http")]
+async fn until_delivered<F>(
+    incoming: &mut BoxStream<'static, crate::server::http::Routed>,
+    mut send: impl FnMut() -> F,
+) -> crate::server::http::Routed
+where
+    F: Future<Output = Result<crate::server::http::Routed, crate::server::http::RouteError>>,
+{
+    let started = Instant::now();
+    let mut sent = Vec::new();
+    loop {
+        assert!(
+            started.elapsed() < DELIVERY_DEADLINE,
+            "nothing delivered within {DELIVERY_DEADLINE:?}"
+        );
+        sent.push(send().await.expect("the router takes the message"));
+        let heard = tokio::time::timeout(Duration::from_millis(100), incoming.next()).await;
+        if let Ok(Some(routed)) = heard {
+            assert!(sent.contains(&routed), "delivered changed or unknown: {routed:?}");
+            return routed;
+        }
+    }
+}
+
 #[cfg(all(test, feature = "http"))]
-mod session_store_tests {
+mod http_seam_tests {
     use crate::server::http::MemorySessionStore;
 
     #[tokio::test]
     async fn the_in_memory_session_store_meets_the_session_store_contract() {
         super::session_store(&MemorySessionStore::default()).await;
+    }
+
+    #[tokio::test]
+    async fn the_in_memory_peer_router_meets_the_peer_router_contract() {
+        let router = crate::server::http::MemoryPeerRouter::new();
+        super::peer_router(&*router.instance("a"), &*router.instance("b")).await;
     }
 }
 

@@ -25,6 +25,8 @@ mod http_client;
 #[cfg(feature = "http")]
 mod http_modes;
 #[cfg(feature = "http")]
+mod http_peer_router;
+#[cfg(feature = "http")]
 mod http_server;
 #[cfg(feature = "http")]
 mod http_shared_sessions;

@@ -40,6 +40,7 @@ mod headers;
 #[cfg(feature = "tls")]
 mod http2;
 mod legacy_sse;
+mod peer_router;
 mod security;
 mod serve;
 mod session_store;
@@ -51,6 +52,10 @@ mod tls;
 pub use events::{
     Appended, DEFAULT_EVENT_STREAMS, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_EVENTS, EventFeed,
     EventStore, MemoryEventStore, StoredEvent, StreamId, event_id,
+};
+pub use peer_router::{
+    MAX_INSTANCE_LEN, MemoryInstance, MemoryPeerRouter, PeerRouter, RouteError, RouteFuture,
+    Routed, valid_instance,
 };
 pub use security::AllowList;
 pub use session_store::{
@@ -210,6 +215,11 @@ pub struct HttpOptions {
     /// ends there instead (the request goes on; its later events are stored), so every event
     /// a client receives can be resumed from.
     pub durable_events: bool,
+    /// Carries a session's messages to the instance that must handle them (see
+    /// [`PeerRouter`] and `docs::deployment`): the client's answers to our requests and its
+    /// cancellations, wherever they are POSTed. `None` (the default): they are handled by the
+    /// instance that receives them, and request ids stay numbers.
+    pub peer_router: Option<Arc<dyn PeerRouter>>,
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
@@ -288,6 +298,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
             .field("session_store", &self.session_store.is_some())
+            .field("peer_router", &self.peer_router.as_ref().map(|router| router.instance()))
             .field("legacy_sse", &self.legacy_sse)
             .field("json_response", &self.json_response)
             .field("stateless", &self.stateless);
@@ -325,6 +336,7 @@ impl Default for HttpOptions {
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
             durable_events: false,
+            peer_router: None,
             legacy_sse: false,
             json_response: false,
             stateless: false,
@@ -456,6 +468,14 @@ impl HttpOptions {
     /// own): a session made on one instance can be used on any other that has the same store.
     pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.session_store = Some(store);
+        self
+    }
+
+    /// Routes a session's answers and cancellations between instances through `router`
+    /// (default: none). Use it with a [`session_store`](Self::session_store), so that any
+    /// instance can serve the session the message came in.
+    pub fn peer_router(mut self, router: Arc<dyn PeerRouter>) -> Self {
+        self.peer_router = Some(router);
         self
     }
 }

@@ -53,6 +53,7 @@ use super::exchange::{
     Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
     sse_response, sse_stream,
 };
+use super::peer_router::{PeerRouter, Routed, elsewhere};
 use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
 use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
@@ -75,11 +76,16 @@ pub(crate) struct Sessions {
     instance: u64,
     /// Events the store failed to keep (sent without an id, or ending their stream).
     unstored: Arc<AtomicU64>,
+    /// Where messages for sessions run elsewhere go, and come from, if anywhere.
+    router: Option<Arc<dyn PeerRouter>>,
     /// Whether the task that ends idle sessions runs (started with the first session).
     sweeping: AtomicBool,
     /// Whether the task that applies the store's events runs (started with the endpoint
     /// when it is made inside a runtime, else with the first session).
     watching: AtomicBool,
+    /// Whether the task that takes what other instances route here runs (started like
+    /// `watching`).
+    routing: AtomicBool,
 }
 
 pub(crate) struct Session {
@@ -100,6 +106,8 @@ pub(crate) struct Session {
     /// Where the session is shared (`None` for a session of this instance only: no store,
     /// or a 2024-11-05 session, whose one stream cannot move).
     records: Option<Arc<dyn SessionStore>>,
+    /// Where the client's answers to another instance's requests, and its cancellations, go.
+    router: Option<Arc<dyn PeerRouter>>,
     /// When the store last heard that the session is in use.
     touched: Mutex<Instant>,
     /// Whether what this instance holds is known to match the store: false after the store
@@ -193,13 +201,16 @@ impl Sessions {
             records: options.session_store.clone(),
             instance: random_instance(),
             unstored: Arc::default(),
+            router: options.peer_router.clone(),
             sweeping: AtomicBool::new(false),
             watching: AtomicBool::new(false),
+            routing: AtomicBool::new(false),
         };
         // Following the store from the start, before any session is held here, means no
         // change to a session this instance will hold is published before it listens.
         if tokio::runtime::Handle::try_current().is_ok() {
             sessions.start_watching();
+            sessions.start_routing();
         }
         sessions
     }
@@ -343,6 +354,30 @@ impl Sessions {
         self.unstored.load(Ordering::Relaxed)
     }
 
+    /// Hands what other instances route here to the sessions it is for, until the endpoint
+    /// is gone.
+    fn start_routing(&self) {
+        let Some(router) = &self.router else { return };
+        if self.routing.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let mut incoming = router.incoming();
+        let map = Arc::downgrade(&self.map);
+        tokio::spawn(async move {
+            while let Some(routed) = incoming.next().await {
+                let Some(map) = map.upgrade() else { return };
+                let held = lock(&map).get(&routed.session).cloned();
+                drop(map);
+                match held {
+                    Some(session) => session.take_routed(&routed.message).await,
+                    None => {
+                        tracing::debug!(session = %routed.session, "routed to a session not held here")
+                    }
+                }
+            }
+        });
+    }
+
     /// The live session `id` if the caller owns it; another principal's session looks just
     /// like an unknown one.
     pub(crate) fn find(&self, id: &str, caller: &Extensions) -> Option<Arc<Session>> {
@@ -403,6 +438,7 @@ impl Sessions {
             return;
         }
         self.start_watching();
+        self.start_routing();
         let (map, idle, store) = (Arc::downgrade(&self.map), self.idle, self.store.clone());
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(sweep_period(idle));
@@ -468,21 +504,30 @@ const RETRY_AFTER_SECONDS: &str = "1";
 /// 503 with `Retry-After`: the session store could not answer, so the session may well exist.
 fn store_unavailable(error: StoreError) -> Response {
     tracing::warn!(%error, "a handshake-era request refused: the session store is unavailable");
-    retry_later(McpError::internal(format!("{error}; try again later")))
+    retry_later(&error)
 }
 
 /// 503 with `Retry-After`: the event store could not answer, so the stream may well exist.
 fn event_store_unavailable(error: &StoreError) -> Response {
     tracing::warn!(%error, "a resumption refused: the event store is unavailable");
-    retry_later(McpError::internal("Event store unavailable; try again later"))
+    retry_later(&"Event store unavailable")
 }
 
-fn retry_later(error: McpError) -> Response {
+/// 503 with `Retry-After` for what could not be done now but may work when tried again.
+fn retry_later(error: &dyn std::fmt::Display) -> Response {
+    let error = McpError::internal(format!("{error}; try again later"));
     let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, None, error);
     response
         .headers_mut()
         .insert(http::header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
     response
+}
+
+/// 503 with `Retry-After`: the client's answer could not be passed to the instance waiting
+/// for it; posting it again may work.
+fn router_unavailable(error: super::RouteError) -> Response {
+    tracing::warn!(%error, "an answer for another instance refused: the peer router is unavailable");
+    retry_later(&error)
 }
 
 fn too_many_sessions() -> Response {
@@ -759,6 +804,11 @@ impl Session {
         };
         let routes = Arc::new(Mutex::new(routes));
         tokio::spawn(route(out_rx, routes.clone()));
+        let router = shared.sessions.router.clone();
+        if let Some(router) = &router {
+            // The client's answers to our requests then say which instance waits for them.
+            peer.prefix_ids(format!("{}/", router.instance()));
+        }
         let last_seen = Mutex::new(Instant::now());
         let sse_streams = Arc::default();
         let stop = Mutex::new(Some(stop));
@@ -772,6 +822,7 @@ impl Session {
             routes,
             last_seen,
             records: shared.sessions.records.clone(),
+            router,
             touched: Mutex::new(Instant::now()),
             verified: AtomicBool::new(true),
             sse_streams,
@@ -816,6 +867,11 @@ impl Session {
             if is_initialized(&message) {
                 if let Err(error) = self.share(SessionChange::Initialized).await {
                     return store_unavailable(error);
+                }
+            }
+            if let Some(router) = &self.router {
+                if let Some(routed) = self.route_elsewhere(&**router, &message).await {
+                    return routed;
                 }
             }
             // Notifications and the client's answers to our requests: accepted, no body.
@@ -894,6 +950,43 @@ impl Session {
         RpcResponse { id: Some(id), result: outcome }
     }
 
+    /// Sends the client's answer to a request another instance made to that instance, and
+    /// tells every other instance of a cancellation (the handler may run on any of them; the
+    /// engine here gets it too). `Some` with the POST's answer when the message is handled.
+    async fn route_elsewhere(
+        &self,
+        router: &dyn PeerRouter,
+        message: &Message,
+    ) -> Option<Response> {
+        let owner = elsewhere(message, router.instance());
+        if owner.is_none() && !is_cancelled(message) {
+            return None;
+        }
+        let routed = Routed::new(&self.id, message.encode());
+        let Some(owner) = owner else {
+            if let Err(error) = router.broadcast(routed).await {
+                tracing::warn!(%error, "a cancellation not told to the other instances");
+            }
+            return None;
+        };
+        Some(match router.forward(owner, routed).await {
+            Ok(()) => accepted(),
+            Err(error) => router_unavailable(error),
+        })
+    }
+
+    /// A message another instance routed here: only an answer to one of our requests or a
+    /// cancellation goes on to the engine.
+    async fn take_routed(&self, message: &str) {
+        let Ok(message) = Message::decode_str(message) else {
+            tracing::warn!(session = %self.id, "an unreadable routed message");
+            return;
+        };
+        if matches!(message, Message::Response(_)) || is_cancelled(&message) {
+            let _ = self.incoming.send(Ok(message)).await;
+        }
+    }
+
     /// Records `change` in the session store, if the session is shared, before the request
     /// that made it is answered: the next request may reach another instance.
     async fn share(&self, change: SessionChange) -> Result<(), StoreError> {
@@ -942,6 +1035,11 @@ impl Session {
         lock(&self.routes).finish(id);
         session_not_found()
     }
+}
+
+/// Whether `message` is `notifications/cancelled`.
+fn is_cancelled(message: &Message) -> bool {
+    matches!(message, Message::Notification(n) if n.method == method::CANCELLED)
 }
 
 /// Whether `message` is `notifications/initialized`.

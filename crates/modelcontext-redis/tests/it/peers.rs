@@ -1,0 +1,231 @@
+//! The client's answers to a server's requests, and its cancellations, reach the instance
+//! running the request through a `RedisPeerRouter`, wherever the load balancer sends them:
+//! two instances, A and B, behind the round-robin proxy (requests alternate A, B, A, B…).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::StatusCode;
+use hyper::body::{Bytes, Incoming};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use modelcontext::server::NoArgs;
+use modelcontext::{Context, Elicitation, HttpOptions, McpServer, ToolDef};
+use modelcontext_redis::RedisPeerRouter;
+use tokio::sync::mpsc;
+
+use crate::support::RedisServer;
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"reader","version":"7"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// How long the cancelled handler on A may keep running after B accepted the cancellation.
+const CANCEL_DEADLINE: Duration = Duration::from_millis(200);
+/// The most any one step of these tests may take.
+const STEP: Duration = Duration::from_secs(5);
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// Tells the test when it is dropped: the handler holding it has ended.
+struct Ended(mpsc::UnboundedSender<()>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// The signals of instance A's `wait` tool: it started, it ended.
+struct Signals {
+    started: mpsc::UnboundedReceiver<()>,
+    ended: mpsc::UnboundedReceiver<()>,
+}
+
+/// Instance `name`: an `ask` tool (elicits a name) and a `wait` tool (runs until cancelled,
+/// telling `signals` when it starts and ends).
+fn server(name: &'static str, signals: Option<(Ended, mpsc::UnboundedSender<()>)>) -> McpServer {
+    let ask = ToolDef::new("ask", move |cx: Context, _: NoArgs| async move {
+        match cx.elicit::<Name>("Your name?").await {
+            Ok(Elicitation::Accepted(answer)) => format!("{name} heard {}", answer.name),
+            other => format!("{name} got {other:?}"),
+        }
+    });
+    let signals = Arc::new(std::sync::Mutex::new(signals));
+    let wait = ToolDef::new("wait", move |_: Context, _: NoArgs| {
+        let signals = signals.lock().expect("signals").take();
+        async move {
+            let _ended = signals.map(|(ended, started)| {
+                let _ = started.send(());
+                ended
+            });
+            std::future::pending::<()>().await;
+            "never"
+        }
+    });
+    McpServer::new("shop").tool(ask).expect("tool").tool(wait).expect("tool")
+}
+
+/// Serves instance `name` with the deployment's session store and peer router.
+async fn instance(
+    redis: &RedisServer,
+    name: &'static str,
+    signals: Option<(Ended, mpsc::UnboundedSender<()>)>,
+) -> (SocketAddr, RedisPeerRouter) {
+    let deployment = redis.deployment("shop").command_timeout(Duration::from_millis(300));
+    let store = deployment.session_store().expect("store");
+    let router = deployment.peer_router().expect("router");
+    let options =
+        HttpOptions::default().session_store(Arc::new(store)).peer_router(Arc::new(router.clone()));
+    let endpoint = server(name, signals).http_endpoint_with(options);
+    let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    (addr, router)
+}
+
+/// A and B behind a fresh round-robin proxy; A's `wait` tool reports to the returned signals.
+async fn fleet(redis: &RedisServer) -> (SocketAddr, Signals) {
+    let (started_tx, started) = mpsc::unbounded_channel();
+    let (ended_tx, ended) = mpsc::unbounded_channel();
+    let (a, _) = instance(redis, "A", Some((Ended(ended_tx), started_tx))).await;
+    let (b, _) = instance(redis, "B", None).await;
+    (crate::proxy::round_robin(vec![a, b]).await, Signals { started, ended })
+}
+
+/// A POST through the proxy; the response's body is left to read.
+async fn post(proxy: SocketAddr, session: Option<&str>, body: &str) -> hyper::Response<Incoming> {
+    let client: HyperClient<HttpConnector, Full<Bytes>> =
+        HyperClient::builder(TokioExecutor::new()).build_http();
+    let mut request = hyper::Request::post(format!("http://{proxy}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    if let Some(session) = session {
+        request =
+            request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+    }
+    let request = request.body(Full::new(Bytes::from(body.to_owned()))).expect("request");
+    client.request(request).await.expect("an answer")
+}
+
+/// Makes a session (initialize on A, initialized on B): the next request goes to A.
+async fn session(proxy: SocketAddr) -> String {
+    let made = post(proxy, None, INITIALIZE).await;
+    assert_eq!(made.status(), StatusCode::OK);
+    let id = made.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
+    drop(made.into_body().collect().await);
+    let initialized = post(proxy, Some(&id), INITIALIZED).await;
+    assert_eq!(initialized.status(), StatusCode::ACCEPTED);
+    id
+}
+
+/// Reads `body` until an SSE event's data satisfies `wanted`; returns that data as JSON.
+async fn next_event(
+    body: &mut Incoming,
+    seen: &mut String,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    loop {
+        while let Some(end) = seen.find("\n\n") {
+            let event: String = seen.drain(..end + 2).collect();
+            for data in event.lines().filter_map(|line| line.strip_prefix("data:")) {
+                if let Ok(value) = serde_json::from_str::<serde_json::Value>(data.trim()) {
+                    if wanted(&value) {
+                        return value;
+                    }
+                }
+            }
+        }
+        let frame = tokio::time::timeout(STEP, body.frame()).await.expect("in time");
+        let frame = frame.expect("the stream goes on").expect("a frame");
+        if let Ok(data) = frame.into_data() {
+            seen.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+}
+
+/// Issue 14, test 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_elicitation_asked_on_a_and_answered_through_b_completes_on_a() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, _) = fleet(&redis).await;
+    let session = session(proxy).await;
+
+    // Request 3 goes to A: the tool asks, on the POST's stream.
+    let call =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#;
+    let asked = post(proxy, Some(&session), call).await;
+    assert_eq!(asked.status(), StatusCode::OK);
+    let (mut body, mut seen) = (asked.into_body(), String::new());
+    let question = next_event(&mut body, &mut seen, |m| m["method"] == "elicitation/create").await;
+    let id = question["id"].clone();
+    assert!(id.as_str().is_some_and(|id| id.contains('/')), "an id naming its instance: {id}");
+
+    // Request 4 goes to B, which does not run the tool: it forwards the answer to A.
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": id,
+        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let answered = post(proxy, Some(&session), &answer.to_string()).await;
+    assert_eq!(answered.status(), StatusCode::ACCEPTED);
+
+    let result = next_event(&mut body, &mut seen, |m| m["id"] == 2).await;
+    assert_eq!(result["result"]["content"][0]["text"], "A heard Ada", "{result}");
+}
+
+/// Issue 14, test 3, what must not work: an answer naming no instance of ours, or one that
+/// is not there, is accepted and dropped (spec: the server answers 202 to a response), and
+/// the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_answer_ids_are_dropped_without_harm() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, _) = fleet(&redis).await;
+    let session = session(proxy).await;
+    for id in [r#""nobody/1""#, r#""bad name!/1""#, r#""/""#, "77", r#""x/y/z""#] {
+        let forged = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"action":"decline"}}}}"#);
+        let answered = post(proxy, Some(&session), &forged).await;
+        assert_eq!(answered.status(), StatusCode::ACCEPTED, "id {id}");
+    }
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    let pong = post(proxy, Some(&session), ping).await;
+    assert_eq!(pong.status(), StatusCode::OK);
+}
+
+/// Issue 14, test 6.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_posted_to_b_stops_the_handler_on_a() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, mut signals) = fleet(&redis).await;
+    let session = session(proxy).await;
+
+    // Request 3 goes to A; its POST waits for an answer that never comes.
+    let call =
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}"#;
+    let waiting = tokio::spawn({
+        let session = session.clone();
+        async move { post(proxy, Some(&session), call).await }
+    });
+    tokio::time::timeout(STEP, signals.started.recv()).await.expect("started on A");
+
+    // Request 4 goes to B.
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"changed my mind"}}"#;
+    let cancelled = post(proxy, Some(&session), cancel).await;
+    assert_eq!(cancelled.status(), StatusCode::ACCEPTED);
+    let accepted = Instant::now();
+    let ended = tokio::time::timeout(CANCEL_DEADLINE, signals.ended.recv()).await;
+    assert!(ended.is_ok(), "the handler on A still ran {CANCEL_DEADLINE:?} after B accepted");
+    eprintln!("notifications/cancelled on B ended the handler on A after {:?}", accepted.elapsed());
+    waiting.abort();
+}
+
+/// Issue 14, test 8 (the router's part): the contract suite against Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_peer_router_meets_the_peer_router_contract() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("contract");
+    let a = deployment.peer_router().expect("router");
+    let b = deployment.peer_router().expect("router");
+    modelcontext::testing::contracts::peer_router(&a, &b).await;
+}

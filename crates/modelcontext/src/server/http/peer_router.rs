@@ -1,0 +1,171 @@
+//! The seam for the messages of a handshake-era session that must reach the instance running
+//! something: a [`PeerRouter`] carries them between the instances of a deployment.
+//!
+//! With one set ([`HttpOptions::peer_router`](super::HttpOptions::peer_router)), the ids of the
+//! requests a session sends its client (elicitation, sampling, roots) name the instance that
+//! sent them (`{instance}/{n}`), so the client's answer, POSTed to whichever instance the load
+//! balancer picks, is forwarded to the one waiting for it ([`PeerRouter::forward`]); and a
+//! `notifications/cancelled` is also told to every other instance ([`PeerRouter::broadcast`]),
+//! so it stops the handler wherever it runs. Without one (the default), ids stay numbers and
+//! everything stays in the instance, as before. Any implementation can be checked with
+//! [`testing::contracts::peer_router`](crate::testing::contracts::peer_router).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use modelcontext_types::{Message, RequestId};
+use tokio::sync::mpsc;
+
+/// One message of a session, on its way to the instance that should handle it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Routed {
+    /// The `Mcp-Session-Id` it came with (the caller was checked against the session's
+    /// owner by the instance that received it).
+    pub session: String,
+    /// The JSON-RPC message, as JSON text.
+    pub message: String,
+}
+
+impl Routed {
+    /// `message` of session `session`.
+    pub fn new(session: impl Into<String>, message: impl Into<String>) -> Routed {
+        Routed { session: session.into(), message: message.into() }
+    }
+}
+
+/// A router could not take a message (a network router that is down or too slow).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteError {
+    message: String,
+}
+
+impl RouteError {
+    /// The router is unavailable, for the reason given.
+    pub fn unavailable(message: impl Into<String>) -> RouteError {
+        RouteError { message: message.into() }
+    }
+}
+
+impl std::fmt::Display for RouteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "peer router unavailable: {}", self.message)
+    }
+}
+
+impl std::error::Error for RouteError {}
+
+/// What [`PeerRouter::forward`] and [`PeerRouter::broadcast`] return.
+pub type RouteFuture<'a> = BoxFuture<'a, Result<(), RouteError>>;
+
+/// Carries session messages between the instances of a deployment. Delivery is at most once:
+/// a message to an instance that is gone, or one lost in an outage, is dropped (the request
+/// waiting for an answer times out, as it would if the client never answered).
+pub trait PeerRouter: Send + Sync + 'static {
+    /// This instance's name: unique in the deployment, made of ASCII letters, digits, `-`
+    /// and `_` (see [`valid_instance`]), at most 64 of them.
+    fn instance(&self) -> &str;
+    /// Hands `routed` to instance `to`'s [`incoming`](PeerRouter::incoming); `Ok` once it is
+    /// on its way (an unknown instance is not an error: nobody gets it).
+    fn forward<'a>(&'a self, to: &'a str, routed: Routed) -> RouteFuture<'a>;
+    /// Hands `routed` to every other instance's [`incoming`](PeerRouter::incoming).
+    fn broadcast(&self, routed: Routed) -> RouteFuture<'_>;
+    /// What other instances forward to this one or broadcast. Called once, when the endpoint
+    /// starts.
+    fn incoming(&self) -> BoxStream<'static, Routed>;
+}
+
+/// Most characters in an instance name.
+pub const MAX_INSTANCE_LEN: usize = 64;
+
+/// Whether `name` can be an instance name: 1 to [`MAX_INSTANCE_LEN`] ASCII letters, digits,
+/// `-` or `_`.
+pub fn valid_instance(name: &str) -> bool {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    (1..=MAX_INSTANCE_LEN).contains(&name.len()) && name.bytes().all(allowed)
+}
+
+/// The instance named by the id of a request we sent (`{instance}/{n}`); `None` for an id of
+/// any other shape, which no instance of ours made.
+pub(crate) fn owner_of(id: &RequestId) -> Option<&str> {
+    let RequestId::String(id) = id else { return None };
+    let (instance, number) = id.split_once('/')?;
+    let numeric = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    (numeric && valid_instance(instance)).then_some(instance)
+}
+
+/// The instance a client's answer must go to, when that is not this one.
+pub(crate) fn elsewhere<'m>(message: &'m Message, here: &str) -> Option<&'m str> {
+    let Message::Response(response) = message else { return None };
+    owner_of(response.id.as_ref()?).filter(|owner| *owner != here)
+}
+
+/// In-process instances sharing one [`MemoryPeerRouter`]: for tests, and for several
+/// endpoints of one process. Each [`instance`](MemoryPeerRouter::instance) is the router of
+/// one endpoint.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryPeerRouter {
+    inboxes: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Routed>>>>,
+}
+
+/// One endpoint's side of a [`MemoryPeerRouter`].
+#[derive(Debug)]
+pub struct MemoryInstance {
+    name: String,
+    router: MemoryPeerRouter,
+    inbox: Mutex<Option<mpsc::UnboundedReceiver<Routed>>>,
+}
+
+impl MemoryPeerRouter {
+    /// A router with no instances yet.
+    pub fn new() -> MemoryPeerRouter {
+        MemoryPeerRouter::default()
+    }
+
+    /// The router of the instance `name` (replacing any earlier one of that name). Panics on
+    /// a name [`valid_instance`] refuses: that is a programming error in the caller.
+    pub fn instance(&self, name: &str) -> Arc<MemoryInstance> {
+        assert!(valid_instance(name), "instance name {name:?}: use ASCII letters, digits, - or _");
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().insert(name.to_owned(), tx);
+        let inbox = Mutex::new(Some(rx));
+        Arc::new(MemoryInstance { name: name.to_owned(), router: self.clone(), inbox })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Routed>>> {
+        self.inboxes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl PeerRouter for MemoryInstance {
+    fn instance(&self) -> &str {
+        &self.name
+    }
+
+    fn forward<'a>(&'a self, to: &'a str, routed: Routed) -> RouteFuture<'a> {
+        if let Some(inbox) = self.router.lock().get(to) {
+            // An instance that stopped listening gets nothing, like an unknown one.
+            let _ = inbox.send(routed);
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn broadcast(&self, routed: Routed) -> RouteFuture<'_> {
+        for (name, inbox) in self.router.lock().iter() {
+            if *name != self.name {
+                let _ = inbox.send(routed.clone());
+            }
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn incoming(&self) -> BoxStream<'static, Routed> {
+        let inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(inbox) = inbox else { return futures_util::stream::pending().boxed() };
+        futures_util::stream::unfold(inbox, |mut rx| async move { Some((rx.recv().await?, rx)) })
+            .boxed()
+    }
+}

@@ -1,0 +1,188 @@
+//! Two HTTP endpoints of one server sharing a `MemorySessionStore` and a `MemoryPeerRouter`
+//! (the Redis router has the same tests against a real Redis): the client's answer to a
+//! request A sent, POSTed to B, reaches A's handler; a cancellation POSTed to B stops the
+//! handler running on A.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::StatusCode;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
+use modelcontext::server::NoArgs;
+use modelcontext::server::http::{HttpOptions, MemoryPeerRouter, MemorySessionStore};
+use modelcontext::{Context, Elicitation, McpServer, ToolDef};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::http_server::{Http, start_with};
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"reader","version":"7"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+/// The most any one step may take.
+const STEP: Duration = Duration::from_secs(5);
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// Tells the test when dropped: the handler holding it has ended.
+struct Ended(mpsc::UnboundedSender<()>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Instance `name`: `ask` elicits a name; `wait` runs until cancelled, telling `started`
+/// when it starts and dropping an [`Ended`] when it ends.
+fn server(name: &'static str, signals: Option<(mpsc::UnboundedSender<()>, Ended)>) -> McpServer {
+    let ask = ToolDef::new("ask", move |cx: Context, _: NoArgs| async move {
+        match cx.elicit::<Name>("Your name?").await {
+            Ok(Elicitation::Accepted(answer)) => format!("{name} heard {}", answer.name),
+            other => format!("{name} got {other:?}"),
+        }
+    });
+    let signals = Arc::new(Mutex::new(signals));
+    let wait = ToolDef::new("wait", move |_: Context, _: NoArgs| {
+        let signals = signals.lock().expect("signals").take();
+        async move {
+            let _ended = signals.map(|(started, ended)| {
+                let _ = started.send(());
+                ended
+            });
+            std::future::pending::<()>().await;
+            "never"
+        }
+    });
+    McpServer::new("shared").tool(ask).expect("tool").tool(wait).expect("tool")
+}
+
+struct Pair {
+    a: Http,
+    b: Http,
+    started: mpsc::UnboundedReceiver<()>,
+    ended: mpsc::UnboundedReceiver<()>,
+}
+
+/// Endpoints A and B on one store and one router.
+async fn pair() -> Pair {
+    let store = Arc::new(MemorySessionStore::default());
+    let router = MemoryPeerRouter::new();
+    let options = |name: &str| {
+        HttpOptions::default().session_store(store.clone()).peer_router(router.instance(name))
+    };
+    let (started_tx, started) = mpsc::unbounded_channel();
+    let (ended_tx, ended) = mpsc::unbounded_channel();
+    let a = start_with(server("A", Some((started_tx, Ended(ended_tx)))), options("A")).await;
+    let b = start_with(server("B", None), options("B")).await;
+    Pair { a, b, started, ended }
+}
+
+/// A POST in `session` (or none) whose body is left to read.
+async fn post(url: &str, session: Option<&str>, body: &str) -> hyper::Response<Incoming> {
+    let client: HyperClient<_, Full<Bytes>> =
+        HyperClient::builder(TokioExecutor::new()).build_http();
+    let mut request = http::Request::post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    if let Some(session) = session {
+        request =
+            request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+    }
+    let request = request.body(Full::new(Bytes::from(body.to_owned()))).expect("request");
+    client.request(request).await.expect("an answer")
+}
+
+/// A session made on A and initialized on B.
+async fn session(pair: &Pair) -> String {
+    let made = post(&pair.a.url(), None, INITIALIZE).await;
+    assert_eq!(made.status(), StatusCode::OK);
+    let id = made.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
+    drop(made.into_body().collect().await);
+    assert_eq!(post(&pair.b.url(), Some(&id), INITIALIZED).await.status(), StatusCode::ACCEPTED);
+    id
+}
+
+/// Reads SSE `body` until an event's data satisfies `wanted`; returns it.
+async fn next_event(
+    body: &mut Incoming,
+    seen: &mut String,
+    wanted: impl Fn(&Value) -> bool,
+) -> Value {
+    loop {
+        while let Some(end) = seen.find("\n\n") {
+            let event: String = seen.drain(..end + 2).collect();
+            for data in event.lines().filter_map(|line| line.strip_prefix("data:")) {
+                match serde_json::from_str::<Value>(data.trim()) {
+                    Ok(value) if wanted(&value) => return value,
+                    _ => {}
+                }
+            }
+        }
+        let frame = tokio::time::timeout(STEP, body.frame()).await.expect("in time");
+        if let Ok(data) = frame.expect("the stream goes on").expect("a frame").into_data() {
+            seen.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_answer_posted_to_b_reaches_the_elicitation_waiting_on_a() {
+    let pair = pair().await;
+    let session = session(&pair).await;
+    let call =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#;
+    let asked = post(&pair.a.url(), Some(&session), call).await;
+    assert_eq!(asked.status(), StatusCode::OK);
+    let (mut body, mut seen) = (asked.into_body(), String::new());
+    let question = next_event(&mut body, &mut seen, |m| m["method"] == "elicitation/create").await;
+    assert_eq!(question["id"], "A/1", "the id names the instance that asked: {question}");
+
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let answered = post(&pair.b.url(), Some(&session), &answer.to_string()).await;
+    assert_eq!(answered.status(), StatusCode::ACCEPTED);
+    let result = next_event(&mut body, &mut seen, |m| m["id"] == 2).await;
+    assert_eq!(result["result"]["content"][0]["text"], "A heard Ada", "{result}");
+}
+
+#[tokio::test]
+async fn answers_naming_no_waiting_instance_are_dropped_and_the_session_goes_on() {
+    let pair = pair().await;
+    let session = session(&pair).await;
+    for id in [r#""nobody/1""#, r#""A/99""#, r#""bad name!/1""#, r#""/""#, "77", r#""x/y/z""#] {
+        let forged = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"action":"decline"}}}}"#);
+        let answered = post(&pair.b.url(), Some(&session), &forged).await;
+        assert_eq!(answered.status(), StatusCode::ACCEPTED, "id {id}");
+    }
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    assert_eq!(post(&pair.a.url(), Some(&session), ping).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_cancellation_posted_to_b_stops_the_handler_on_a() {
+    let mut pair = pair().await;
+    let session = session(&pair).await;
+    let call =
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}"#;
+    let a_url = pair.a.url();
+    let waiting = tokio::spawn({
+        let session = session.clone();
+        async move { post(&a_url, Some(&session), call).await }
+    });
+    tokio::time::timeout(STEP, pair.started.recv()).await.expect("started on A");
+
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"changed my mind"}}"#;
+    assert_eq!(post(&pair.b.url(), Some(&session), cancel).await.status(), StatusCode::ACCEPTED);
+    let accepted = Instant::now();
+    let ended = tokio::time::timeout(Duration::from_millis(200), pair.ended.recv()).await;
+    assert!(ended.is_ok(), "the handler on A still ran 200 ms after B accepted the cancellation");
+    assert!(accepted.elapsed() < Duration::from_millis(200));
+    waiting.abort();
+}
