@@ -106,9 +106,9 @@ async fn one_event_is_one_pipeline_of_four_commands() {
 
 /// Wraps a store and says when an answer (a response) has been stored.
 #[derive(Clone)]
-struct Tap {
-    store: RedisEventStore,
-    answered: mpsc::UnboundedSender<String>,
+pub(crate) struct Tap {
+    pub(crate) store: RedisEventStore,
+    pub(crate) answered: mpsc::UnboundedSender<String>,
 }
 
 impl EventStore for Tap {
@@ -140,15 +140,15 @@ impl EventStore for Tap {
 }
 
 /// Progress notifications sent before the stream is cut, and in all.
-const CUT_AFTER: u64 = 50;
-const PROGRESS: u64 = 200;
+pub(crate) const CUT_AFTER: u64 = 50;
+pub(crate) const PROGRESS: u64 = 200;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-struct NoArguments {}
+pub(crate) struct NoArguments {}
 
 /// A server whose `count` tool reports progress 1..=50, waits for `gate`, reports 51..=200,
 /// then answers.
-fn counting_server(gate: Arc<Notify>) -> McpServer {
+pub(crate) fn counting_server(gate: Arc<Notify>) -> McpServer {
     let count = ToolDef::new("count", move |ctx: Context, NoArguments {}: NoArguments| {
         let gate = gate.clone();
         async move {
@@ -166,14 +166,19 @@ fn counting_server(gate: Arc<Notify>) -> McpServer {
 
 /// Instance A: the server on its own runtime and thread, so stopping it ends every task it
 /// ran, as a process exit would.
-struct InstanceA {
-    addr: std::net::SocketAddr,
+pub(crate) struct InstanceA {
+    pub(crate) addr: std::net::SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl InstanceA {
-    fn start(server: McpServer, store: Tap) -> InstanceA {
+    /// Serves `server` with the options `options` makes (on A's runtime, so that what they
+    /// spawn stops with A).
+    pub(crate) fn start(
+        server: McpServer,
+        options: impl FnOnce() -> HttpOptions + Send + 'static,
+    ) -> InstanceA {
         let (ready, address) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -183,8 +188,7 @@ impl InstanceA {
                 .build()
                 .expect("runtime");
             runtime.block_on(async move {
-                let options = HttpOptions::default().event_store(Arc::new(store));
-                let endpoint = server.http_endpoint_with(options);
+                let endpoint = server.http_endpoint_with(options());
                 let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
                 ready.send(addr).expect("ready");
                 tokio::select! {
@@ -198,7 +202,7 @@ impl InstanceA {
         InstanceA { addr, stop: Some(stop), thread: Some(thread) }
     }
 
-    fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             thread.join().expect("A's thread");
@@ -206,7 +210,12 @@ impl InstanceA {
     }
 }
 
-type Http = HttpClient<HttpConnector, String>;
+/// Options with `tap` as the only store.
+fn tap_options(tap: Tap) -> impl FnOnce() -> HttpOptions + Send + 'static {
+    move || HttpOptions::default().event_store(Arc::new(tap))
+}
+
+pub(crate) type Http = HttpClient<HttpConnector, String>;
 
 /// A handshake-era POST of `body` to A, in `session` if given.
 async fn post(
@@ -215,18 +224,54 @@ async fn post(
     session: Option<&str>,
     body: String,
 ) -> hyper::Response<Incoming> {
-    let mut request = hyper::Request::post(format!("http://{addr}/mcp"))
+    post_to(http, addr, None, session, body).await
+}
+
+/// A handshake-era request to `addr` (pinned to backend `pin` when `addr` is the proxy), in
+/// `session` if given.
+pub(crate) fn request(
+    method: hyper::Method,
+    addr: std::net::SocketAddr,
+    pin: Option<usize>,
+    session: Option<&str>,
+) -> hyper::http::request::Builder {
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(format!("http://{addr}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-11-25");
     if let Some(session) = session {
         request = request.header("mcp-session-id", session);
     }
+    if let Some(pin) = pin {
+        request = request.header(crate::proxy::PIN, pin);
+    }
+    request
+}
+
+/// Sends `request` with `body`; its response, within 10 s.
+pub(crate) async fn send(
+    http: &Http,
+    request: hyper::http::request::Builder,
+    body: String,
+) -> hyper::Response<Incoming> {
     let request = request.body(body).expect("a request");
     tokio::time::timeout(Duration::from_secs(10), http.request(request))
         .await
-        .expect("A answers in time")
-        .expect("A answers")
+        .expect("an answer in time")
+        .expect("an answer")
+}
+
+/// A handshake-era POST of `body` to `addr` (pinned to backend `pin`, through the proxy).
+pub(crate) async fn post_to(
+    http: &Http,
+    addr: std::net::SocketAddr,
+    pin: Option<usize>,
+    session: Option<&str>,
+    body: String,
+) -> hyper::Response<Incoming> {
+    send(http, request(hyper::Method::POST, addr, pin, session), body).await
 }
 
 async fn open_session(http: &Http, addr: std::net::SocketAddr) -> String {
@@ -240,43 +285,69 @@ async fn open_session(http: &Http, addr: std::net::SocketAddr) -> String {
 }
 
 /// The progress value of a progress notification.
-fn progress(message: &Message) -> Option<u64> {
+pub(crate) fn progress(message: &Message) -> Option<u64> {
     let Message::Notification(note) = message else { return None };
     let params: serde_json::Value = serde_json::from_str(note.params.as_ref()?.get()).ok()?;
     params["progress"].as_f64().map(|p| p as u64)
 }
 
-/// Calls `count` and reads its SSE answer up to progress 50, then drops the connection (the
-/// cut a proxy or a network would make); the id of the last event read.
-async fn call_and_cut(http: &Http, addr: std::net::SocketAddr, session: &str, id: u64) -> String {
-    let call = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"count","arguments":{{}},"_meta":{{"progressToken":{id}}}}}}}"#
-    );
-    let mut body = post(http, addr, Some(session), call).await.into_body();
-    let (mut text, mut last_id, mut seen) = (String::new(), None, 0);
-    while seen < CUT_AFTER {
-        let frame =
-            futures_util::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx));
-        let frame = tokio::time::timeout(Duration::from_secs(10), frame).await.expect("in time");
-        let data = frame.expect("more events").expect("a frame").into_data().unwrap_or_default();
-        text.push_str(std::str::from_utf8(&data).expect("utf-8"));
-        while let Some(end) = text.find("\n\n") {
-            let event: String = text.drain(..end + 2).collect();
-            let field = |name: &str| {
-                event
-                    .lines()
-                    .find_map(|line| line.strip_prefix(name))
-                    .map(str::trim)
-                    .map(str::to_owned)
-            };
-            let Some(data) = field("data:").filter(|data| !data.is_empty()) else { continue };
-            let message = Message::decode_str(&data).expect("a message");
-            seen += 1;
-            assert_eq!(progress(&message), Some(seen), "A's stream in order before the cut");
-            last_id = field("id:");
+/// Reads SSE events, one message at a time, from a response body.
+pub(crate) struct SseReader {
+    body: Incoming,
+    text: String,
+}
+
+impl SseReader {
+    pub(crate) fn new(body: Incoming) -> SseReader {
+        SseReader { body, text: String::new() }
+    }
+
+    /// The next event carrying a message, with its id; `None` once the body ends.
+    pub(crate) async fn next(&mut self) -> Option<(Option<String>, Message)> {
+        loop {
+            while let Some(end) = self.text.find("\n\n") {
+                let event: String = self.text.drain(..end + 2).collect();
+                let field = |name: &str| {
+                    event.lines().find_map(|line| line.strip_prefix(name)).map(str::trim)
+                };
+                let Some(data) = field("data:").filter(|data| !data.is_empty()) else { continue };
+                let message = Message::decode_str(data).expect("a message");
+                return Some((field("id:").map(str::to_owned), message));
+            }
+            let body = &mut self.body;
+            let frame =
+                futures_util::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx));
+            let frame =
+                tokio::time::timeout(Duration::from_secs(10), frame).await.expect("in time");
+            let data = frame?.expect("a frame").into_data().unwrap_or_default();
+            self.text.push_str(std::str::from_utf8(&data).expect("utf-8"));
         }
     }
+}
+
+/// The `tools/call` of `count` with request id and progress token `id`.
+pub(crate) fn count_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"count","arguments":{{}},"_meta":{{"progressToken":{id}}}}}}}"#
+    )
+}
+
+/// Reads `reader` up to progress 50, then drops the connection (the cut a proxy or a network
+/// would make); the id of the last event read.
+pub(crate) async fn read_and_cut(mut reader: SseReader) -> String {
+    let mut last_id = None;
+    for seen in 1..=CUT_AFTER {
+        let (id, message) = reader.next().await.expect("more events");
+        assert_eq!(progress(&message), Some(seen), "A's stream in order before the cut");
+        last_id = id;
+    }
     last_id.expect("events carry ids")
+}
+
+/// Calls `count` on A and cuts its stream after progress 50; the id of the last event read.
+async fn call_and_cut(http: &Http, addr: std::net::SocketAddr, session: &str, id: u64) -> String {
+    let body = post(http, addr, Some(session), count_call(id)).await.into_body();
+    read_and_cut(SseReader::new(body)).await
 }
 
 /// What a resumption from `last` yields, read from `store` (B's handle): the progress values,
@@ -297,16 +368,15 @@ async fn resume_on(store: &RedisEventStore, session: &str, last: &str) -> (Vec<u
 }
 
 /// A cuts its stream after progress 50 and resumes on B while A goes on: 0 events lost, 0
-/// duplicated, over 100 calls. A test of the stream-level path (the shared log), not of B's
-/// HTTP endpoint: B cannot serve A's session until sessions are shared through the
-/// `SessionStore` (follow-up: the same test with `GET Last-Event-ID` through the proxy).
+/// duplicated, over 100 calls. A test of the stream-level path (the shared log); the same
+/// resumption through B's endpoint (`GET` + `Last-Event-ID` via the proxy) is in `resume.rs`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_cut_on_a_resumes_on_b_while_a_still_runs_the_call_losing_nothing() {
     let Some(redis) = RedisServer::start().await else { return };
     let (answered, mut answers) = mpsc::unbounded_channel();
     let tap = Tap { store: redis.deployment("fleet").event_store().expect("A's store"), answered };
     let gate = Arc::new(Notify::new());
-    let a = InstanceA::start(counting_server(gate.clone()), tap);
+    let a = InstanceA::start(counting_server(gate.clone()), tap_options(tap));
     let b = redis.deployment("fleet").event_store().expect("B's store");
     let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
     let session = open_session(&http, a.addr).await;
@@ -336,7 +406,7 @@ async fn a_stream_cut_on_a_resumes_on_b_while_a_still_runs_the_call_losing_nothi
     a.stop();
 }
 
-fn dedup_len(values: &[u64]) -> usize {
+pub(crate) fn dedup_len(values: &[u64]) -> usize {
     let mut unique = values.to_vec();
     unique.sort_unstable();
     unique.dedup();
@@ -354,7 +424,7 @@ async fn a_stream_cut_on_a_resumes_on_b_after_a_finished_and_stopped() {
         let (answered, mut answers) = mpsc::unbounded_channel();
         let tap = Tap { store: redis.deployment("fleet").event_store().expect("store"), answered };
         let gate = Arc::new(Notify::new());
-        let a = InstanceA::start(counting_server(gate.clone()), tap);
+        let a = InstanceA::start(counting_server(gate.clone()), tap_options(tap));
         let session = open_session(&http, a.addr).await;
         let last = call_and_cut(&http, a.addr, &session, call).await;
         gate.notify_one();

@@ -8,5 +8,6 @@ mod fleet;
 mod handshake;
 mod peers;
 mod proxy;
+mod resume;
 mod sessions;
 mod support;

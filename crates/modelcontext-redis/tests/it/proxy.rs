@@ -1,4 +1,5 @@
-//! A load balancer without stickiness: each HTTP request goes to the next backend in turn.
+//! A load balancer without stickiness: each HTTP request goes to the next backend in turn,
+//! unless the test pins it to one backend with the [`PIN`] header.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,6 +10,10 @@ use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+
+/// The header naming the backend (its index) a request must go to, whatever the turn: how a
+/// test forces, say, a resumption onto the instance that did not serve the stream.
+pub const PIN: &str = "x-test-backend";
 
 /// Serves on a loopback port until the test ends; returns its address.
 pub async fn round_robin(backends: Vec<SocketAddr>) -> SocketAddr {
@@ -23,7 +28,9 @@ pub async fn round_robin(backends: Vec<SocketAddr>) -> SocketAddr {
             let (client, next, backends) =
                 (client.clone(), Arc::clone(&next), Arc::clone(&backends));
             let service = service_fn(move |mut request: hyper::Request<Incoming>| {
-                let backend = backends[next.fetch_add(1, Ordering::Relaxed) % backends.len()];
+                let pinned = request.headers().get(PIN).and_then(|v| v.to_str().ok()?.parse().ok());
+                let turn = pinned.unwrap_or_else(|| next.fetch_add(1, Ordering::Relaxed));
+                let backend = backends[turn % backends.len()];
                 let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
                 *request.uri_mut() = format!("http://{backend}{path}").parse().expect("a uri");
                 let client = client.clone();
