@@ -65,7 +65,7 @@ fn at_terminal() -> bool {
 }
 
 /// One line typed at the terminal after `prompt`; `None` at end of input (Ctrl-D).
-fn read_answer(prompt: &str) -> Option<String> {
+pub fn read_answer(prompt: &str) -> Option<String> {
     let mut stderr = std::io::stderr().lock();
     let _ = write!(stderr, "{prompt}").and_then(|()| stderr.flush());
     drop(stderr);

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::connect::{self, Target};
 use crate::progress::Progress;
-use crate::{Cli, Command, Exit, RefKind, args, login, output, print};
+use crate::{Cli, Command, Exit, RefKind, args, login, output, print, shell};
 
 /// Why a run did not succeed. Each variant has its exit code.
 #[derive(Debug)]
@@ -438,67 +438,78 @@ struct ShellLine {
 }
 
 /// `shell`: each line is split like `--stdio` (quotes, no shell), parsed as a subcommand and
-/// run on this connection; a failure is reported and the session goes on.
+/// run on this connection; a failure is reported and the session goes on. At a terminal the
+/// line editor keeps history and completes with Tab (`shell::Lines`).
 async fn shell(client: &Client, json_output: bool) -> Result<Outcome, Failure> {
     say!(
         "mcp: one subcommand a line (tools, call NAME KEY=VALUE, read URI, help); exit or Ctrl-D ends"
     );
-    while let Some(line) = read_line("mcp> ").await {
+    let mut lines = shell::Lines::new(shell::Known::default());
+    loop {
+        if lines.completes() {
+            lines.set_known(known_to_shell(client).await);
+        }
+        let (next, line) = lines.next("mcp> ").await;
+        lines = next;
+        let Some(line) = line else { break };
         let line = line.trim();
         if line == "exit" || line == "quit" {
             break;
         }
-        if line.is_empty() {
-            continue;
-        }
-        let words = match connect::split_command(line) {
-            Ok(words) => words,
-            Err(problem) => {
-                say!("mcp: {problem}");
-                continue;
-            }
-        };
-        let command = match ShellLine::try_parse_from(words) {
-            Ok(parsed) => parsed.command,
-            Err(err) => {
-                let _ = err.print();
-                continue;
-            }
-        };
-        if matches!(
-            command,
-            Command::Shell
-                | Command::Ui { .. }
-                | Command::Login { .. }
-                | Command::Logout { .. }
-                | Command::Completions { .. }
-        ) {
-            say!("mcp: not inside the shell");
-            continue;
-        }
-        let json_output = json_output || subcommand_json(&command);
-        if let Err(failure) = execute(client, &command, json_output, Duration::ZERO).await {
-            failure.report(json_output, None);
+        if !line.is_empty() {
+            shell_line(client, line, json_output).await;
         }
     }
     Ok(Outcome::Success)
 }
 
-/// A line from stdin after `prompt` on stderr, read off the runtime's thread; `None` at the end.
-async fn read_line(prompt: &'static str) -> Option<String> {
-    tokio::task::spawn_blocking(move || {
-        use std::io::{BufRead, Write};
-        let mut stderr = std::io::stderr();
-        let _ = write!(stderr, "{prompt}").and_then(|()| stderr.flush());
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line),
-        }
-    })
-    .await
-    .ok()
-    .flatten()
+/// Subcommands the shell does not run: they connect on their own or need no connection.
+fn outside_the_shell(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Shell
+            | Command::Ui { .. }
+            | Command::Login { .. }
+            | Command::Logout { .. }
+            | Command::Completions { .. }
+    )
+}
+
+/// What Tab completes, fetched before each prompt so a tool the server added since (its
+/// `list_changed`) completes too; a failed `tools/list` only leaves tool names out.
+async fn known_to_shell(client: &Client) -> shell::Known {
+    use clap::CommandFactory;
+    let hidden = ["shell", "ui", "login", "logout", "completions"];
+    let mut subcommands: Vec<String> = ShellLine::command()
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .filter(|name| !hidden.contains(&name.as_str()))
+        .collect();
+    subcommands.extend(["help", "exit", "quit"].map(String::from));
+    let mut known = shell::Known { subcommands, tools: Vec::new() };
+    if let Ok(tools) = client.list_all_tools().await {
+        known.set_tools(&tools);
+    }
+    known
+}
+
+/// Parses and runs one non-empty line of the shell, reporting any failure on stderr.
+async fn shell_line(client: &Client, line: &str, json_output: bool) {
+    let words = match connect::split_command(line) {
+        Ok(words) => words,
+        Err(problem) => return say!("mcp: {problem}"),
+    };
+    let command = match ShellLine::try_parse_from(words) {
+        Ok(parsed) => parsed.command,
+        Err(err) => return drop(err.print()),
+    };
+    if outside_the_shell(&command) {
+        return say!("mcp: not inside the shell");
+    }
+    let json_output = json_output || subcommand_json(&command);
+    if let Err(failure) = execute(client, &command, json_output, Duration::ZERO).await {
+        failure.report(json_output, None);
+    }
 }
 
 /// The tool's input schema, or an empty one (everything a string) when the server does not

@@ -60,6 +60,7 @@ mod login;
 mod loopback;
 mod output;
 mod progress;
+mod shell;
 mod ui;
 mod verbose;
 

@@ -706,12 +706,18 @@ fn roots_come_from_root_paths() {
 /// `mcp ARGS` at a pseudo-terminal (util-linux `script`), typing `input`; `None` where
 /// `script` is not installed.
 fn mcp_at_terminal(args: &[&str], input: &str) -> Option<String> {
+    mcp_at_terminal_with(args, input, &[])
+}
+
+/// `mcp_at_terminal` with `env` set for `mcp`.
+fn mcp_at_terminal_with(args: &[&str], input: &str, env: &[(&str, &str)]) -> Option<String> {
     use std::io::Write;
     let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
     let line: Vec<String> =
         std::iter::once(env!("CARGO_BIN_EXE_mcp")).chain(args.iter().copied()).map(quote).collect();
     let mut child = Command::new("script")
         .args(["-qec", &line.join(" "), "/dev/null"])
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -813,4 +819,31 @@ fn the_shell_runs_one_command_a_line_on_one_connection() {
     assert_eq!(stdout, "Frank Herbert\nDune by Frank Herbert\n");
     assert!(stderr.contains("unrecognized subcommand 'bogus'"), "{stderr}");
     assert!(stderr.contains("No book titled 'Nothing'"), "{stderr}");
+}
+
+#[test]
+fn at_a_terminal_the_shell_completes_with_tab_and_keeps_a_history() {
+    let state = temp_dir("history");
+    let env = [("XDG_STATE_HOME", state.to_str().expect("utf-8")), ("TERM", "xterm")];
+    let line = ["--stdio", &bookshop_stdio(), "shell"];
+    // Tab completes the tool's name, then its argument's key.
+    let typed = "call get_author_s\t ti\tDune\nexit\n";
+    let Some(screen) = mcp_at_terminal_with(&line, typed, &env) else {
+        eprintln!("`script` (util-linux) is not installed: the terminal path is not tested");
+        return;
+    };
+    assert!(screen.contains("Frank Herbert"), "{screen}");
+    let file = state.join("mcp").join("history");
+    let history = std::fs::read_to_string(&file).expect("history file");
+    assert!(history.contains("call get_author_strict title=Dune\n"), "{history}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).expect("history file").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // A new session: the up arrow, twice (past `exit`), brings the call back.
+    let screen =
+        mcp_at_terminal_with(&line, "\x1b[A\x1b[A\nexit\n", &env).expect("script ran before");
+    assert_eq!(screen.matches("Frank Herbert").count(), 1, "{screen}");
 }
