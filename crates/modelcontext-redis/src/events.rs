@@ -21,7 +21,7 @@ use modelcontext::server::http::{
     Appended, EventFeed, EventStore, StoreError, StoreFuture, StoredEvent, StreamId, event_id,
 };
 use modelcontext::types::Message;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use redis::aio::{ConnectionManager, MultiplexedConnection};
 use redis::{AsyncConnectionConfig, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -71,11 +71,7 @@ struct Followers {
 impl RedisEventStore {
     pub(crate) fn new(deployment: &Deployment) -> Result<RedisEventStore, Error> {
         let timeout = deployment.command_timeout;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout));
-        let connection =
-            ConnectionManager::new_lazy_with_config(deployment.client.clone(), config)?;
+        let connection = deployment.lazy_connection()?;
         Ok(RedisEventStore {
             connection,
             client: deployment.client.clone(),

@@ -163,6 +163,15 @@ impl Deployment {
         RedisPeerRouter::new(self)
     }
 
+    /// A multiplexed connection that reconnects by itself, made on first use, with the
+    /// deployment's timeout on connecting and on every answer.
+    fn lazy_connection(&self) -> Result<redis::aio::ConnectionManager, Error> {
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.command_timeout))
+            .set_response_timeout(Some(self.command_timeout));
+        Ok(redis::aio::ConnectionManager::new_lazy_with_config(self.client.clone(), config)?)
+    }
+
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.
     fn key(&self, what: &str) -> String {
         format!("modelcontext:{}:{what}", self.name)

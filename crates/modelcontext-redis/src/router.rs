@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures_util::stream::BoxStream;
 use modelcontext::server::http::{PeerRouter, RouteError, RouteFuture, Routed};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
@@ -56,11 +56,7 @@ impl std::fmt::Debug for RedisPeerRouter {
 impl RedisPeerRouter {
     pub(crate) fn new(deployment: &Deployment) -> Result<RedisPeerRouter, Error> {
         let timeout = deployment.command_timeout;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout));
-        let connection =
-            ConnectionManager::new_lazy_with_config(deployment.client.clone(), config)?;
+        let connection = deployment.lazy_connection()?;
         Ok(RedisPeerRouter {
             connection,
             instance: crate::bus::random_origin(),

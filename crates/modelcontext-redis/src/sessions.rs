@@ -23,7 +23,7 @@ use futures_util::stream::BoxStream;
 use modelcontext::server::http::{
     SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError, StoreFuture,
 };
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
@@ -121,11 +121,7 @@ impl std::fmt::Debug for RedisSessionStore {
 impl RedisSessionStore {
     pub(crate) fn new(deployment: &Deployment) -> Result<RedisSessionStore, Error> {
         let timeout = deployment.command_timeout;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout));
-        let connection =
-            ConnectionManager::new_lazy_with_config(deployment.client.clone(), config)?;
+        let connection = deployment.lazy_connection()?;
         Ok(RedisSessionStore {
             connection,
             prefix: deployment.key("session"),
