@@ -1120,25 +1120,33 @@ async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>) 
                 lock(&routes).send_to(target, id, message)
             }
         };
-        if let Some((tx, delivery)) = send {
-            deliver(&routes, tx, delivery).await;
+        if let Some(send) = send {
+            deliver(&routes, send).await;
         }
     }
 }
 
 /// A message placed on its stream: where to send it now, or once the store has it.
 enum Placed {
-    Now(Option<(StreamTx, Box<Delivery>)>),
+    Now(Option<Outgoing>),
     Later(Target, crate::server::http::StoreFuture<'static, String>, Message),
 }
 
-/// Hands `delivery` to its stream without letting one stream whose reader stopped reading
+/// A delivery and the stream it goes to, decided under the routes' lock.
+struct Outgoing {
+    tx: StreamTx,
+    delivery: Box<Delivery>,
+    /// Whether the delivery cannot be resumed (an answer going out as plain JSON, anything on
+    /// a 2024-11-05 stream), so it is waited for rather than cutting a full stream.
+    wait: bool,
+}
+
+/// Hands a delivery to its stream without letting one stream whose reader stopped reading
 /// hold up the session's others. A resumable stream that is full is cut: its events are in
-/// the store, and the client resumes with `Last-Event-ID`. A delivery that cannot be
-/// resumed (an answer going out as plain JSON, anything on a 2024-11-05 stream) is waited
-/// for. A client that went away can resume from the store too: nothing is lost here.
-async fn deliver(routes: &Mutex<Routes>, tx: StreamTx, delivery: Box<Delivery>) {
-    if delivery.event_id.is_none() || lock(routes).legacy {
+/// the store, and the client resumes with `Last-Event-ID`. One that cannot be resumed is
+/// waited for. A client that went away can resume from the store too: nothing is lost here.
+async fn deliver(routes: &Mutex<Routes>, Outgoing { tx, delivery, wait }: Outgoing) {
+    if wait {
         let _ = tx.send(delivery).await;
         return;
     }
@@ -1188,7 +1196,7 @@ impl Routes {
         target: Target,
         id: Result<Option<String>, crate::server::http::StoreError>,
         message: Message,
-    ) -> Option<(StreamTx, Box<Delivery>)> {
+    ) -> Option<Outgoing> {
         let event_id = match id {
             Ok(id) => id,
             Err(error) => {
@@ -1213,7 +1221,8 @@ impl Routes {
             }
         };
         let tx = tx.filter(|tx| !tx.is_closed())?;
-        Some((tx, Box::new(Delivery { event_id, message })))
+        let wait = event_id.is_none() || self.legacy;
+        Some(Outgoing { tx, delivery: Box::new(Delivery { event_id, message }), wait })
     }
 
     /// A resumption follows `stream`: if it is the stream of a request running here, `marker`
