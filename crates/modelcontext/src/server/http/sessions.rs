@@ -1168,7 +1168,7 @@ async fn hand_to_holder(router: &dyn PeerRouter, session: &str, message: &Messag
 async fn send_placed(
     routes: &Mutex<Routes>,
     message: Message,
-    place: fn(&mut Routes, &Message) -> Option<(Target, Option<Appended>)>,
+    place: fn(&mut Routes, &Message) -> Option<Placing>,
 ) {
     let placed = {
         let mut routes = lock(routes);
@@ -1194,6 +1194,9 @@ async fn send_placed(
         deliver(routes, send).await;
     }
 }
+
+/// Where a message goes, and its storing there when its stream is (or may become) SSE.
+type Placing = (Target, Option<Appended>);
 
 /// A message placed on its stream: where to send it now, or once the store has it.
 enum Placed {
@@ -1240,7 +1243,7 @@ impl Routes {
 
     /// Picks the stream for `message` and starts storing it there when the stream is (or may
     /// become) SSE; `None` when it has nowhere to go.
-    fn place(&mut self, message: &Message) -> Option<(Target, Option<Appended>)> {
+    fn place(&mut self, message: &Message) -> Option<Placing> {
         let Some(request) = self.owner(message) else { return self.place_standalone(message) };
         let answer = matches!(message, Message::Response(r) if r.id.as_ref() == Some(&request));
         let waiter = self.waiting.get_mut(&request)?;
@@ -1255,7 +1258,7 @@ impl Routes {
     }
 
     /// Stores `message` on the GET stream, to be sent there if it is connected here.
-    fn place_standalone(&mut self, message: &Message) -> Option<(Target, Option<Appended>)> {
+    fn place_standalone(&mut self, message: &Message) -> Option<Placing> {
         let stored = self.store.append(&self.session, StreamId::STANDALONE, message);
         Some((Target::Standalone, Some(stored)))
     }
