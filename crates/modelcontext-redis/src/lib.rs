@@ -10,7 +10,8 @@
 //! instance serves any 2025-11-25 session; and the client's answers to a session's requests
 //! and its cancellations, through a [`RedisPeerRouter`] given to
 //! [`HttpOptions::peer_router`](modelcontext::HttpOptions::peer_router), so they reach the
-//! instance running the handler wherever they are POSTed. Give the
+//! instance running the handler wherever they are POSTed (the router also keeps a session's
+//! GET stream on one instance, and brings it what the session sends on the others). Give the
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
 //! `requestState` sealed by one opens on the others. A [`RedisEventStore`] keeps the SSE event
 //! logs of handshake-era sessions, so a stream cut on one instance is followed from the shared

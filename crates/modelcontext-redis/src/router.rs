@@ -8,12 +8,21 @@
 //! so two instances, or one instance and its restart, never share one. Delivery is at most
 //! once: a message published while its instance is away is lost, and the request waiting for
 //! it times out as if the client had not answered.
+//!
+//! The claim on a session's standalone GET stream is one string key beside the session's
+//! record, `modelcontext:{deployment}:session:{ID}:standalone` (same hash slot), holding the
+//! claiming stream's ticket with a time to live: taken and renewed by one short Lua script
+//! (set only if absent or already this ticket's), released by another (deleted only if still
+//! this ticket's), so two instances never both hold it and a late release never frees
+//! another stream's claim.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::stream::BoxStream;
-use modelcontext::server::http::{PeerRouter, RouteError, RouteFuture, Routed};
+use modelcontext::server::http::{
+    ClaimFuture, Direction, HolderFuture, PeerRouter, RouteError, RouteFuture, Routed,
+};
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
@@ -32,11 +41,26 @@ pub struct RedisPeerRouter {
     prefix: String,
     /// `modelcontext:{deployment}:peers`: cancellations, for every instance.
     everyone: String,
+    /// `modelcontext:{deployment}:session`, as the session store names its records: a
+    /// session's GET-stream claim is `{sessions}:{ID}:standalone`.
+    sessions: String,
     client: redis::Client,
     timeout: Duration,
     health_check: Duration,
     breaker: Arc<Breaker>,
 }
+
+/// Takes or renews the claim. KEYS: the claim. ARGV: the ticket, its lifetime in ms.
+const CLAIM: &str = r"
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1";
+
+/// Ends the claim if the ticket still holds it. KEYS: the claim. ARGV: the ticket.
+const RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1";
 
 /// One routed message on a channel.
 #[derive(Serialize, Deserialize)]
@@ -45,6 +69,9 @@ struct Envelope {
     origin: String,
     session: String,
     message: String,
+    /// For the session's GET stream ([`Direction::ToClient`]); absent: from the client.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    to_client: bool,
 }
 
 impl std::fmt::Debug for RedisPeerRouter {
@@ -62,6 +89,7 @@ impl RedisPeerRouter {
             instance: crate::bus::random_origin(),
             prefix: deployment.key("peer:"),
             everyone: deployment.key("peers"),
+            sessions: deployment.key("session"),
             client: deployment.client.clone(),
             timeout,
             health_check: deployment.health_check,
@@ -76,26 +104,47 @@ impl RedisPeerRouter {
 
     /// `PUBLISH channel envelope`, within the timeout, through the breaker.
     async fn publish(&self, channel: String, routed: Routed) -> Result<(), RouteError> {
-        if !self.breaker.admit() {
-            return Err(RouteError::unavailable("redis: failing fast after repeated failures"));
-        }
         let envelope = Envelope {
             origin: self.instance.clone(),
             session: routed.session,
             message: routed.message,
+            to_client: routed.direction == Direction::ToClient,
         };
         let payload = serde_json::to_string(&envelope).unwrap_or_default();
-        let mut connection = self.connection.clone();
         let mut command = redis::cmd("PUBLISH");
         command.arg(channel).arg(payload);
-        let sent = tokio::time::timeout(self.timeout, command.query_async::<i64>(&mut connection));
+        self.run::<i64>(command).await.map(|_| ())
+    }
+
+    /// Runs `command` within the timeout, unless the breaker is open (then an error at once);
+    /// its outcome is recorded by the breaker.
+    async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, RouteError> {
+        if !self.breaker.admit() {
+            return Err(RouteError::unavailable("redis: failing fast after repeated failures"));
+        }
+        let mut connection = self.connection.clone();
+        let sent = tokio::time::timeout(self.timeout, command.query_async::<T>(&mut connection));
         let outcome = match sent.await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(RouteError::unavailable(format!("redis: {error}"))),
             Err(_) => Err(RouteError::unavailable("redis: no answer in time")),
         };
         self.breaker.record(outcome.is_ok());
         outcome
+    }
+
+    /// The key of session `session`'s GET-stream claim; `None` for an id that cannot be a
+    /// hash tag (with braces), which no session of ours has.
+    fn claim_key(&self, session: &str) -> Option<String> {
+        (!session.contains(['{', '}']))
+            .then(|| format!("{}:{{{session}}}:standalone", self.sessions))
+    }
+
+    /// `EVAL script 1 claim args…`: 1 or 0 as a bool.
+    async fn script(&self, script: &str, key: String, args: &[&str]) -> Result<bool, RouteError> {
+        let mut command = redis::cmd("EVAL");
+        command.arg(script).arg(1).arg(key).arg(args);
+        Ok(self.run::<i64>(command).await? == 1)
     }
 }
 
@@ -110,6 +159,36 @@ impl PeerRouter for RedisPeerRouter {
 
     fn broadcast(&self, routed: Routed) -> RouteFuture<'_> {
         Box::pin(self.publish(self.everyone.clone(), routed))
+    }
+
+    fn claim_standalone<'a>(
+        &'a self,
+        session: &'a str,
+        ticket: &'a str,
+        ttl: Duration,
+    ) -> ClaimFuture<'a> {
+        Box::pin(async move {
+            let Some(key) = self.claim_key(session) else {
+                return Err(RouteError::unavailable("a session id may not contain braces"));
+            };
+            self.script(CLAIM, key, &[ticket, &crate::sessions::millis(ttl)]).await
+        })
+    }
+
+    fn release_standalone<'a>(&'a self, session: &'a str, ticket: &'a str) -> RouteFuture<'a> {
+        Box::pin(async move {
+            let Some(key) = self.claim_key(session) else { return Ok(()) };
+            self.script(RELEASE, key, &[ticket]).await.map(|_| ())
+        })
+    }
+
+    fn standalone_holder<'a>(&'a self, session: &'a str) -> HolderFuture<'a> {
+        Box::pin(async move {
+            let Some(key) = self.claim_key(session) else { return Ok(None) };
+            let mut command = redis::cmd("GET");
+            command.arg(key);
+            self.run::<Option<String>>(command).await
+        })
     }
 
     fn incoming(&self) -> BoxStream<'static, Routed> {
@@ -127,5 +206,12 @@ fn read(origin: &str, payload: &[u8]) -> Option<Routed> {
         tracing::warn!("an unreadable message on a peer router channel");
         return None;
     };
-    (envelope.origin != origin).then(|| Routed::new(envelope.session, envelope.message))
+    if envelope.origin == origin {
+        return None;
+    }
+    Some(if envelope.to_client {
+        Routed::to_client(envelope.session, envelope.message)
+    } else {
+        Routed::new(envelope.session, envelope.message)
+    })
 }

@@ -1,6 +1,8 @@
 //! The client's answers to a server's requests, and its cancellations, reach the instance
-//! running the request through a `RedisPeerRouter`, wherever the load balancer sends them:
-//! two instances, A and B, behind the round-robin proxy (requests alternate A, B, A, B…).
+//! running the request through a `RedisPeerRouter`, wherever the load balancer sends them;
+//! a session's GET stream is held by one instance, and what the session sends outside a
+//! request elsewhere reaches it: two instances, A and B, behind the round-robin proxy
+//! (requests alternate A, B, A, B…, unless pinned).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +28,11 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 const CANCEL_DEADLINE: Duration = Duration::from_millis(200);
 /// The most any one step of these tests may take.
 const STEP: Duration = Duration::from_secs(5);
+/// The instances' SSE keep-alive interval.
+const KEEP_ALIVE: Duration = Duration::from_millis(100);
+/// Where the proxy sends a pinned request: instance A, instance B.
+const A: usize = 0;
+const B: usize = 1;
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct Name {
@@ -41,15 +48,24 @@ impl Drop for Ended {
     }
 }
 
+/// Lets instance B's `later` tool log, once its request is long answered.
+#[derive(Clone, Default)]
+struct Raise(Arc<tokio::sync::Notify>);
+
 /// The signals of instance A's `wait` tool: it started, it ended.
 struct Signals {
     started: mpsc::UnboundedReceiver<()>,
     ended: mpsc::UnboundedReceiver<()>,
 }
 
-/// Instance `name`: an `ask` tool (elicits a name) and a `wait` tool (runs until cancelled,
-/// telling `signals` when it starts and ends).
-fn server(name: &'static str, signals: Option<(Ended, mpsc::UnboundedSender<()>)>) -> McpServer {
+/// Instance `name`: an `ask` tool (elicits a name), a `wait` tool (runs until cancelled,
+/// telling `signals` when it starts and ends) and a `later` tool (answers at once, then logs
+/// through the session, outside any request, when `raise` says so).
+fn server(
+    name: &'static str,
+    signals: Option<(Ended, mpsc::UnboundedSender<()>)>,
+    raise: Raise,
+) -> McpServer {
     let ask = ToolDef::new("ask", move |cx: Context, _: NoArgs| async move {
         match cx.elicit::<Name>("Your name?").await {
             Ok(Elicitation::Accepted(answer)) => format!("{name} heard {}", answer.name),
@@ -68,7 +84,23 @@ fn server(name: &'static str, signals: Option<(Ended, mpsc::UnboundedSender<()>)
             "never"
         }
     });
-    McpServer::new("shop").tool(ask).expect("tool").tool(wait).expect("tool")
+    let later = ToolDef::new("later", move |cx: Context, _: NoArgs| {
+        let raise = raise.clone();
+        async move {
+            tokio::spawn(async move {
+                raise.0.notified().await;
+                cx.info(format!("raised on {name}")).await;
+            });
+            "later"
+        }
+    });
+    McpServer::new("shop")
+        .tool(ask)
+        .expect("tool")
+        .tool(wait)
+        .expect("tool")
+        .tool(later)
+        .expect("tool")
 }
 
 /// Serves instance `name` with the deployment's session store and peer router.
@@ -76,40 +108,68 @@ async fn instance(
     redis: &RedisServer,
     name: &'static str,
     signals: Option<(Ended, mpsc::UnboundedSender<()>)>,
+    raise: Raise,
 ) -> (SocketAddr, RedisPeerRouter) {
     let deployment = redis.deployment("shop").command_timeout(Duration::from_millis(300));
     let store = deployment.session_store().expect("store");
     let router = deployment.peer_router().expect("router");
-    let options =
-        HttpOptions::default().session_store(Arc::new(store)).peer_router(Arc::new(router.clone()));
-    let endpoint = server(name, signals).http_endpoint_with(options);
+    // Frequent keep-alive comments: a GET stream whose client left is noticed at once.
+    let options = HttpOptions::default()
+        .session_store(Arc::new(store))
+        .peer_router(Arc::new(router.clone()))
+        .keep_alive(KEEP_ALIVE);
+    let endpoint = server(name, signals, raise).http_endpoint_with(options);
     let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
     tokio::spawn(serve);
     (addr, router)
 }
 
-/// A and B behind a fresh round-robin proxy; A's `wait` tool reports to the returned signals.
-async fn fleet(redis: &RedisServer) -> (SocketAddr, Signals) {
+/// A and B behind a fresh round-robin proxy; A's `wait` tool reports to the returned signals,
+/// and B's `later` tool logs when the returned [`Raise`] says so.
+async fn fleet(redis: &RedisServer) -> (SocketAddr, Signals, Raise) {
     let (started_tx, started) = mpsc::unbounded_channel();
     let (ended_tx, ended) = mpsc::unbounded_channel();
-    let (a, _) = instance(redis, "A", Some((Ended(ended_tx), started_tx))).await;
-    let (b, _) = instance(redis, "B", None).await;
-    (crate::proxy::round_robin(vec![a, b]).await, Signals { started, ended })
+    let raise = Raise::default();
+    let (a, _) = instance(redis, "A", Some((Ended(ended_tx), started_tx)), Raise::default()).await;
+    let (b, _) = instance(redis, "B", None, raise.clone()).await;
+    (crate::proxy::round_robin(vec![a, b]).await, Signals { started, ended }, raise)
 }
 
 /// A POST through the proxy; the response's body is left to read.
 async fn post(proxy: SocketAddr, session: Option<&str>, body: &str) -> hyper::Response<Incoming> {
+    send(proxy, None, hyper::Method::POST, session, body).await
+}
+
+/// A request through the proxy, to `backend` when given (0 is A, 1 is B), else to the next
+/// in turn.
+async fn send(
+    proxy: SocketAddr,
+    backend: Option<usize>,
+    method: hyper::Method,
+    session: Option<&str>,
+    body: &str,
+) -> hyper::Response<Incoming> {
     let client: HyperClient<HttpConnector, Full<Bytes>> =
         HyperClient::builder(TokioExecutor::new()).build_http();
-    let mut request = hyper::Request::post(format!("http://{proxy}/mcp"))
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(format!("http://{proxy}/mcp"))
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json");
     if let Some(session) = session {
         request =
             request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
     }
+    if let Some(backend) = backend {
+        request = request.header(crate::proxy::PIN, backend.to_string());
+    }
     let request = request.body(Full::new(Bytes::from(body.to_owned()))).expect("request");
     client.request(request).await.expect("an answer")
+}
+
+/// A session's GET stream opened on `backend`.
+async fn get_stream(proxy: SocketAddr, backend: usize, session: &str) -> hyper::Response<Incoming> {
+    send(proxy, Some(backend), hyper::Method::GET, Some(session), "").await
 }
 
 /// Makes a session (initialize on A, initialized on B): the next request goes to A.
@@ -152,7 +212,7 @@ async fn next_event(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_elicitation_asked_on_a_and_answered_through_b_completes_on_a() {
     let Some(redis) = RedisServer::start().await else { return };
-    let (proxy, _) = fleet(&redis).await;
+    let (proxy, _, _) = fleet(&redis).await;
     let session = session(proxy).await;
 
     // Request 3 goes to A: the tool asks, on the POST's stream.
@@ -181,7 +241,7 @@ async fn an_elicitation_asked_on_a_and_answered_through_b_completes_on_a() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_answer_ids_are_dropped_without_harm() {
     let Some(redis) = RedisServer::start().await else { return };
-    let (proxy, _) = fleet(&redis).await;
+    let (proxy, _, _) = fleet(&redis).await;
     let session = session(proxy).await;
     for id in [r#""nobody/1""#, r#""bad name!/1""#, r#""/""#, "77", r#""x/y/z""#] {
         let forged = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"action":"decline"}}}}"#);
@@ -197,7 +257,7 @@ async fn forged_answer_ids_are_dropped_without_harm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancellation_posted_to_b_stops_the_handler_on_a() {
     let Some(redis) = RedisServer::start().await else { return };
-    let (proxy, mut signals) = fleet(&redis).await;
+    let (proxy, mut signals, _) = fleet(&redis).await;
     let session = session(proxy).await;
 
     // Request 3 goes to A; its POST waits for an answer that never comes.
@@ -220,11 +280,54 @@ async fn a_cancellation_posted_to_b_stops_the_handler_on_a() {
     waiting.abort();
 }
 
-/// Issue 14, test 8 (the router's part): the contract suite against Redis.
+/// Issue 14: only one instance holds a session's GET stream, and what the session sends
+/// outside a request on another instance reaches it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_instance_holds_the_get_stream_and_b_logs_reach_it_on_a() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, _, raise) = fleet(&redis).await;
+    let session = session(proxy).await;
+
+    let held = get_stream(proxy, A, &session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+    let (mut stream, mut seen) = (held.into_body(), String::new());
+    let second = get_stream(proxy, B, &session).await;
+    assert_eq!(second.status(), StatusCode::CONFLICT, "a second GET stream, on B");
+
+    // B's `later` tool answers at once; then, outside any request, it logs on B.
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"later","arguments":{}}}"#;
+    let answered = send(proxy, Some(B), hyper::Method::POST, Some(&session), call).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    drop(answered.into_body().collect().await);
+    raise.0.notify_one();
+    let log = next_event(&mut stream, &mut seen, |m| m["method"] == "notifications/message").await;
+    assert_eq!(log["params"]["data"], "raised on B", "{log}");
+
+    // A's stream ends (its client left); then B may hold one.
+    drop(stream);
+    let started = Instant::now();
+    let taken = loop {
+        let again = get_stream(proxy, B, &session).await;
+        if again.status() != StatusCode::CONFLICT || started.elapsed() > STEP {
+            break again;
+        }
+        tokio::time::sleep(KEEP_ALIVE / 2).await;
+    };
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once A's has ended");
+    eprintln!("the GET stream moved from A to B {:?} after A's client left", started.elapsed());
+}
+
+/// Issue 14, test 8 (the router's part): the contract suite against Redis, as a user
+/// limited by the ACL of `docs::deployment`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redis_peer_router_meets_the_peer_router_contract() {
     let Some(redis) = RedisServer::start().await else { return };
-    let deployment = redis.deployment("contract");
+    let rules = "on >s3cret resetchannels &modelcontext:contract:* resetkeys \
+                 ~modelcontext:contract:* -@all +publish +subscribe +ping +eval +exists +hset \
+                 +hgetall +smembers +sadd +srem +pttl +pexpire +del +get +set";
+    redis.add_user("contract", rules).await;
+    let url = redis.url().replace("redis://", "redis://contract:s3cret@");
+    let deployment = modelcontext_redis::Deployment::new(&url, "contract").expect("deployment");
     let a = deployment.peer_router().expect("router");
     let b = deployment.peer_router().expect("router");
     modelcontext::testing::contracts::peer_router(&a, &b).await;

@@ -19,12 +19,18 @@ pub const PIN: &str = "x-test-backend";
 pub async fn round_robin(backends: Vec<SocketAddr>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("address");
+    // No Nagle on either side, as a load balancer in front of SSE does: an SSE answer is
+    // written in several small pieces, and Nagle's wait for the peer's delayed ACK would add
+    // ~40 ms to each (what the `fleet_latency` example measures would be that wait).
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
     let client: Client<HttpConnector, Incoming> =
-        Client::builder(TokioExecutor::new()).build_http();
+        Client::builder(TokioExecutor::new()).build(connector);
     let next = Arc::new(AtomicUsize::new(0));
     let backends = Arc::new(backends);
     tokio::spawn(async move {
         while let Ok((socket, _)) = listener.accept().await {
+            let _ = socket.set_nodelay(true);
             let (client, next, backends) =
                 (client.clone(), Arc::clone(&next), Arc::clone(&backends));
             let service = service_fn(move |mut request: hyper::Request<Incoming>| {

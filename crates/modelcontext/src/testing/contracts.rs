@@ -261,19 +261,24 @@ pub async fn session_store(store: &dyn crate::server::http::SessionStore) {
 ///
 /// 1. each instance name is valid ([`valid_instance`](crate::server::http::valid_instance))
 ///    and the two differ;
-/// 2. a message `a` forwards to `b` reaches `b`, unchanged, and not `a`;
+/// 2. a message `a` forwards to `b` reaches `b`, unchanged (its
+///    [`Direction`](crate::server::http::Direction) too, either one), and not `a`;
 /// 3. a message `b` broadcasts reaches `a`, and not `b` itself;
-/// 4. forwarding to an instance nobody runs is not an error.
+/// 4. forwarding to an instance nobody runs is not an error;
+/// 5. a session's standalone-stream claim: a free one is taken, its holder may renew it,
+///    another ticket is refused while it lives, either side sees who holds it, only the
+///    holder's release frees it, an expired one is free again, and of two claims at once
+///    exactly one wins.
 ///
 /// Delivery is at most once and a networked router may still be subscribing when the suite
 /// starts, so each check sends again (a fresh message) until one arrives, for up to five
-/// seconds.
+/// seconds. The expiry check waits about a second.
 #[cfg(feature = "http")]
 pub async fn peer_router(
     a: &dyn crate::server::http::PeerRouter,
     b: &dyn crate::server::http::PeerRouter,
 ) {
-    use crate::server::http::{Routed, valid_instance};
+    use crate::server::http::{Direction, Routed, valid_instance};
     for router in [a, b] {
         assert!(valid_instance(router.instance()), "instance name {:?}", router.instance());
     }
@@ -289,6 +294,15 @@ pub async fn peer_router(
     })
     .await;
     assert!(forwarded.message.starts_with(r#"{"forwarded":"#), "forward delivers: {forwarded:?}");
+
+    let mut attempt = 0;
+    let to_client = until_delivered(&mut b_in, || {
+        attempt += 1;
+        let routed = Routed::to_client(&run, format!(r#"{{"forwarded_to_client":{attempt}}}"#));
+        async move { a.forward(b.instance(), routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert_eq!(to_client.direction, Direction::ToClient, "the direction is kept: {to_client:?}");
 
     let mut attempt = 0;
     let broadcast = until_delivered(&mut a_in, || {
@@ -311,6 +325,51 @@ pub async fn peer_router(
     if let Ok(Some(routed)) = tokio::time::timeout(quiet, b_in.next()).await {
         assert!(!stray(&routed) || routed.message.contains("forwarded"), "b heard {routed:?}");
     }
+    standalone_claims(a, b).await;
+}
+
+/// Check 5 of [`peer_router`].
+#[cfg(feature = "http")]
+async fn standalone_claims(
+    a: &dyn crate::server::http::PeerRouter,
+    b: &dyn crate::server::http::PeerRouter,
+) {
+    let (session, ttl) = (fresh_run("claim"), Duration::from_secs(30));
+    let (ta, tb) = (format!("{}/1", a.instance()), format!("{}/1", b.instance()));
+    let holder = |router: &str, found: Result<Option<String>, crate::server::http::RouteError>| {
+        found.unwrap_or_else(|e| panic!("{router}: standalone_holder failed: {e}"))
+    };
+    assert_eq!(holder("a", a.standalone_holder(&session).await), None, "nobody holds it yet");
+    assert!(a.claim_standalone(&session, &ta, ttl).await.expect("claim"), "a free stream is taken");
+    assert!(a.claim_standalone(&session, &ta, ttl).await.expect("claim"), "its holder renews it");
+    let refused = b.claim_standalone(&session, &tb, ttl).await.expect("claim");
+    assert!(!refused, "a stream held by one ticket is refused to another");
+    assert_eq!(holder("b", b.standalone_holder(&session).await), Some(ta.clone()), "seen from b");
+    b.release_standalone(&session, &tb).await.expect("release");
+    assert_eq!(
+        holder("a", a.standalone_holder(&session).await),
+        Some(ta.clone()),
+        "a release by another ticket leaves the claim"
+    );
+    a.release_standalone(&session, &ta).await.expect("release");
+    assert_eq!(holder("b", b.standalone_holder(&session).await), None, "released by its holder");
+    assert!(b.claim_standalone(&session, &tb, ttl).await.expect("claim"), "free again");
+    b.release_standalone(&session, &tb).await.expect("release");
+
+    let (expiring, short) = (fresh_run("claim"), Duration::from_millis(300));
+    assert!(a.claim_standalone(&expiring, &ta, short).await.expect("claim"), "taken");
+    tokio::time::sleep(short * 3).await;
+    assert_eq!(holder("b", b.standalone_holder(&expiring).await), None, "an expired claim");
+    assert!(b.claim_standalone(&expiring, &tb, ttl).await.expect("claim"), "taken after expiry");
+    b.release_standalone(&expiring, &tb).await.expect("release");
+
+    let raced = fresh_run("claim");
+    let (x, y) =
+        tokio::join!(a.claim_standalone(&raced, &ta, ttl), b.claim_standalone(&raced, &tb, ttl));
+    let (x, y) = (x.expect("claim"), y.expect("claim"));
+    assert!(x != y, "of two claims at once exactly one wins (a: {x}, b: {y})");
+    let winner = if x { (a, &ta) } else { (b, &tb) };
+    winner.0.release_standalone(&raced, winner.1).await.expect("release");
 }
 
 /// Sends fresh messages with `send` until one comes out of `incoming` (each unchanged), for

@@ -1,7 +1,8 @@
 //! Two HTTP endpoints of one server sharing a `MemorySessionStore` and a `MemoryPeerRouter`
 //! (the Redis router has the same tests against a real Redis): the client's answer to a
 //! request A sent, POSTed to B, reaches A's handler; a cancellation POSTed to B stops the
-//! handler running on A.
+//! handler running on A; a session's GET stream is held by one of them, and what the session
+//! sends outside a request on the other reaches it.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,6 +25,8 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 /// The most any one step may take.
 const STEP: Duration = Duration::from_secs(5);
+/// The endpoints' SSE keep-alive interval: a GET stream whose client left is noticed soon.
+const KEEP_ALIVE: Duration = Duration::from_millis(50);
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct Name {
@@ -39,9 +42,18 @@ impl Drop for Ended {
     }
 }
 
+/// Lets the `later` tool log, once its request is long answered.
+#[derive(Clone, Default)]
+struct Raise(Arc<tokio::sync::Notify>);
+
 /// Instance `name`: `ask` elicits a name; `wait` runs until cancelled, telling `started`
-/// when it starts and dropping an [`Ended`] when it ends.
-fn server(name: &'static str, signals: Option<(mpsc::UnboundedSender<()>, Ended)>) -> McpServer {
+/// when it starts and dropping an [`Ended`] when it ends; `later` answers at once, then logs
+/// through the session, outside any request, when `raise` says so.
+fn server(
+    name: &'static str,
+    signals: Option<(mpsc::UnboundedSender<()>, Ended)>,
+    raise: Raise,
+) -> McpServer {
     let ask = ToolDef::new("ask", move |cx: Context, _: NoArgs| async move {
         match cx.elicit::<Name>("Your name?").await {
             Ok(Elicitation::Accepted(answer)) => format!("{name} heard {}", answer.name),
@@ -60,7 +72,23 @@ fn server(name: &'static str, signals: Option<(mpsc::UnboundedSender<()>, Ended)
             "never"
         }
     });
-    McpServer::new("shared").tool(ask).expect("tool").tool(wait).expect("tool")
+    let later = ToolDef::new("later", move |cx: Context, _: NoArgs| {
+        let raise = raise.clone();
+        async move {
+            tokio::spawn(async move {
+                raise.0.notified().await;
+                cx.info(format!("raised on {name}")).await;
+            });
+            "later"
+        }
+    });
+    McpServer::new("shared")
+        .tool(ask)
+        .expect("tool")
+        .tool(wait)
+        .expect("tool")
+        .tool(later)
+        .expect("tool")
 }
 
 struct Pair {
@@ -68,6 +96,8 @@ struct Pair {
     b: Http,
     started: mpsc::UnboundedReceiver<()>,
     ended: mpsc::UnboundedReceiver<()>,
+    /// Lets B's `later` tool log.
+    raise: Raise,
 }
 
 /// Endpoints A and B on one store and one router.
@@ -75,13 +105,31 @@ async fn pair() -> Pair {
     let store = Arc::new(MemorySessionStore::default());
     let router = MemoryPeerRouter::new();
     let options = |name: &str| {
-        HttpOptions::default().session_store(store.clone()).peer_router(router.instance(name))
+        HttpOptions::default()
+            .session_store(store.clone())
+            .peer_router(router.instance(name))
+            .keep_alive(KEEP_ALIVE)
     };
     let (started_tx, started) = mpsc::unbounded_channel();
     let (ended_tx, ended) = mpsc::unbounded_channel();
-    let a = start_with(server("A", Some((started_tx, Ended(ended_tx)))), options("A")).await;
-    let b = start_with(server("B", None), options("B")).await;
-    Pair { a, b, started, ended }
+    let raise = Raise::default();
+    let signals = Some((started_tx, Ended(ended_tx)));
+    let a = start_with(server("A", signals, Raise::default()), options("A")).await;
+    let b = start_with(server("B", None, raise.clone()), options("B")).await;
+    Pair { a, b, started, ended, raise }
+}
+
+/// The session's GET stream, asked of the endpoint at `url`.
+async fn get_stream(url: &str, session: &str) -> hyper::Response<Incoming> {
+    let client: HyperClient<_, Full<Bytes>> =
+        HyperClient::builder(TokioExecutor::new()).build_http();
+    let request = http::Request::get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(Full::new(Bytes::new()))
+        .expect("request");
+    client.request(request).await.expect("an answer")
 }
 
 /// A POST in `session` (or none) whose body is left to read.
@@ -185,4 +233,37 @@ async fn a_cancellation_posted_to_b_stops_the_handler_on_a() {
     assert!(ended.is_ok(), "the handler on A still ran 200 ms after B accepted the cancellation");
     assert!(accepted.elapsed() < Duration::from_millis(200));
     waiting.abort();
+}
+
+#[tokio::test]
+async fn one_endpoint_holds_the_get_stream_and_what_b_sends_outside_a_request_reaches_it() {
+    let pair = pair().await;
+    let session = session(&pair).await;
+    let held = get_stream(&pair.a.url(), &session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+    let (mut stream, mut seen) = (held.into_body(), String::new());
+    let again_on_a = get_stream(&pair.a.url(), &session).await;
+    assert_eq!(again_on_a.status(), StatusCode::CONFLICT, "a second GET stream, on A");
+    let on_b = get_stream(&pair.b.url(), &session).await;
+    assert_eq!(on_b.status(), StatusCode::CONFLICT, "a second GET stream, on B");
+
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"later","arguments":{}}}"#;
+    let answered = post(&pair.b.url(), Some(&session), call).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    drop(answered.into_body().collect().await);
+    pair.raise.0.notify_one();
+    let log = next_event(&mut stream, &mut seen, |m| m["method"] == "notifications/message").await;
+    assert_eq!(log["params"]["data"], "raised on B", "{log}");
+
+    // The client leaves A's stream: A notices at its next keep-alive and lets the stream go.
+    drop(stream);
+    let started = Instant::now();
+    let taken = loop {
+        let again = get_stream(&pair.b.url(), &session).await;
+        if again.status() != StatusCode::CONFLICT || started.elapsed() > STEP {
+            break again;
+        }
+        tokio::time::sleep(KEEP_ALIVE / 2).await;
+    };
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once A's has ended");
 }

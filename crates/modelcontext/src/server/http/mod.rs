@@ -54,8 +54,8 @@ pub use events::{
     EventStore, MemoryEventStore, StoredEvent, StreamId, event_id,
 };
 pub use peer_router::{
-    MAX_INSTANCE_LEN, MemoryInstance, MemoryPeerRouter, PeerRouter, RouteError, RouteFuture,
-    Routed, valid_instance,
+    ClaimFuture, Direction, HolderFuture, MAX_INSTANCE_LEN, MemoryInstance, MemoryPeerRouter,
+    PeerRouter, RouteError, RouteFuture, Routed, STANDALONE_CLAIM_TTL, valid_instance,
 };
 pub use security::AllowList;
 pub use session_store::{
@@ -217,8 +217,10 @@ pub struct HttpOptions {
     pub durable_events: bool,
     /// Carries a session's messages to the instance that must handle them (see
     /// [`PeerRouter`] and `docs::deployment`): the client's answers to our requests and its
-    /// cancellations, wherever they are POSTed. `None` (the default): they are handled by the
-    /// instance that receives them, and request ids stay numbers.
+    /// cancellations, wherever they are POSTed, and what the session sends outside a request
+    /// to the one instance holding its GET stream (a GET on another instance meanwhile gets
+    /// 409). `None` (the default): they are handled by the instance that receives them,
+    /// request ids stay numbers, and each instance only knows of its own GET streams.
     pub peer_router: Option<Arc<dyn PeerRouter>>,
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the

@@ -6,12 +6,23 @@
 //! sent them (`{instance}/{n}`), so the client's answer, POSTed to whichever instance the load
 //! balancer picks, is forwarded to the one waiting for it ([`PeerRouter::forward`]); and a
 //! `notifications/cancelled` is also told to every other instance ([`PeerRouter::broadcast`]),
-//! so it stops the handler wherever it runs. Without one (the default), ids stay numbers and
-//! everything stays in the instance, as before. Any implementation can be checked with
+//! so it stops the handler wherever it runs.
+//!
+//! A session's standalone GET stream is held by one instance of the deployment at a time: the
+//! instance that opens it claims it ([`PeerRouter::claim_standalone`]) for
+//! [`STANDALONE_CLAIM_TTL`], renews the claim while the stream is open and releases it when the
+//! stream ends. A GET on another instance while the claim lives is answered 409 Conflict, as
+//! a second GET on the same instance is. What the session sends outside any request (a log
+//! message, a request to the client) on an instance that does not hold the stream goes to
+//! the holder ([`Direction::ToClient`]), which sends it on the stream.
+//!
+//! Without a router (the default), ids stay numbers, nothing is claimed and everything stays
+//! in the instance, as before. Any implementation can be checked with
 //! [`testing::contracts::peer_router`](crate::testing::contracts::peer_router).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -28,12 +39,33 @@ pub struct Routed {
     pub session: String,
     /// The JSON-RPC message, as JSON text.
     pub message: String,
+    /// Which side sent it, so which part of the session takes it.
+    pub direction: Direction,
+}
+
+/// Which side of a session a [`Routed`] message comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Direction {
+    /// From the client (its answer to one of our requests, a cancellation), for the instance
+    /// running the request it is about.
+    #[default]
+    ToServer,
+    /// From the session, outside any request (a log message, a request to the client), for
+    /// the instance holding the session's standalone GET stream, which sends it there.
+    ToClient,
 }
 
 impl Routed {
-    /// `message` of session `session`.
+    /// `message` of session `session`, from its client ([`Direction::ToServer`]).
     pub fn new(session: impl Into<String>, message: impl Into<String>) -> Routed {
-        Routed { session: session.into(), message: message.into() }
+        Routed { session: session.into(), message: message.into(), direction: Direction::ToServer }
+    }
+
+    /// `message` of session `session`, for its client's standalone GET stream
+    /// ([`Direction::ToClient`]).
+    pub fn to_client(session: impl Into<String>, message: impl Into<String>) -> Routed {
+        Routed { direction: Direction::ToClient, ..Routed::new(session, message) }
     }
 }
 
@@ -58,8 +90,20 @@ impl std::fmt::Display for RouteError {
 
 impl std::error::Error for RouteError {}
 
-/// What [`PeerRouter::forward`] and [`PeerRouter::broadcast`] return.
+/// What [`PeerRouter::forward`], [`PeerRouter::broadcast`] and
+/// [`PeerRouter::release_standalone`] return.
 pub type RouteFuture<'a> = BoxFuture<'a, Result<(), RouteError>>;
+
+/// What [`PeerRouter::claim_standalone`] returns: whether the ticket now holds the stream.
+pub type ClaimFuture<'a> = BoxFuture<'a, Result<bool, RouteError>>;
+
+/// What [`PeerRouter::standalone_holder`] returns: the ticket holding the stream, if any.
+pub type HolderFuture<'a> = BoxFuture<'a, Result<Option<String>, RouteError>>;
+
+/// How long a claim on a session's standalone GET stream lives without being renewed: 15 s.
+/// The holder renews it every third of that while the stream is open; an instance that dies
+/// holding one keeps it from the others for at most this long.
+pub const STANDALONE_CLAIM_TTL: Duration = Duration::from_secs(15);
 
 /// Carries session messages between the instances of a deployment. Delivery is at most once:
 /// a message to an instance that is gone, or one lost in an outage, is dropped (the request
@@ -76,6 +120,21 @@ pub trait PeerRouter: Send + Sync + 'static {
     /// What other instances forward to this one or broadcast. Called once, when the endpoint
     /// starts.
     fn incoming(&self) -> BoxStream<'static, Routed>;
+    /// Claims session `session`'s standalone GET stream for `ticket` (`{instance}/{n}`, one
+    /// per stream) for `ttl`: `true` if no live claim was held, or `ticket` held it (the claim
+    /// is renewed); `false` if another ticket holds it. Atomic across the deployment: of two
+    /// instances claiming at once, one gets `false`.
+    fn claim_standalone<'a>(
+        &'a self,
+        session: &'a str,
+        ticket: &'a str,
+        ttl: Duration,
+    ) -> ClaimFuture<'a>;
+    /// Ends `ticket`'s claim on session `session`'s standalone GET stream; a claim held by
+    /// another ticket (or none) is left as it is.
+    fn release_standalone<'a>(&'a self, session: &'a str, ticket: &'a str) -> RouteFuture<'a>;
+    /// The ticket holding a live claim on session `session`'s standalone GET stream, if any.
+    fn standalone_holder<'a>(&'a self, session: &'a str) -> HolderFuture<'a>;
 }
 
 /// Most characters in an instance name.
@@ -92,7 +151,12 @@ pub fn valid_instance(name: &str) -> bool {
 /// any other shape, which no instance of ours made.
 pub(crate) fn owner_of(id: &RequestId) -> Option<&str> {
     let RequestId::String(id) = id else { return None };
-    let (instance, number) = id.split_once('/')?;
+    ticket_instance(id)
+}
+
+/// The instance a claim's ticket (`{instance}/{n}`) names.
+pub(crate) fn ticket_instance(ticket: &str) -> Option<&str> {
+    let (instance, number) = ticket.split_once('/')?;
     let numeric = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
     (numeric && valid_instance(instance)).then_some(instance)
 }
@@ -109,6 +173,8 @@ pub(crate) fn elsewhere<'m>(message: &'m Message, here: &str) -> Option<&'m str>
 #[derive(Debug, Default, Clone)]
 pub struct MemoryPeerRouter {
     inboxes: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Routed>>>>,
+    /// Each session's standalone-stream claim: its ticket and when it expires.
+    claims: Arc<Mutex<HashMap<String, (String, Instant)>>>,
 }
 
 /// One endpoint's side of a [`MemoryPeerRouter`].
@@ -137,6 +203,14 @@ impl MemoryPeerRouter {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Routed>>> {
         self.inboxes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The live claims; expired ones are forgotten on the way.
+    fn claims(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+        let mut claims = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        claims.retain(|_, (_, until)| *until > now);
+        claims
     }
 }
 
@@ -167,5 +241,32 @@ impl PeerRouter for MemoryInstance {
         let Some(inbox) = inbox else { return futures_util::stream::pending().boxed() };
         futures_util::stream::unfold(inbox, |mut rx| async move { Some((rx.recv().await?, rx)) })
             .boxed()
+    }
+
+    fn claim_standalone<'a>(
+        &'a self,
+        session: &'a str,
+        ticket: &'a str,
+        ttl: Duration,
+    ) -> ClaimFuture<'a> {
+        let mut claims = self.router.claims();
+        let free = claims.get(session).is_none_or(|(held, _)| held == ticket);
+        if free {
+            claims.insert(session.to_owned(), (ticket.to_owned(), Instant::now() + ttl));
+        }
+        Box::pin(std::future::ready(Ok(free)))
+    }
+
+    fn release_standalone<'a>(&'a self, session: &'a str, ticket: &'a str) -> RouteFuture<'a> {
+        let mut claims = self.router.claims();
+        if claims.get(session).is_some_and(|(held, _)| held == ticket) {
+            claims.remove(session);
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn standalone_holder<'a>(&'a self, session: &'a str) -> HolderFuture<'a> {
+        let holder = self.router.claims().get(session).map(|(ticket, _)| ticket.clone());
+        Box::pin(std::future::ready(Ok(holder)))
     }
 }

@@ -17,6 +17,14 @@
 //! then the rest as they are stored, whichever instance stores them).
 //! A client that disconnects does not cancel anything (spec 2025-11-25).
 //!
+//! A session has one standalone GET stream at a time: a second GET is 409 Conflict. With a
+//! [`PeerRouter`] that holds across the deployment: the instance that opens the stream claims
+//! it ([`PeerRouter::claim_standalone`]) while it is open, a GET on another instance meanwhile
+//! is 409, and what the session sends outside a request on an instance that does not hold the
+//! stream is forwarded to the holder ([`Routed::to_client`]), which sends it there. Change
+//! notifications (`*/list_changed`, `resources/updated`) are not forwarded: every instance
+//! hears them from the [`SubscriptionBus`](crate::SubscriptionBus), the holder included.
+//!
 //! With a [`SessionStore`] ([`HttpOptions::session_store`](super::HttpOptions)), sessions are
 //! shared by the instances of a deployment. `initialize` stores the session's record; a
 //! request for a session this instance does not hold loads the record and rebuilds the
@@ -53,7 +61,9 @@ use super::exchange::{
     Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
     sse_response, sse_stream,
 };
-use super::peer_router::{PeerRouter, Routed, elsewhere};
+use super::peer_router::{
+    Direction, PeerRouter, Routed, STANDALONE_CLAIM_TTL, elsewhere, ticket_instance,
+};
 use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
 use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
@@ -86,6 +96,8 @@ pub(crate) struct Sessions {
     /// Whether the task that takes what other instances route here runs (started like
     /// `watching`).
     routing: AtomicBool,
+    /// The number of the next claim on a GET stream (its ticket is `{instance}/{n}`).
+    tickets: AtomicU64,
 }
 
 pub(crate) struct Session {
@@ -163,6 +175,9 @@ struct Routes {
     legacy: bool,
     /// JSON response mode: every POST is a JSON waiter.
     json_only: bool,
+    /// Where what the session sends outside a request goes when another instance holds its
+    /// GET stream (`None` without a router, and for a 2024-11-05 session).
+    router: Option<Arc<dyn PeerRouter>>,
 }
 
 /// A POST waiting for its answer.
@@ -205,6 +220,7 @@ impl Sessions {
             sweeping: AtomicBool::new(false),
             watching: AtomicBool::new(false),
             routing: AtomicBool::new(false),
+            tickets: AtomicU64::new(1),
         };
         // Following the store from the start, before any session is held here, means no
         // change to a session this instance will hold is published before it listens.
@@ -369,7 +385,7 @@ impl Sessions {
                 let held = lock(&map).get(&routed.session).cloned();
                 drop(map);
                 match held {
-                    Some(session) => session.take_routed(&routed.message).await,
+                    Some(session) => session.take_routed(routed).await,
                     None => {
                         tracing::debug!(session = %routed.session, "routed to a session not held here")
                     }
@@ -788,6 +804,7 @@ impl Session {
         let SessionParts { run, stop, peer, handover, dispatch } =
             shared.server.start_session_with(connection, extensions, &id);
         tokio::spawn(tracing::Instrument::in_current_span(run));
+        let router = shared.sessions.router.clone();
         let routes = Routes {
             session: id.clone(),
             store: shared.options.event_store.clone(),
@@ -801,10 +818,10 @@ impl Session {
             next_stream: STANDALONE + 1,
             legacy: false,
             json_only: shared.options.json_response,
+            router: router.clone(),
         };
         let routes = Arc::new(Mutex::new(routes));
-        tokio::spawn(route(out_rx, routes.clone()));
-        let router = shared.sessions.router.clone();
+        tokio::spawn(route(out_rx, routes.clone(), router.is_some()));
         if let Some(router) = &router {
             // The client's answers to our requests then say which instance waits for them.
             peer.prefix_ids(format!("{}/", router.instance()));
@@ -852,6 +869,7 @@ impl Session {
             let mut routes = lock(&session.routes);
             routes.standalone = Some(tx);
             routes.legacy = true;
+            routes.router = None;
         }
         shared.sessions.insert(session).then_some((id, rx))
     }
@@ -975,15 +993,24 @@ impl Session {
         })
     }
 
-    /// A message another instance routed here: only an answer to one of our requests or a
-    /// cancellation goes on to the engine.
-    async fn take_routed(&self, message: &str) {
-        let Ok(message) = Message::decode_str(message) else {
+    /// A message another instance routed here. From the client, only an answer to one of our
+    /// requests or a cancellation goes on to the engine. From the session on another instance,
+    /// for the GET stream this one holds, it goes there (stored, and sent if the stream is
+    /// still connected here), never on to another instance.
+    async fn take_routed(&self, routed: Routed) {
+        let Ok(message) = Message::decode_str(&routed.message) else {
             tracing::warn!(session = %self.id, "an unreadable routed message");
             return;
         };
-        if matches!(message, Message::Response(_)) || is_cancelled(&message) {
-            let _ = self.incoming.send(Ok(message)).await;
+        match routed.direction {
+            Direction::ToClient => {
+                send_placed(&self.routes, message, Routes::place_standalone).await
+            }
+            Direction::ToServer => {
+                if matches!(message, Message::Response(_)) || is_cancelled(&message) {
+                    let _ = self.incoming.send(Ok(message)).await;
+                }
+            }
         }
     }
 
@@ -1097,34 +1124,79 @@ impl Token {
 }
 
 /// Delivers the engine's output to the right HTTP stream, each message once the store has
-/// it (at once for the in-memory store, in one lock).
-async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>) {
+/// it (at once for the in-memory store, in one lock), or to the instance holding the GET
+/// stream when that is another one (only looked for with a router: without one, a message
+/// costs one lock).
+async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>, routed: bool) {
     while let Some(message) = output.recv().await {
-        let placed = {
-            let mut routes = lock(&routes);
-            match routes.place(&message) {
-                None => continue,
-                Some((target, None)) => Placed::Now(routes.send_to(target, Ok(None), message)),
-                Some((target, Some(Appended::Ready(id)))) => {
-                    Placed::Now(routes.send_to(target, id.map(Some), message))
-                }
-                Some((target, Some(Appended::Pending(storing)))) => {
-                    Placed::Later(target, storing, message)
-                }
+        let for_holder = if routed { lock(&routes).for_holder(&message) } else { None };
+        if let Some((router, session)) = for_holder {
+            if hand_to_holder(&*router, &session, &message).await {
+                continue;
             }
-        };
-        let send = match placed {
-            Placed::Now(send) => send,
-            Placed::Later(target, storing, message) => {
-                let id = storing.await.map(Some);
-                lock(&routes).send_to(target, id, message)
-            }
-        };
-        if let Some(send) = send {
-            deliver(&routes, send).await;
+        }
+        send_placed(&routes, message, Routes::place).await;
+    }
+}
+
+/// Sends `message`, which the session sent outside any request and which has no GET stream
+/// here, to the instance holding the session's GET stream: `true` once it is on its way.
+/// `false` (it is then placed here, as without a router) when no instance holds the stream,
+/// this one does, or the router cannot say.
+async fn hand_to_holder(router: &dyn PeerRouter, session: &str, message: &Message) -> bool {
+    let holder = match router.standalone_holder(session).await {
+        Ok(holder) => holder,
+        Err(error) => {
+            tracing::debug!(%error, session, "GET stream holder unknown: kept here");
+            return false;
+        }
+    };
+    let Some(instance) = holder.as_deref().and_then(ticket_instance) else { return false };
+    if instance == router.instance() {
+        return false;
+    }
+    match router.forward(instance, Routed::to_client(session, message.encode())).await {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::warn!(%error, session, "not forwarded to the GET stream's holder: kept here");
+            false
         }
     }
 }
+
+/// Places `message` with `place` and sends it once the store has it.
+async fn send_placed(
+    routes: &Mutex<Routes>,
+    message: Message,
+    place: fn(&mut Routes, &Message) -> Option<Placing>,
+) {
+    let placed = {
+        let mut routes = lock(routes);
+        match place(&mut routes, &message) {
+            None => return,
+            Some((target, None)) => Placed::Now(routes.send_to(target, Ok(None), message)),
+            Some((target, Some(Appended::Ready(id)))) => {
+                Placed::Now(routes.send_to(target, id.map(Some), message))
+            }
+            Some((target, Some(Appended::Pending(storing)))) => {
+                Placed::Later(target, storing, message)
+            }
+        }
+    };
+    let send = match placed {
+        Placed::Now(send) => send,
+        Placed::Later(target, storing, message) => {
+            let id = storing.await.map(Some);
+            lock(routes).send_to(target, id, message)
+        }
+    };
+    if let Some(send) = send {
+        deliver(routes, send).await;
+    }
+}
+
+/// Where a message goes, and its storing there when its stream is (or may become) SSE.
+type Placing = (Target, Option<Appended>);
 
 /// A message placed on its stream: where to send it now, or once the store has it.
 enum Placed {
@@ -1171,11 +1243,8 @@ impl Routes {
 
     /// Picks the stream for `message` and starts storing it there when the stream is (or may
     /// become) SSE; `None` when it has nowhere to go.
-    fn place(&mut self, message: &Message) -> Option<(Target, Option<Appended>)> {
-        let Some(request) = self.owner(message) else {
-            let stored = self.store.append(&self.session, StreamId::STANDALONE, message);
-            return Some((Target::Standalone, Some(stored)));
-        };
+    fn place(&mut self, message: &Message) -> Option<Placing> {
+        let Some(request) = self.owner(message) else { return self.place_standalone(message) };
         let answer = matches!(message, Message::Response(r) if r.id.as_ref() == Some(&request));
         let waiter = self.waiting.get_mut(&request)?;
         let open = !waiter.tx.is_closed();
@@ -1186,6 +1255,25 @@ impl Routes {
         let stream = StreamId { instance: self.instance, number: waiter.stream };
         let stored = (!json).then(|| self.store.append(&self.session, stream, message));
         Some((Target::Request { id: request, answer }, stored))
+    }
+
+    /// Stores `message` on the GET stream, to be sent there if it is connected here.
+    fn place_standalone(&mut self, message: &Message) -> Option<Placing> {
+        let stored = self.store.append(&self.session, StreamId::STANDALONE, message);
+        Some((Target::Standalone, Some(stored)))
+    }
+
+    /// The router and session id to send `message` to the holder of the GET stream with,
+    /// when there is a router, the stream is not open here, and the message belongs on it
+    /// (no request claims it, and it is not a change notification, which the holder hears
+    /// from the bus itself).
+    fn for_holder(&self, message: &Message) -> Option<(Arc<dyn PeerRouter>, String)> {
+        let router = self.router.as_ref()?;
+        let open_here = self.standalone.as_ref().is_some_and(|s| !s.is_closed());
+        if open_here || is_change(message) || self.owner(message).is_some() {
+            return None;
+        }
+        Some((router.clone(), self.session.clone()))
     }
 
     /// Where to send `message` now that the store has it (`id`, or no id for a JSON answer),
@@ -1268,9 +1356,8 @@ impl Routes {
     /// Detaches the live stream that `tx` feeds: once its body has sent what is queued, it
     /// ends. Later events of that stream are only stored, until a `Last-Event-ID` resumes it.
     fn cut(&mut self, tx: &StreamTx) {
-        if self.standalone.as_ref().is_some_and(|standalone| standalone.same_channel(tx)) {
+        if self.let_go(tx) {
             tracing::debug!(session = %self.session, "GET stream not read: cut, resumable");
-            self.standalone = None;
             return;
         }
         let slow = self.waiting.values_mut().find(|waiter| waiter.tx.same_channel(tx));
@@ -1278,6 +1365,16 @@ impl Routes {
             tracing::debug!(session = %self.session, "POST stream not read: cut, resumable");
             waiter.tx = mpsc::channel(1).0;
         }
+    }
+
+    /// Forgets the GET stream `tx` feeds, if it is still the session's GET stream: its body
+    /// ends once it has sent what is queued. Whether it was.
+    fn let_go(&mut self, tx: &StreamTx) -> bool {
+        let same = self.standalone.as_ref().is_some_and(|standalone| standalone.same_channel(tx));
+        if same {
+            self.standalone = None;
+        }
+        same
     }
 
     fn finish(&mut self, request: &RequestId) {
@@ -1293,6 +1390,19 @@ impl Routes {
             .find(|id| self.waiting.get(*id).is_some_and(|w| !w.json && !w.tx.is_closed()))
             .cloned()
     }
+}
+
+/// Whether `message` is a change notification, which every instance sends its sessions from
+/// the subscription bus.
+fn is_change(message: &Message) -> bool {
+    let Message::Notification(n) = message else { return false };
+    matches!(
+        n.method.as_str(),
+        method::TOOLS_LIST_CHANGED
+            | method::PROMPTS_LIST_CHANGED
+            | method::RESOURCES_LIST_CHANGED
+            | method::RESOURCES_UPDATED
+    )
 }
 
 fn progress_token_of(params: Option<&serde_json::value::RawValue>) -> Option<String> {
@@ -1322,15 +1432,19 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
     {
         let mut routes = lock(&session.routes);
         if routes.standalone.as_ref().is_some_and(|s| !s.is_closed()) {
-            let error = McpError::invalid_request("This session already has a GET stream");
-            return error_response(StatusCode::CONFLICT, None, error);
+            return second_get_stream();
         }
-        routes.standalone = Some(tx);
+        routes.standalone = Some(tx.clone());
     }
-    let slots = match stream_slots(shared, &session) {
-        Ok(slots) => slots,
+    let claimed = match stream_slots(shared, &session) {
+        Ok(slots) => shared.sessions.claim_standalone(&session, &tx).await.map(|c| (slots, c)),
+        Err(refused) => Err(refused),
+    };
+    // The body holds the stream's slots and its claim: both are let go when it ends.
+    let held = match claimed {
+        Ok(held) => held,
         Err(refused) => {
-            lock(&session.routes).standalone = None;
+            lock(&session.routes).let_go(&tx);
             return refused;
         }
     };
@@ -1338,8 +1452,103 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
     let priming_id = event_id(StreamId::STANDALONE, 0);
     crate::transport::sse::write_event(&mut priming, Some(&priming_id), None, "");
     let head = futures_util::stream::once(async move { Ok(Bytes::from(priming)) });
-    let live = sse_stream(rx, None, keep_alive, Guard(Some(slots)));
+    let live = sse_stream(rx, None, keep_alive, Guard(Some(held)));
     sse_response(Body::from_stream(head.chain(live).boxed()))
+}
+
+/// 409: the session's GET stream is open already (here, or on another instance).
+fn second_get_stream() -> Response {
+    let error = McpError::invalid_request("This session already has a GET stream");
+    error_response(StatusCode::CONFLICT, None, error)
+}
+
+impl Sessions {
+    /// Claims `session`'s GET stream, fed by `tx`, for this instance when the deployment
+    /// shares a router: the claim lives, renewed, while the returned guard does (it goes with
+    /// the stream's response body). `None` without a router; 409 when another instance holds
+    /// the stream, 503 when the router cannot say.
+    #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself
+    async fn claim_standalone(
+        &self,
+        session: &Session,
+        tx: &StreamTx,
+    ) -> Result<Option<ClaimGuard>, Response> {
+        let Some(router) = &session.router else { return Ok(None) };
+        let number = self.tickets.fetch_add(1, Ordering::Relaxed);
+        let ticket = format!("{}/{number}", router.instance());
+        match router.claim_standalone(&session.id, &ticket, STANDALONE_CLAIM_TTL).await {
+            Ok(true) => {
+                let stream = (Arc::downgrade(&session.routes), tx.downgrade());
+                Ok(Some(ClaimGuard::keep(router.clone(), session.id.clone(), ticket, stream)))
+            }
+            Ok(false) => Err(second_get_stream()),
+            Err(error) => {
+                tracing::warn!(%error, "a GET stream refused: the peer router cannot claim it");
+                Err(retry_later(&error))
+            }
+        }
+    }
+}
+
+/// A claim on a session's GET stream, renewed in the background until it is dropped (with the
+/// stream's response body), then released.
+struct ClaimGuard {
+    _held: tokio::sync::oneshot::Sender<()>,
+}
+
+/// The routes of a session and its GET stream's sender, held weakly by the claim's renewal.
+type WeakStream =
+    (std::sync::Weak<Mutex<Routes>>, mpsc::WeakSender<Box<super::exchange::Delivery>>);
+
+impl ClaimGuard {
+    fn keep(
+        router: Arc<dyn PeerRouter>,
+        session: String,
+        ticket: String,
+        stream: WeakStream,
+    ) -> ClaimGuard {
+        let (held, dropped) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            renew_claim(&*router, &session, &ticket, dropped, stream).await;
+            if let Err(error) = router.release_standalone(&session, &ticket).await {
+                // It expires by itself within the claim's lifetime.
+                tracing::debug!(%error, session, "GET stream claim not released");
+            }
+        });
+        ClaimGuard { _held: held }
+    }
+}
+
+/// Renews `ticket`'s claim every third of its lifetime until the stream's guard is dropped. A
+/// renewal that fails leaves the claim to the next one (it takes the claim again if it
+/// expired meanwhile); a claim another instance took meanwhile ends the stream here, so two
+/// instances never both hold it.
+async fn renew_claim(
+    router: &dyn PeerRouter,
+    session: &str,
+    ticket: &str,
+    mut dropped: tokio::sync::oneshot::Receiver<()>,
+    (routes, tx): WeakStream,
+) {
+    let period = STANDALONE_CLAIM_TTL / 3;
+    let mut renewals = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    loop {
+        tokio::select! {
+            _ = &mut dropped => return,
+            _ = renewals.tick() => {}
+        }
+        match router.claim_standalone(session, ticket, STANDALONE_CLAIM_TTL).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(session, "GET stream claimed by another instance: ended here");
+                if let (Some(routes), Some(tx)) = (routes.upgrade(), tx.upgrade()) {
+                    lock(&routes).let_go(&tx);
+                }
+                return;
+            }
+            Err(error) => tracing::debug!(%error, session, "GET stream claim not renewed"),
+        }
+    }
 }
 
 /// Follows the stream `last_event_id` names in the store, after that event: what was missed,
