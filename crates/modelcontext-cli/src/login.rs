@@ -166,7 +166,7 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
     let transport = http_transport(cli, url, &client)?.auth_provider(provider.clone());
     // The request that meets the 401 waits for the person at the browser as well.
     let timeout = (!cli.timeout.is_zero()).then(|| cli.timeout + wait);
-    let connected = Target::Http(Box::new(transport)).connect_with(cli, timeout).await;
+    let connected = Target::Http(Box::new(transport)).connect_with(cli, timeout, None).await;
     // Why the authorization failed says more than the 401 it left in place.
     let client = match (connected, provider.failure()) {
         (Ok(client), _) => client,

@@ -10,6 +10,7 @@ use expect_test::{Expect, expect};
 use serde_json::Value;
 
 mod login;
+mod shell;
 mod ui;
 
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
@@ -804,7 +805,7 @@ fn listen_prints_changes_as_they_arrive_in_both_eras() {
 fn the_shell_runs_one_command_a_line_on_one_connection() {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .args(["--stdio", &bookshop_stdio(), "shell"])
+        .args(["--verbose", "--stdio", &bookshop_stdio(), "shell"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -819,6 +820,8 @@ fn the_shell_runs_one_command_a_line_on_one_connection() {
     assert_eq!(stdout, "Frank Herbert\nDune by Frank Herbert\n");
     assert!(stderr.contains("unrecognized subcommand 'bogus'"), "{stderr}");
     assert!(stderr.contains("No book titled 'Nothing'"), "{stderr}");
+    // The two calls type their arguments by one listing of the tools, not one each.
+    assert_eq!(stderr.matches(r#""method":"tools/list""#).count(), 1, "{stderr}");
 }
 
 #[test]

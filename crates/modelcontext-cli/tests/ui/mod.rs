@@ -13,6 +13,7 @@ use std::sync::mpsc;
 
 use serde_json::json;
 
+use super::shell::GrowingServer;
 use super::{HttpBookshop, bookshop, example};
 
 mod webdriver;
@@ -231,6 +232,117 @@ fn the_inspector_in_a_browser() {
     let server = HttpBookshop::start();
     let ui = Ui::start(&[&server.url]);
     drive_the_bookshop(&browser, &ui, false);
+}
+
+/// The number of elements `css` matches, as a script's return value.
+fn count(css: &str) -> String {
+    format!("return document.querySelectorAll({}).length", serde_json::to_string(css).expect("css"))
+}
+
+/// Whether the message pane lists `method` sent `times` times.
+fn sent_times(method: &str, times: usize) -> String {
+    format!(
+        "return [...document.querySelectorAll('#message-list .sent')]\
+           .filter((e) => e.textContent.includes({})).length === {times}",
+        serde_json::to_string(method).expect("method")
+    )
+}
+
+/// Two calls of the `progress` example at once, each with its own bar in the run list, both
+/// cancelled (one from its row, one from the tool pane), each cancellation sent to the server.
+fn cancel_two_running_calls(browser: &Browser) {
+    let start_index = |files: &str| {
+        browser.click(".tool-item[data-name='index']");
+        browser.type_into("#tool-form [data-path='files']", files);
+        browser.click("#call-button");
+    };
+    start_index("1000");
+    browser.wait_until("the first call's row", &format!("{} === 1", count("#run-list .run")));
+    // Picking the tool again gives a fresh pane; the first call goes on in the run list.
+    start_index("1000");
+    let both_moving = "const bars = [...document.querySelectorAll('#run-list .run progress')]; \
+                       return bars.length === 2 && bars.every((bar) => bar.value > 0)";
+    browser.wait_until("two progress bars, both moving", both_moving);
+    screenshot(browser, "runs");
+    browser.click("#run-list .run:first-child .run-cancel");
+    browser.wait_until("one call left", &format!("{} === 1", count("#run-list .run")));
+    browser.click("#cancel-button");
+    browser.wait_for_text("#call-result", "Cancelled");
+    browser.wait_until("no call left", "return document.querySelector('#runs').hidden");
+    browser.click("#tabs [data-tab='messages']");
+    browser.wait_until("two cancellations sent", &sent_times("notifications/cancelled", 2));
+    browser.click("#tabs [data-tab='tools']");
+}
+
+/// The `ask_client` example's sampling request answered in the dialog, then declined.
+fn answer_and_decline_sampling(browser: &Browser) {
+    let ask = || {
+        browser.click(".tool-item[data-name='summarize']");
+        browser.type_into("#tool-form [data-path='text']", "hello");
+        browser.click("#call-button");
+        browser.wait_until(
+            "the sampling dialog",
+            "return document.querySelector('#question-dialog').open",
+        );
+        browser.wait_for_text("#question-body", "Summarize in one line: hello");
+    };
+    ask();
+    browser.type_into("#sampling-answer", "a greeting");
+    screenshot(browser, "sampling");
+    browser.click("#question-accept");
+    browser.wait_for_text("#call-result", "a greeting (by mcp-ui-person)");
+    ask();
+    browser.click("#question-decline");
+    browser
+        .wait_until("the dialog closed", "return !document.querySelector('#question-dialog').open");
+    browser.wait_for_text("#call-result", "the user declined the sampling request");
+}
+
+/// A root added on the Roots tab: the server is told, and its `workspace` tool sees it.
+fn edit_the_roots(browser: &Browser) {
+    browser.click("#tabs [data-tab='roots']");
+    browser.click("#root-add");
+    browser.type_into("#root-rows .root-row:last-child .root-uri", "file:///tmp/shelf");
+    browser.type_into("#root-rows .root-row:last-child .root-name", "shelf");
+    browser.click("#root-save");
+    browser.click("#tabs [data-tab='messages']");
+    browser.wait_until("the change sent", &sent_times("notifications/roots/list_changed", 1));
+    browser.click("#tabs [data-tab='tools']");
+    browser.click(".tool-item[data-name='workspace']");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "file:///tmp/shelf");
+}
+
+#[test]
+fn the_inspector_cancels_answers_sampling_edits_roots_and_listens() {
+    let Some(browser) = Browser::start() else { return };
+    let progress = format!("'{}' --stdio", example("progress").display());
+    let ui = Ui::start(&["--stdio", &progress]);
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.wait_for_text("#tool-list", "index");
+    cancel_two_running_calls(&browser);
+
+    connect_to(&browser, &format!("'{}'", example("ask_client").display()), "summarize");
+    answer_and_decline_sampling(&browser);
+    edit_the_roots(&browser);
+    drop(ui);
+
+    // A modern-era server sends list changes only on a listen stream: after Listen, a tool
+    // the server adds shows up in the list.
+    let server = GrowingServer::start();
+    let ui = Ui::start(&["--era", "modern", &server.url]);
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.wait_for_text("#tool-list", "grow");
+    browser.click("#tabs [data-tab='resources']");
+    browser.click("#subscribe-button");
+    browser.wait_for_text("#subscribe-button", "Listening");
+    browser.click("#tabs [data-tab='tools']");
+    browser.click(".tool-item[data-name='grow']");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "grown");
+    browser.wait_for_text("#tool-list", "fresh_tool");
 }
 
 #[test]
