@@ -323,6 +323,8 @@ fn the_inspector_cancels_answers_sampling_edits_roots_and_listens() {
     browser.wait_for_text("#tool-list", "index");
     cancel_two_running_calls(&browser);
 
+    // The handshake era, where a change of roots is a notification the server is sent.
+    browser.script("document.querySelector('#connect-era').value = 'handshake'", json!([]));
     connect_to(&browser, &format!("'{}'", example("ask_client").display()), "summarize");
     answer_and_decline_sampling(&browser);
     edit_the_roots(&browser);
