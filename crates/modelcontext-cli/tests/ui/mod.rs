@@ -13,6 +13,7 @@ use std::sync::mpsc;
 
 use serde_json::json;
 
+use super::login::Servers;
 use super::shell::GrowingServer;
 use super::{HttpBookshop, bookshop, example};
 
@@ -36,9 +37,14 @@ struct Ui {
 
 impl Ui {
     fn start(args: &[&str]) -> Ui {
+        Ui::start_with_env(args, &[])
+    }
+
+    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Ui {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
             .args(["ui", "--no-open"])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -345,6 +351,34 @@ fn the_inspector_cancels_answers_sampling_edits_roots_and_listens() {
     browser.click("#call-button");
     browser.wait_for_text("#call-result", "grown");
     browser.wait_for_text("#tool-list", "fresh_tool");
+}
+
+#[test]
+fn the_inspector_logs_in_to_a_server_behind_oauth() {
+    let Some(browser) = Browser::start() else { return };
+    let servers = Servers::start(|_| {});
+    let config = servers.config.to_str().expect("utf-8");
+    let ui = Ui::start_with_env(&[], &[("XDG_CONFIG_HOME", config), ("MCP_NO_BROWSER", "1")]);
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.script(
+        "document.querySelector('#connect-transport').value = 'http'; \
+         document.querySelector('#connect-transport').dispatchEvent(new Event('change'))",
+        json!([]),
+    );
+    browser.type_into("#connect-url", &servers.url);
+    // Without a login the server refuses the connection.
+    browser.click("#connect-button");
+    browser
+        .wait_until("the refusal", "return document.querySelector('#connect-error').textContent");
+    browser.click("#login-button");
+    // The test's authorization server approves at once and redirects to the login's
+    // loopback listener; the page then connects with the stored tokens.
+    browser.click("#login-open");
+    browser.wait_for_text("#login-status", "Logged in");
+    browser.wait_for_text("#tool-list", "whoami");
+    let tokens = servers.tokens();
+    assert_eq!(tokens["servers"][&servers.url]["access_token"], "access-1", "{tokens}");
 }
 
 #[test]

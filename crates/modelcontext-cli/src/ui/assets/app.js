@@ -438,6 +438,34 @@ async function connect(event) {
   }
 }
 
+/** Logs in to the URL of the connect form (OAuth, through the `mcp` process), then connects.
+ * The authorization page's URL arrives as a `login` event: a link to open it. */
+async function login() {
+  const url = $("#connect-url").value.trim();
+  if (!url) { $("#connect-error").textContent = "Give the server's URL first."; return; }
+  $("#connect-error").textContent = "";
+  $("#login-button").disabled = true;
+  fill($("#login-status"), "Starting the login…");
+  try {
+    await api("login", { url, headers: pairs($("#connect-headers").value, ":") });
+    fill($("#login-status"), "Logged in.");
+    $("#connect-button").click();
+  } catch (error) {
+    fill($("#login-status"));
+    $("#connect-error").textContent = error.message;
+  } finally {
+    $("#login-button").disabled = false;
+  }
+}
+
+/** The `login` event: the authorization page to open (a link: a page may not open windows on
+ * its own, and the person should see where they are sent). */
+function showLoginLink(url) {
+  if (!/^https?:\/\//i.test(url)) { $("#connect-error").textContent = `not an http(s) authorization URL: ${url}`; return; }
+  fill($("#login-status"), el("a", { id: "login-open", href: url, target: "_blank", rel: "noopener noreferrer" }, "Open the authorization page"),
+    " and come back here.");
+}
+
 async function disconnect() {
   state.info = await api("disconnect", {});
   renderInfo();
@@ -882,6 +910,7 @@ async function handleEvent(event) {
       break;
     }
     case "question": state.questions.push(event); nextQuestion(); break;
+    case "login": showLoginLink(event.url); break;
     case "answered": state.questions = state.questions.filter((q) => q.id !== event.id); nextQuestion(); break;
     case "connecting": setStatus("connecting…", "busy"); break;
     case "connected":
@@ -923,6 +952,7 @@ async function start() {
   $("#connect-transport").addEventListener("change", updateTransport);
   $("#connect-form").addEventListener("submit", connect);
   $("#disconnect-button").addEventListener("click", disconnect);
+  $("#login-button").addEventListener("click", login);
   $("#read-form").addEventListener("submit", (event) => { event.preventDefault(); readResource($("#read-uri").value.trim()); });
   $("#subscribe-button").addEventListener("click", async () => {
     const uri = $("#read-uri").value.trim();
