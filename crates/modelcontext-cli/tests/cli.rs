@@ -811,14 +811,16 @@ fn the_shell_runs_one_command_a_line_on_one_connection() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("mcp starts");
-    let typed = "call get_author title=Dune\nbogus\ncall get_author title=Nothing\nread books://Dune\nexit\n";
+    let typed = "call get_author title=Dune\nbogus\ncall get_author title=Nothing\n\
+                 call 'get_author' \"title=Dune\"\nread 'books://Dune\nread books://Dune\nexit\n";
     child.stdin.take().expect("stdin").write_all(typed.as_bytes()).expect("typed");
     let output = child.wait_with_output().expect("mcp ends");
     let (stdout, stderr) =
         (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert_eq!(stdout, "Frank Herbert\nDune by Frank Herbert\n");
+    assert_eq!(stdout, "Frank Herbert\nFrank Herbert\nDune by Frank Herbert\n");
     assert!(stderr.contains("unrecognized subcommand 'bogus'"), "{stderr}");
+    assert!(stderr.contains("mcp: unclosed ' quote"), "{stderr}");
     assert!(stderr.contains("No book titled 'Nothing'"), "{stderr}");
     // The two calls type their arguments by one listing of the tools, not one each.
     assert_eq!(stderr.matches(r#""method":"tools/list""#).count(), 1, "{stderr}");

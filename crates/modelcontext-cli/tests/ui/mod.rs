@@ -1,6 +1,8 @@
 //! `mcp ui`: the guard against other pages and hosts (no browser needed), and the page itself
-//! driven in a real, headless Chromium against the bookshop over stdio and over HTTP, and the
-//! `confirm` and `progress` examples.
+//! driven in a real, headless Chromium against the bookshop over stdio and over HTTP, the
+//! `confirm`, `progress` and `ask_client` examples (elicitation, progress, cancellation,
+//! sampling, roots), a server whose tools grow (`listen`), and an OAuth-protected server
+//! (logging in from the page).
 //!
 //! `MCP_UI_SCREENSHOTS=DIR` also saves screenshots of the main views into DIR (how the
 //! README's pictures are made: `MCP_UI_SCREENSHOTS=docs/images`).
