@@ -1,18 +1,22 @@
 //! One function per subcommand, and how each failure becomes a message and an exit code.
 
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use modelcontext::client::CallOptions;
+use modelcontext::client::{CallOptions, Subscription};
 use modelcontext::types::{
     CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference, SubscriptionFilter,
+    Tool,
 };
 use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
-use crate::connect::{self, Target};
+use crate::connect::Target;
 use crate::progress::Progress;
-use crate::{Cli, Command, Exit, RefKind, args, login, output, print, shell};
+use crate::shell::List;
+use crate::{Cli, Command, Exit, RefKind, args, login, output, print, shell, words};
 
 /// Why a run did not succeed. Each variant has its exit code.
 #[derive(Debug)]
@@ -168,13 +172,27 @@ pub async fn run(cli: Cli) -> Exit {
     };
     let result = async {
         check_arguments(&cli.command)?;
+        // The shell keeps its lists current from the server's list_changed notifications.
+        let (hook, changes) = match cli.command {
+            Command::Shell => {
+                let (hook, changes) = shell::list_changes();
+                (Some(hook), Some(changes))
+            }
+            _ => (None, None),
+        };
         let started = Instant::now();
-        let client = target.connect(&cli).await?;
+        let client = target.connect(&cli, hook).await?;
         let connected = started.elapsed();
+        let run = async {
+            match changes {
+                Some(changes) => shell(&client, changes, json_output).await,
+                None => execute(&client, &cli.command, json_output, connected).await,
+            }
+        };
         // Ctrl-C drops the request's future, which sends the server notifications/cancelled;
         // closing the client below flushes it before the process ends.
         let outcome = tokio::select! {
-            outcome = execute(&client, &cli.command, json_output, connected) => outcome,
+            outcome = run => outcome,
             // Listening lasts until interrupted: that is its normal end.
             _ = tokio::signal::ctrl_c() => match cli.command {
                 Command::Listen { .. } => Ok(Outcome::Success),
@@ -318,8 +336,6 @@ async fn execute(
             call(client, tool, arguments, object.as_deref(), json_output).await
         }
         Command::Listen { resources, .. } => listen(client, resources, json_output).await,
-        // Boxed: the shell runs `execute` for each line, a recursion the compiler must size.
-        Command::Shell => Box::pin(shell(client, json_output)).await,
         Command::Resources(_) => {
             let resources =
                 all_pages(|c| client.list_resources(c), |p| (p.resources, p.next_cursor)).await?;
@@ -360,8 +376,9 @@ async fn execute(
             print(value, human)
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
-        // Handled before any connection.
-        Command::Login { .. }
+        // Handled before any connection, or by `run` itself (the shell).
+        Command::Shell
+        | Command::Login { .. }
         | Command::Logout { .. }
         | Command::Completions { .. }
         | Command::Ui { .. } => Ok(Outcome::Success),
@@ -379,7 +396,19 @@ async fn call(
 ) -> Result<Outcome, Failure> {
     let schema =
         if pairs.is_empty() { Default::default() } else { input_schema(client, tool).await? };
-    let arguments = args::tool_arguments(&schema, base, pairs).map_err(Failure::Usage)?;
+    call_typed(client, tool, &schema, pairs, base, json_output).await
+}
+
+/// `call` with the tool's input schema at hand: the schema types the KEY=VALUE pairs.
+async fn call_typed(
+    client: &Client,
+    tool: &str,
+    schema: &serde_json::Map<String, Value>,
+    pairs: &[String],
+    base: Option<&str>,
+    json_output: bool,
+) -> Result<Outcome, Failure> {
+    let arguments = args::tool_arguments(schema, base, pairs).map_err(Failure::Usage)?;
     let result = client
         .call_tool_with(tool, arguments, &progress_options())
         .await
@@ -439,17 +468,38 @@ struct ShellLine {
 
 /// `shell`: each line is split like `--stdio` (quotes, no shell), parsed as a subcommand and
 /// run on this connection; a failure is reported and the session goes on. At a terminal the
-/// line editor keeps history and completes with Tab (`shell::Lines`).
-async fn shell(client: &Client, json_output: bool) -> Result<Outcome, Failure> {
+/// line editor keeps history and completes with Tab (`shell::Lines`) from lists fetched once
+/// at the start and again only when the server says one changed (`changes`), even while the
+/// person is typing.
+async fn shell(
+    client: &Client,
+    changes: mpsc::UnboundedReceiver<List>,
+    json_output: bool,
+) -> Result<Outcome, Failure> {
     say!(
         "mcp: one subcommand a line (tools, call NAME KEY=VALUE, read URI, help); exit or Ctrl-D ends"
     );
-    let mut lines = shell::Lines::new(shell::Known::default());
+    let known = shell::Known { subcommands: shell_subcommands(), ..Default::default() };
+    let known = Arc::new(Mutex::new(known));
+    let mut lines = shell::Lines::new(Arc::clone(&known));
+    let completes = lines.completes();
+    let mut session = ShellSession { client, known, tools: None, completes, changes };
+    let mut stream = session.listen().await;
+    if completes {
+        session.refresh(&List::ALL).await;
+    }
     loop {
-        if lines.completes() {
-            lines.set_known(known_to_shell(client).await);
-        }
-        let (next, line) = lines.next("mcp> ").await;
+        let changed = session.changed();
+        session.refresh(&changed).await;
+        let read = lines.next("mcp> ");
+        tokio::pin!(read);
+        let (next, line) = loop {
+            tokio::select! {
+                read = &mut read => break read,
+                Some(list) = session.changes.recv() => session.refresh(&[list]).await,
+                () = discard_next(&mut stream) => {}
+            }
+        };
         lines = next;
         let Some(line) = line else { break };
         let line = line.trim();
@@ -457,10 +507,22 @@ async fn shell(client: &Client, json_output: bool) -> Result<Outcome, Failure> {
             break;
         }
         if !line.is_empty() {
-            shell_line(client, line, json_output).await;
+            session.run_line(line, json_output).await;
         }
     }
     Ok(Outcome::Success)
+}
+
+/// The subcommands a shell line can start with.
+fn shell_subcommands() -> Vec<String> {
+    use clap::CommandFactory;
+    let mut subcommands: Vec<String> = ShellLine::command()
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .filter(|name| !["shell", "ui", "login", "logout", "completions"].contains(&name.as_str()))
+        .collect();
+    subcommands.extend(["help", "exit", "quit"].map(String::from));
+    subcommands
 }
 
 /// Subcommands the shell does not run: they connect on their own or need no connection.
@@ -475,40 +537,148 @@ fn outside_the_shell(command: &Command) -> bool {
     )
 }
 
-/// What Tab completes, fetched before each prompt so a tool the server added since (its
-/// `list_changed`) completes too; a failed `tools/list` only leaves tool names out.
-async fn known_to_shell(client: &Client) -> shell::Known {
-    use clap::CommandFactory;
-    let hidden = ["shell", "ui", "login", "logout", "completions"];
-    let mut subcommands: Vec<String> = ShellLine::command()
-        .get_subcommands()
-        .map(|sub| sub.get_name().to_owned())
-        .filter(|name| !hidden.contains(&name.as_str()))
-        .collect();
-    subcommands.extend(["help", "exit", "quit"].map(String::from));
-    let mut known = shell::Known { subcommands, tools: Vec::new() };
-    if let Ok(tools) = client.list_all_tools().await {
-        known.set_tools(&tools);
+/// Waits for the next notification of the modern era's listen stream and drops it: the
+/// stream is open only so the server sends list changes at all, and the notification hook
+/// has already seen them. Never finishes without a stream.
+async fn discard_next(stream: &mut Option<Subscription>) {
+    let Some(subscription) = stream else { return std::future::pending().await };
+    if subscription.next().await.is_none() {
+        *stream = None;
     }
-    known
 }
 
-/// Parses and runs one non-empty line of the shell, reporting any failure on stderr.
-async fn shell_line(client: &Client, line: &str, json_output: bool) {
-    let words = match connect::split_command(line) {
-        Ok(words) => words,
-        Err(problem) => return say!("mcp: {problem}"),
-    };
-    let command = match ShellLine::try_parse_from(words) {
-        Ok(parsed) => parsed.command,
-        Err(err) => return drop(err.print()),
-    };
-    if outside_the_shell(&command) {
-        return say!("mcp: not inside the shell");
+/// `mcp shell`'s state across lines: what Tab completes, and the tools `call` types its
+/// arguments by, each listed again only when the server says it changed.
+struct ShellSession<'a> {
+    client: &'a Client,
+    known: shell::SharedKnown,
+    /// The tools as last listed: `None` until a call needs them (or Tab, at a terminal), and
+    /// again after `notifications/tools/list_changed`.
+    tools: Option<Vec<Tool>>,
+    /// Whether Tab completes: then every list is kept current, else only the tools are
+    /// fetched, and only when a call needs their schema.
+    completes: bool,
+    /// Which lists the server said changed, from the notification hook.
+    changes: mpsc::UnboundedReceiver<List>,
+}
+
+impl ShellSession<'_> {
+    /// The modern era's server sends list changes only on a `subscriptions/listen` stream;
+    /// in the handshake era they come anyway. A server that refuses the stream is used as
+    /// it is (a call naming a tool not yet listed lists again).
+    async fn listen(&self) -> Option<Subscription> {
+        if self.client.era() != Era::Modern {
+            return None;
+        }
+        let filter = SubscriptionFilter::default()
+            .with_tools_list_changed(true)
+            .with_prompts_list_changed(true)
+            .with_resources_list_changed(true);
+        self.client.listen(filter).await.ok()
     }
-    let json_output = json_output || subcommand_json(&command);
-    if let Err(failure) = execute(client, &command, json_output, Duration::ZERO).await {
-        failure.report(json_output, None);
+
+    /// The lists said to have changed since the last look, each once.
+    fn changed(&mut self) -> Vec<List> {
+        let mut lists = Vec::new();
+        while let Ok(list) = self.changes.try_recv() {
+            if !lists.contains(&list) {
+                lists.push(list);
+            }
+        }
+        lists
+    }
+
+    /// Lists again what changed. A failure only leaves those names out of completion.
+    async fn refresh(&mut self, lists: &[List]) {
+        let client = self.client;
+        let capabilities = client.server_capabilities();
+        for list in lists {
+            match list {
+                List::Tools => {
+                    self.tools = None;
+                    if self.completes && capabilities.tools.is_some() {
+                        let _ = self.tools().await;
+                    }
+                }
+                List::Prompts if self.completes && capabilities.prompts.is_some() => {
+                    let prompts =
+                        all_pages(|c| client.list_prompts(c), |p| (p.prompts, p.next_cursor));
+                    if let Ok(prompts) = prompts.await {
+                        self.known().set_prompts(&prompts);
+                    }
+                }
+                List::Resources if self.completes && capabilities.resources.is_some() => {
+                    let resources =
+                        all_pages(|c| client.list_resources(c), |p| (p.resources, p.next_cursor));
+                    if let Ok(resources) = resources.await {
+                        self.known().resources = resources.into_iter().map(|r| r.uri).collect();
+                    }
+                }
+                List::Prompts | List::Resources => {}
+            }
+        }
+    }
+
+    fn known(&self) -> MutexGuard<'_, shell::Known> {
+        self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The tools, listed if they are not at hand.
+    async fn tools(&mut self) -> Result<&[Tool], Failure> {
+        if self.tools.is_none() {
+            let tools = self.client.list_all_tools().await.map_err(Failure::from_sdk)?;
+            self.known().set_tools(&tools);
+            self.tools = Some(tools);
+        }
+        Ok(self.tools.as_deref().unwrap_or_default())
+    }
+
+    /// `tool`'s input schema from the tools at hand; listed again when `tool` is not among
+    /// them (a server may add one without saying so), empty when it is still missing.
+    async fn input_schema(
+        &mut self,
+        tool: &str,
+    ) -> Result<serde_json::Map<String, Value>, Failure> {
+        if !self.tools().await?.iter().any(|t| t.name == tool) {
+            self.tools = None;
+        }
+        let tools = self.tools().await?;
+        Ok(tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema.clone())
+            .unwrap_or_default())
+    }
+
+    /// Parses and runs one non-empty line, reporting any failure on stderr.
+    async fn run_line(&mut self, line: &str, json_output: bool) {
+        let words = match words::split(line) {
+            Ok(words) => words,
+            Err(problem) => return say!("mcp: {problem}"),
+        };
+        let command = match ShellLine::try_parse_from(words) {
+            Ok(parsed) => parsed.command,
+            Err(err) => return drop(err.print()),
+        };
+        if outside_the_shell(&command) {
+            return say!("mcp: not inside the shell");
+        }
+        let json_output = json_output || subcommand_json(&command);
+        let outcome = match &command {
+            Command::Call { tool, arguments, object, .. } if !arguments.is_empty() => {
+                match self.input_schema(tool).await {
+                    Ok(schema) => {
+                        let base = object.as_deref();
+                        call_typed(self.client, tool, &schema, arguments, base, json_output).await
+                    }
+                    Err(failure) => Err(failure),
+                }
+            }
+            _ => execute(self.client, &command, json_output, Duration::ZERO).await,
+        };
+        if let Err(failure) = outcome {
+            failure.report(json_output, None);
+        }
     }
 }
 

@@ -9,13 +9,16 @@ use std::time::Duration;
 use modelcontext::client::ClientBuilder;
 use modelcontext::net::HttpClient;
 use modelcontext::transport::http::HttpTransport;
-use modelcontext::types::LoggingMessageNotificationParams;
+use modelcontext::types::{LoggingMessageNotificationParams, Notification};
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
 use crate::commands::{Failure, chain};
 use crate::verbose::{self, Sink, Tapped};
-use crate::{Cli, EraArg, args, ask, config, login};
+use crate::{Cli, EraArg, args, ask, config, login, words};
+
+/// Called with each notification from the server, on the connection's loop (keep it quick).
+pub type NotificationHook = Arc<dyn Fn(Notification) + Send + Sync>;
 
 /// Where the server is, checked before anything is started.
 pub enum Target {
@@ -94,8 +97,15 @@ impl Target {
     }
 
     /// Starts or reaches the server and negotiates, each request bounded by `--timeout`.
-    pub async fn connect(&self, cli: &Cli) -> Result<Client, Failure> {
-        self.connect_with(cli, (!cli.timeout.is_zero()).then_some(cli.timeout)).await
+    /// Every notification from the server but progress (which goes to its request) is also
+    /// handed to `hook` when there is one: how `mcp shell` learns that a list changed.
+    pub async fn connect(
+        &self,
+        cli: &Cli,
+        hook: Option<NotificationHook>,
+    ) -> Result<Client, Failure> {
+        let timeout = (!cli.timeout.is_zero()).then_some(cli.timeout);
+        self.connect_with(cli, timeout, hook).await
     }
 
     /// [`Target::connect`] with another per-request timeout (`None`: wait forever).
@@ -103,8 +113,12 @@ impl Target {
         &self,
         cli: &Cli,
         timeout: Option<Duration>,
+        hook: Option<NotificationHook>,
     ) -> Result<Client, Failure> {
         let mut builder = base_builder(cli.era, timeout).on_log(show_log);
+        if let Some(hook) = hook {
+            builder = builder.on_notification(move |notification| hook(notification));
+        }
         if let Some(level) = cli.log_level {
             builder = builder.log_level(level);
         }
@@ -248,50 +262,13 @@ fn io_message(err: &modelcontext::Error) -> String {
     std::error::Error::source(err).map_or_else(|| chain(err), chain)
 }
 
-/// Splits `--stdio` into words: whitespace separates, single quotes keep everything, double
-/// quotes keep everything but `\"` and `\\`, a backslash outside quotes escapes one character.
-/// No shell runs, so there are no variables, globs or pipes.
+/// Splits `--stdio` into words as a shell would, without running one ([`words::split`]).
 pub fn split_command(command: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => words.extend(word.take()),
-            '\'' => {
-                let quoted = take_until(&mut chars, '\'', false)?;
-                word.get_or_insert_default().push_str(&quoted);
-            }
-            '"' => {
-                let quoted = take_until(&mut chars, '"', true)?;
-                word.get_or_insert_default().push_str(&quoted);
-            }
-            '\\' => word.get_or_insert_default().extend(chars.next()),
-            c => word.get_or_insert_default().push(c),
-        }
-    }
-    words.extend(word);
+    let words = words::split(command).map_err(|problem| format!("--stdio: {problem}"))?;
     if words.is_empty() {
         return Err("--stdio needs a command to run".into());
     }
     Ok(words)
-}
-
-/// The rest of a quoted string, up to its closing quote.
-fn take_until(chars: &mut std::str::Chars<'_>, end: char, escapes: bool) -> Result<String, String> {
-    let mut text = String::new();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c == end => return Ok(text),
-            '\\' if escapes => match chars.next() {
-                Some(next @ ('"' | '\\')) => text.push(next),
-                Some(next) => text.extend(['\\', next]),
-                None => break,
-            },
-            c => text.push(c),
-        }
-    }
-    Err(format!("--stdio: unclosed {end} quote"))
 }
 
 /// The child's connection, watched: a line on its stdout that is not JSON-RPC is reported on
@@ -338,13 +315,9 @@ mod tests {
     use super::split_command;
 
     #[test]
-    fn commands_split_like_a_shell_without_one() {
-        let words = |s: &str| split_command(s).expect("splits");
-        assert_eq!(words("bookshop --http 127.0.0.1:0"), ["bookshop", "--http", "127.0.0.1:0"]);
-        assert_eq!(words(r#"sh -c 'echo "hi"; exit 3'"#), ["sh", "-c", r#"echo "hi"; exit 3"#]);
-        assert_eq!(words(r#"a "b \"c\" d" e\ f"#), ["a", r#"b "c" d"#, "e f"]);
-        assert_eq!(words("''"), [""]);
-        assert!(split_command("  ").is_err());
-        assert!(split_command("'open").is_err());
+    fn a_stdio_command_needs_a_word_and_closed_quotes() {
+        assert_eq!(split_command("a 'b c'"), Ok(vec!["a".into(), "b c".into()]));
+        assert_eq!(split_command("  "), Err("--stdio needs a command to run".into()));
+        assert_eq!(split_command("'open"), Err("--stdio: unclosed ' quote".into()));
     }
 }

@@ -134,11 +134,48 @@ pub struct LoginOptions {
     pub client_metadata_url: Option<String>,
 }
 
+/// Shows the person the authorization URL: `mcp login` prints it (and opens a browser), `mcp
+/// ui` puts it on its page.
+pub type ShowUrl = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A login that worked: who issued the tokens, and the file they were saved in.
+pub struct LoggedIn {
+    pub issuer: String,
+    pub file: PathBuf,
+}
+
 /// `mcp login`: connects with an OAuth client whose user step is this machine's browser and a
 /// loopback listener; the server's 401 starts discovery, registration and the authorization
 /// code grant; the tokens land in the token file.
 pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Failure> {
     let LoginOptions { no_browser, wait, client_metadata_url } = options;
+    let open = !no_browser && !no_browser_env();
+    let show: ShowUrl = Arc::new(move |auth_url| {
+        // Always printed: the browser may be on another machine than this shell.
+        say!("mcp: to log in, open this URL in a browser:\n\n    {auth_url}\n");
+        if open {
+            open_in_browser(auth_url);
+        }
+    });
+    let logged_in = login_with(cli, url, &[], wait, client_metadata_url, show).await?;
+    say!(
+        "mcp: logged in to {url} (authorization server {}); tokens saved in {}",
+        logged_in.issuer,
+        logged_in.file.display()
+    );
+    Ok(())
+}
+
+/// A login to `url` (with `headers` besides the command line's), the authorization URL handed
+/// to `show` and the browser given `wait` to come back to the loopback listener.
+pub async fn login_with(
+    cli: &Cli,
+    url: &str,
+    headers: &[(String, String)],
+    wait: Duration,
+    client_metadata_url: Option<String>,
+    show: ShowUrl,
+) -> Result<LoggedIn, Failure> {
     if cli.token_env.is_some() {
         return Err(Failure::Usage("--token-env and login do not go together".into()));
     }
@@ -151,8 +188,7 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
     })?;
     let port = listener.local_addr().map_err(|err| Failure::Other(err.to_string()))?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
-    let browser =
-        Browser { listener: Arc::new(listener), open: !no_browser && !no_browser_env(), wait };
+    let browser = Browser { listener: Arc::new(listener), show, wait };
     let oauth = OAuthClient::authorization_code(CLIENT_NAME, redirect_uri, move |auth_url| {
         browser.clone().visit(auth_url)
     })
@@ -163,10 +199,16 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
         None => oauth,
     };
     let provider = Arc::new(OneAttempt { oauth, failure: Mutex::default() });
-    let transport = http_transport(cli, url, &client)?.auth_provider(provider.clone());
+    let mut transport = http_transport(cli, url, &client)?;
+    for (name, value) in headers {
+        transport = transport
+            .header(name.trim(), value.trim())
+            .map_err(|_| Failure::Usage(format!("header {name:?}: not a valid header")))?;
+    }
+    let transport = transport.auth_provider(provider.clone());
     // The request that meets the 401 waits for the person at the browser as well.
     let timeout = (!cli.timeout.is_zero()).then(|| cli.timeout + wait);
-    let connected = Target::Http(Box::new(transport)).connect_with(cli, timeout).await;
+    let connected = Target::Http(Box::new(transport)).connect_with(cli, timeout, None).await;
     // Why the authorization failed says more than the 401 it left in place.
     let client = match (connected, provider.failure()) {
         (Ok(client), _) => client,
@@ -178,14 +220,7 @@ pub async fn login(cli: &Cli, url: &str, options: LoginOptions) -> Result<(), Fa
         return Err(Failure::Other(format!("the login worked but was not saved: {err}")));
     }
     match file.load(&token_key(url)) {
-        Ok(Some(tokens)) => {
-            say!(
-                "mcp: logged in to {url} (authorization server {}); tokens saved in {}",
-                tokens.issuer,
-                path.display()
-            );
-            Ok(())
-        }
+        Ok(Some(tokens)) => Ok(LoggedIn { issuer: tokens.issuer, file: path }),
         Ok(None) => Err(Failure::Other(format!(
             "{url} did not ask for a login (no 401), so there is nothing to store"
         ))),
@@ -224,18 +259,14 @@ pub fn no_browser_env() -> bool {
 #[derive(Clone)]
 struct Browser {
     listener: Arc<TcpListener>,
-    open: bool,
+    show: ShowUrl,
     wait: Duration,
 }
 
 impl Browser {
-    /// Shows the authorization URL (always printed: the browser may be on another machine
-    /// than this shell), opens it when possible, and waits for the redirect.
+    /// Shows the authorization URL and waits for the redirect.
     async fn visit(self, auth_url: String) -> Result<String, String> {
-        say!("mcp: to log in, open this URL in a browser:\n\n    {auth_url}\n");
-        if self.open {
-            open_in_browser(&auth_url);
-        }
+        (self.show)(&auth_url);
         say!("mcp: waiting for the browser to come back (up to {:?})", self.wait);
         let waited = tokio::time::timeout(self.wait, wait_for_callback(&self.listener)).await;
         match waited {

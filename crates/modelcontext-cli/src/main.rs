@@ -63,6 +63,7 @@ mod progress;
 mod shell;
 mod ui;
 mod verbose;
+mod words;
 
 /// Appended to `--help`: the exit codes scripts can rely on.
 const EXIT_CODES: &str = "\

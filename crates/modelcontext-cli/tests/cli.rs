@@ -10,6 +10,7 @@ use expect_test::{Expect, expect};
 use serde_json::Value;
 
 mod login;
+mod shell;
 mod ui;
 
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the
@@ -804,21 +805,25 @@ fn listen_prints_changes_as_they_arrive_in_both_eras() {
 fn the_shell_runs_one_command_a_line_on_one_connection() {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .args(["--stdio", &bookshop_stdio(), "shell"])
+        .args(["--verbose", "--stdio", &bookshop_stdio(), "shell"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("mcp starts");
-    let typed = "call get_author title=Dune\nbogus\ncall get_author title=Nothing\nread books://Dune\nexit\n";
+    let typed = "call get_author title=Dune\nbogus\ncall get_author title=Nothing\n\
+                 call 'get_author' \"title=Dune\"\nread 'books://Dune\nread books://Dune\nexit\n";
     child.stdin.take().expect("stdin").write_all(typed.as_bytes()).expect("typed");
     let output = child.wait_with_output().expect("mcp ends");
     let (stdout, stderr) =
         (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert_eq!(stdout, "Frank Herbert\nDune by Frank Herbert\n");
+    assert_eq!(stdout, "Frank Herbert\nFrank Herbert\nDune by Frank Herbert\n");
     assert!(stderr.contains("unrecognized subcommand 'bogus'"), "{stderr}");
+    assert!(stderr.contains("mcp: unclosed ' quote"), "{stderr}");
     assert!(stderr.contains("No book titled 'Nothing'"), "{stderr}");
+    // The two calls type their arguments by one listing of the tools, not one each.
+    assert_eq!(stderr.matches(r#""method":"tools/list""#).count(), 1, "{stderr}");
 }
 
 #[test]

@@ -256,6 +256,19 @@ pub async fn listen(State(session): Ui, Json(request): Json<ListenRequest>) -> A
     Ok(Json(session.listen(request.resources).await?))
 }
 
+#[derive(Deserialize)]
+pub struct LoginRequest {
+    url: String,
+    #[serde(default)]
+    headers: Vec<(String, String)>,
+}
+
+/// Logs in to an OAuth-protected server (the answer comes once the browser came back); the
+/// page then connects, and the stored tokens authorize the connection.
+pub async fn login(State(session): Ui, Json(request): Json<LoginRequest>) -> Answer {
+    Ok(Json(session.login(&request.url, &request.headers).await?))
+}
+
 pub async fn ping(State(session): Ui) -> Answer {
     let client = session.client()?;
     let started = std::time::Instant::now();

@@ -86,6 +86,7 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
         .route("/api/answer", post(api::answer))
         .route("/api/listen", post(api::listen))
         .route("/api/ping", post(api::ping))
+        .route("/api/login", post(api::login))
         .with_state(session);
     Router::new()
         .route("/", get(|| asset("text/html; charset=utf-8", include_str!("assets/index.html"))))

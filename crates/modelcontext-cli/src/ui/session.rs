@@ -19,6 +19,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use super::events::Events;
 use crate::commands::Failure;
 use crate::connect::{Target, base_builder};
+use crate::login::{self, ShowUrl};
 use crate::verbose::{Direction, Sink};
 use crate::{Cli, EraArg};
 
@@ -320,6 +321,24 @@ impl Asker {
             Ok(Err(reason)) => Err(McpError::new(USER_REJECTED, reason)),
             Err(_) => Err(McpError::internal("the UI closed before the question was answered")),
         }
+    }
+}
+
+/// How long a login from the page waits for the browser to come back from the authorization
+/// server (as `mcp login`'s default `--wait`).
+const LOGIN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+impl Session {
+    /// Logs in to the server at `url` behind OAuth, as `mcp login` does (the tokens go to the
+    /// same file, where connecting to `url` finds them): the authorization URL becomes a
+    /// `login` event the page shows as a link, and the browser's redirect comes back to a
+    /// loopback listener of the login's own.
+    pub async fn login(&self, url: &str, headers: &[(String, String)]) -> Result<Value, Failure> {
+        let events = self.events.clone();
+        let show: ShowUrl =
+            Arc::new(move |auth_url| events.push("login", json!({"url": auth_url})));
+        let logged_in = login::login_with(&self.cli, url, headers, LOGIN_WAIT, None, show).await?;
+        Ok(json!({"issuer": logged_in.issuer, "file": logged_in.file}))
     }
 }
 

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 /// What the authorization server does and saw.
 #[derive(Clone)]
-struct Issuer {
+pub struct Issuer {
     url: String,
     /// Answer every authorization with `error=access_denied`.
     deny: bool,
@@ -171,15 +171,15 @@ impl TokenVerifier for NewestToken {
 }
 
 /// The two servers, on a runtime of their own, and a private config folder for `mcp`.
-struct Servers {
+pub struct Servers {
     _runtime: tokio::runtime::Runtime,
     issuer: Issuer,
-    url: String,
-    config: PathBuf,
+    pub url: String,
+    pub config: PathBuf,
 }
 
 impl Servers {
-    fn start(configure: impl FnOnce(&mut Issuer)) -> Servers {
+    pub fn start(configure: impl FnOnce(&mut Issuer)) -> Servers {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -224,7 +224,7 @@ impl Servers {
         self.config.join("mcp").join("tokens.json")
     }
 
-    fn tokens(&self) -> Value {
+    pub fn tokens(&self) -> Value {
         let text = std::fs::read(self.token_file()).expect("the token file");
         serde_json::from_slice(&text).expect("the token file is JSON")
     }

@@ -1,6 +1,8 @@
 //! `mcp ui`: the guard against other pages and hosts (no browser needed), and the page itself
-//! driven in a real, headless Chromium against the bookshop over stdio and over HTTP, and the
-//! `confirm` and `progress` examples.
+//! driven in a real, headless Chromium against the bookshop over stdio and over HTTP, the
+//! `confirm`, `progress` and `ask_client` examples (elicitation, progress, cancellation,
+//! sampling, roots), a server whose tools grow (`listen`), and an OAuth-protected server
+//! (logging in from the page).
 //!
 //! `MCP_UI_SCREENSHOTS=DIR` also saves screenshots of the main views into DIR (how the
 //! README's pictures are made: `MCP_UI_SCREENSHOTS=docs/images`).
@@ -13,6 +15,8 @@ use std::sync::mpsc;
 
 use serde_json::json;
 
+use super::login::Servers;
+use super::shell::GrowingServer;
 use super::{HttpBookshop, bookshop, example};
 
 mod webdriver;
@@ -35,9 +39,14 @@ struct Ui {
 
 impl Ui {
     fn start(args: &[&str]) -> Ui {
+        Ui::start_with_env(args, &[])
+    }
+
+    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Ui {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
             .args(["ui", "--no-open"])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -231,6 +240,147 @@ fn the_inspector_in_a_browser() {
     let server = HttpBookshop::start();
     let ui = Ui::start(&[&server.url]);
     drive_the_bookshop(&browser, &ui, false);
+}
+
+/// The number of elements `css` matches, as a script's return value.
+fn count(css: &str) -> String {
+    format!("return document.querySelectorAll({}).length", serde_json::to_string(css).expect("css"))
+}
+
+/// Whether the message pane lists `method` sent `times` times.
+fn sent_times(method: &str, times: usize) -> String {
+    format!(
+        "return [...document.querySelectorAll('#message-list .sent')]\
+           .filter((e) => e.textContent.includes({})).length === {times}",
+        serde_json::to_string(method).expect("method")
+    )
+}
+
+/// Two calls of the `progress` example at once, each with its own bar in the run list, both
+/// cancelled (one from its row, one from the tool pane), each cancellation sent to the server.
+fn cancel_two_running_calls(browser: &Browser) {
+    let start_index = |files: &str| {
+        browser.click(".tool-item[data-name='index']");
+        browser.type_into("#tool-form [data-path='files']", files);
+        browser.click("#call-button");
+    };
+    start_index("1000");
+    browser.wait_until("the first call's row", &format!("{} === 1", count("#run-list .run")));
+    // Picking the tool again gives a fresh pane; the first call goes on in the run list.
+    start_index("1000");
+    let both_moving = "const bars = [...document.querySelectorAll('#run-list .run progress')]; \
+                       return bars.length === 2 && bars.every((bar) => bar.value > 0)";
+    browser.wait_until("two progress bars, both moving", both_moving);
+    screenshot(browser, "runs");
+    browser.click("#run-list .run:first-child .run-cancel");
+    browser.wait_until("one call left", &format!("{} === 1", count("#run-list .run")));
+    browser.click("#cancel-button");
+    browser.wait_for_text("#call-result", "Cancelled");
+    browser.wait_until("no call left", "return document.querySelector('#runs').hidden");
+    browser.click("#tabs [data-tab='messages']");
+    browser.wait_until("two cancellations sent", &sent_times("notifications/cancelled", 2));
+    browser.click("#tabs [data-tab='tools']");
+}
+
+/// The `ask_client` example's sampling request answered in the dialog, then declined.
+fn answer_and_decline_sampling(browser: &Browser) {
+    let ask = || {
+        browser.click(".tool-item[data-name='summarize']");
+        browser.type_into("#tool-form [data-path='text']", "hello");
+        browser.click("#call-button");
+        browser.wait_until(
+            "the sampling dialog",
+            "return document.querySelector('#question-dialog').open",
+        );
+        browser.wait_for_text("#question-body", "Summarize in one line: hello");
+    };
+    ask();
+    browser.type_into("#sampling-answer", "a greeting");
+    screenshot(browser, "sampling");
+    browser.click("#question-accept");
+    browser.wait_for_text("#call-result", "a greeting (by mcp-ui-person)");
+    ask();
+    browser.click("#question-decline");
+    browser
+        .wait_until("the dialog closed", "return !document.querySelector('#question-dialog').open");
+    browser.wait_for_text("#call-result", "the user declined the sampling request");
+}
+
+/// A root added on the Roots tab: the server is told, and its `workspace` tool sees it.
+fn edit_the_roots(browser: &Browser) {
+    browser.click("#tabs [data-tab='roots']");
+    browser.click("#root-add");
+    browser.type_into("#root-rows .root-row:last-child .root-uri", "file:///tmp/shelf");
+    browser.type_into("#root-rows .root-row:last-child .root-name", "shelf");
+    browser.click("#root-save");
+    browser.click("#tabs [data-tab='messages']");
+    browser.wait_until("the change sent", &sent_times("notifications/roots/list_changed", 1));
+    browser.click("#tabs [data-tab='tools']");
+    browser.click(".tool-item[data-name='workspace']");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "file:///tmp/shelf");
+}
+
+#[test]
+fn the_inspector_cancels_answers_sampling_edits_roots_and_listens() {
+    let Some(browser) = Browser::start() else { return };
+    let progress = format!("'{}' --stdio", example("progress").display());
+    let ui = Ui::start(&["--stdio", &progress]);
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.wait_for_text("#tool-list", "index");
+    cancel_two_running_calls(&browser);
+
+    // The handshake era, where a change of roots is a notification the server is sent.
+    browser.script("document.querySelector('#connect-era').value = 'handshake'", json!([]));
+    connect_to(&browser, &format!("'{}'", example("ask_client").display()), "summarize");
+    answer_and_decline_sampling(&browser);
+    edit_the_roots(&browser);
+    drop(ui);
+
+    // A modern-era server sends list changes only on a listen stream: after Listen, a tool
+    // the server adds shows up in the list.
+    let server = GrowingServer::start();
+    let ui = Ui::start(&["--era", "modern", &server.url]);
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.wait_for_text("#tool-list", "grow");
+    browser.click("#tabs [data-tab='resources']");
+    browser.click("#subscribe-button");
+    browser.wait_for_text("#subscribe-button", "Listening");
+    browser.click("#tabs [data-tab='tools']");
+    browser.click(".tool-item[data-name='grow']");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "grown");
+    browser.wait_for_text("#tool-list", "fresh_tool");
+}
+
+#[test]
+fn the_inspector_logs_in_to_a_server_behind_oauth() {
+    let Some(browser) = Browser::start() else { return };
+    let servers = Servers::start(|_| {});
+    let config = servers.config.to_str().expect("utf-8");
+    let ui = Ui::start_with_env(&[], &[("XDG_CONFIG_HOME", config), ("MCP_NO_BROWSER", "1")]);
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    browser.script(
+        "document.querySelector('#connect-transport').value = 'http'; \
+         document.querySelector('#connect-transport').dispatchEvent(new Event('change'))",
+        json!([]),
+    );
+    browser.type_into("#connect-url", &servers.url);
+    // Without a login the server refuses the connection.
+    browser.click("#connect-button");
+    browser
+        .wait_until("the refusal", "return document.querySelector('#connect-error').textContent");
+    browser.click("#login-button");
+    // The test's authorization server approves at once and redirects to the login's
+    // loopback listener; the page then connects with the stored tokens.
+    browser.click("#login-open");
+    browser.wait_for_text("#login-status", "Logged in");
+    browser.wait_for_text("#tool-list", "whoami");
+    let tokens = servers.tokens();
+    assert_eq!(tokens["servers"][&servers.url]["access_token"], "access-1", "{tokens}");
 }
 
 #[test]

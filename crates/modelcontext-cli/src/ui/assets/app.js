@@ -101,6 +101,8 @@ const state = {
   questions: [],
   /** The request whose progress the tool pane shows. */
   currentCall: null,
+  /** The requests running now, by name: their row in the run list (bar, text). */
+  runs: new Map(),
   seq: 0,
 };
 
@@ -436,6 +438,34 @@ async function connect(event) {
   }
 }
 
+/** Logs in to the URL of the connect form (OAuth, through the `mcp` process), then connects.
+ * The authorization page's URL arrives as a `login` event: a link to open it. */
+async function login() {
+  const url = $("#connect-url").value.trim();
+  if (!url) { $("#connect-error").textContent = "Give the server's URL first."; return; }
+  $("#connect-error").textContent = "";
+  $("#login-button").disabled = true;
+  fill($("#login-status"), "Starting the login…");
+  try {
+    await api("login", { url, headers: pairs($("#connect-headers").value, ":") });
+    fill($("#login-status"), "Logged in.");
+    $("#connect-button").click();
+  } catch (error) {
+    fill($("#login-status"));
+    $("#connect-error").textContent = error.message;
+  } finally {
+    $("#login-button").disabled = false;
+  }
+}
+
+/** The `login` event: the authorization page to open (a link: a page may not open windows on
+ * its own, and the person should see where they are sent). */
+function showLoginLink(url) {
+  if (!/^https?:\/\//i.test(url)) { $("#connect-error").textContent = `not an http(s) authorization URL: ${url}`; return; }
+  fill($("#login-status"), el("a", { id: "login-open", href: url, target: "_blank", rel: "noopener noreferrer" }, "Open the authorization page"),
+    " and come back here.");
+}
+
 async function disconnect() {
   state.info = await api("disconnect", {});
   renderInfo();
@@ -519,7 +549,7 @@ function selectTool(name) {
     result.classList.remove("error");
     const started = performance.now();
     try {
-      const answer = await api("call", { request, tool: tool.name, arguments: value });
+      const answer = await tracked(request, `call ${tool.name}`, () => api("call", { request, tool: tool.name, arguments: value }));
       if (answer.cancelled) {
         fill(result, el("p", { class: "hint" }, "Cancelled (the server was sent notifications/cancelled)."));
       } else {
@@ -544,8 +574,11 @@ function selectTool(name) {
       tool.outputSchema ? [el("h4", {}, "outputSchema"), pre(tool.outputSchema)] : null));
 }
 
-/** A `notifications/progress` for the request `name`: the bar of the tool pane. */
+/** A `notifications/progress` for the request `name`: its bar in the run list, and the tool
+ * pane's bar when it is the pane's call. */
 function showProgress(name, update) {
+  const run = state.runs.get(name);
+  if (run) drawProgress(run.bar, run.text, update);
   if (name !== state.currentCall) return;
   const box = $("#call-progress-box");
   if (!box) return;
@@ -554,10 +587,33 @@ function showProgress(name, update) {
     bar = el("progress", { id: "call-progress" });
     fill(box, bar, el("div", { class: "progress-line", id: "call-progress-text" }));
   }
+  drawProgress(bar, $("#call-progress-text"), update);
+}
+
+function drawProgress(bar, text, update) {
   const total = update.total;
   if (total) { bar.max = total; bar.value = Math.min(update.progress, total); } else { bar.removeAttribute("value"); }
   const percent = total ? ` (${Math.round((100 * update.progress) / total)}%)` : "";
-  $("#call-progress-text").textContent = `${update.progress}${total ? "/" + total : ""}${percent} ${update.message || ""}`;
+  text.textContent = `${update.progress}${total ? "/" + total : ""}${percent} ${update.message || ""}`;
+}
+
+/** Runs `send` (the API request named `request`) with a row of its own in the run list: a
+ * progress bar and a Cancel button, so calls running at once each show theirs. */
+async function tracked(request, label, send) {
+  const bar = el("progress", {});
+  const text = el("span", { class: "progress-line" }, "running…");
+  const cancel = el("button", { type: "button", class: "secondary run-cancel", onclick: () => api("cancel", { request }) }, "Cancel");
+  const row = el("li", { class: "run", dataset: { request, label } }, el("span", { class: "name" }, label), bar, text, cancel);
+  state.runs.set(request, { bar, text });
+  $("#run-list").append(row);
+  $("#runs").hidden = false;
+  try {
+    return await send();
+  } finally {
+    row.remove();
+    state.runs.delete(request);
+    $("#runs").hidden = state.runs.size === 0;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -578,7 +634,8 @@ async function readResource(uri) {
   result.classList.remove("error");
   fill(result, el("p", { class: "hint" }, `Reading ${uri}…`));
   try {
-    const answer = await api("read", { request: newRequestName("read"), uri });
+    const request = newRequestName("read");
+    const answer = await tracked(request, `read ${uri}`, () => api("read", { request, uri }));
     if (answer.cancelled) return fill(result, "Cancelled.");
     fill(result, ...renderResourceContents(answer.result.contents));
   } catch (error) {
@@ -669,7 +726,8 @@ function selectPrompt(prompt) {
       if (problems.length) return;
       result.classList.remove("error");
       try {
-        const answer = await api("prompt", { request: newRequestName("prompt"), prompt: prompt.name, arguments: value });
+        const request = newRequestName("prompt");
+        const answer = await tracked(request, `get ${prompt.name}`, () => api("prompt", { request, prompt: prompt.name, arguments: value }));
         const rendered = answer.result || {};
         fill(result, rendered.description ? el("p", { class: "hint" }, rendered.description) : "",
           ...(rendered.messages || []).map((m) => el("div", { class: "message-turn" }, el("div", { class: "role" }, m.role), renderContent([m.content]))));
@@ -852,6 +910,7 @@ async function handleEvent(event) {
       break;
     }
     case "question": state.questions.push(event); nextQuestion(); break;
+    case "login": showLoginLink(event.url); break;
     case "answered": state.questions = state.questions.filter((q) => q.id !== event.id); nextQuestion(); break;
     case "connecting": setStatus("connecting…", "busy"); break;
     case "connected":
@@ -893,6 +952,7 @@ async function start() {
   $("#connect-transport").addEventListener("change", updateTransport);
   $("#connect-form").addEventListener("submit", connect);
   $("#disconnect-button").addEventListener("click", disconnect);
+  $("#login-button").addEventListener("click", login);
   $("#read-form").addEventListener("submit", (event) => { event.preventDefault(); readResource($("#read-uri").value.trim()); });
   $("#subscribe-button").addEventListener("click", async () => {
     const uri = $("#read-uri").value.trim();
