@@ -53,6 +53,7 @@ mod events;
 mod follow;
 mod router;
 mod sessions;
+mod tasks;
 mod wire;
 
 use std::time::Duration;
@@ -66,6 +67,7 @@ pub use events::{
 };
 pub use router::RedisPeerRouter;
 pub use sessions::RedisSessionStore;
+pub use tasks::{DEFAULT_UNTIMED_TASK_TTL, RedisTaskStore};
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -154,6 +156,13 @@ impl Deployment {
     /// follows what the first still sends. Connects on first use.
     pub fn event_store(&self) -> Result<RedisEventStore, Error> {
         RedisEventStore::new(self)
+    }
+
+    /// A [`RedisTaskStore`] for this deployment: the tasks extension's records, for
+    /// [`McpServer::task_store`](modelcontext::McpServer::task_store), so that any instance
+    /// answers `tasks/get` for a task another created. Connects on first use.
+    pub fn task_store(&self) -> Result<RedisTaskStore, Error> {
+        RedisTaskStore::new(self)
     }
 
     /// A [`RedisPeerRouter`] for this deployment, with a fresh random instance name: the
