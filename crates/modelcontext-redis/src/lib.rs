@@ -15,7 +15,9 @@
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
 //! `requestState` sealed by one opens on the others. A [`RedisEventStore`] keeps the SSE event
 //! logs of handshake-era sessions, so a stream cut on one instance is followed from the shared
-//! log, live, wherever it is resumed (`HttpOptions::event_store`).
+//! log, live, wherever it is resumed (`HttpOptions::event_store`). A [`RedisTaskStore`] keeps
+//! the tasks extension's records ([`McpServer::task_store`](modelcontext::McpServer::task_store)),
+//! so any instance answers `tasks/get` for a task another created.
 //!
 //! ```no_run
 //! use modelcontext::McpServer;
@@ -34,7 +36,8 @@
 //!
 //! What Redis holds and what happens when it is away:
 //!
-//! - Nothing on the request path: a 2026-07-28 request issues no Redis command.
+//! - Nothing on the request path: a 2026-07-28 request issues no Redis command (with a
+//!   [`RedisTaskStore`], a task's creation, status changes and `tasks/*` requests do).
 //! - `publish` never waits on Redis: the event reaches this instance's streams at once and is
 //!   queued for the others (a bounded queue; an event that finds it full is lost for the other
 //!   instances and they hear a gap).
