@@ -113,3 +113,43 @@ async fn a_task_created_on_a_is_answered_by_b_and_redis_away_is_an_error_not_unk
     assert!(matches!(stored, Err(TaskStoreError::Unavailable(_))), "{stored:?}");
     assert!(b_store.stats().failures >= 1, "the breaker counted the failures");
 }
+
+/// A task's status changes on A reach B's bus as they are, never as a gap: B's listen streams
+/// that name the task hear them (before, a status change was a hole in A's sequence, and
+/// every stream on B was re-notified of everything).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_status_on_a_reaches_bs_bus_as_itself_not_as_a_gap() {
+    use futures_util::StreamExt;
+    use modelcontext::{BusEvent, ChangeEvent, SubscriptionBus};
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("shop");
+    let release = Arc::new(Notify::new());
+    let bus_a = deployment.bus().await.expect("bus on A");
+    let a = instance(deployment.task_store().expect("store"), Arc::clone(&release))
+        .subscription_bus(bus_a.clone());
+    let bus_b = deployment.bus().await.expect("bus on B");
+    let mut heard_on_b = bus_b.subscribe();
+
+    let task = match client(&a).await.call_tool_as_task("held", json!({})).await.expect("call") {
+        ToolCall::Task(task) => task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    release.notify_one();
+    let deadline = Duration::from_secs(5);
+    loop {
+        let heard = tokio::time::timeout(deadline, heard_on_b.next()).await.expect("in time");
+        match heard {
+            Some(BusEvent::Change(ChangeEvent::TaskStatus { task_id, owner, task: detailed })) => {
+                assert_eq!((task_id.as_str(), owner), (task.task_id.as_str(), None));
+                let detailed: serde_json::Value = serde_json::from_str(&detailed).expect("json");
+                if detailed["status"] == "completed" {
+                    assert_eq!(detailed["result"]["content"][0]["text"], "released");
+                    break;
+                }
+            }
+            other => panic!("expected the task's status, heard {other:?}"),
+        }
+    }
+    let (sa, sb) = (bus_a.stats(), bus_b.stats());
+    assert_eq!((sa.lost, sb.gaps), (0, 0), "{sa:?} {sb:?}");
+}
