@@ -153,3 +153,20 @@ async fn task_status_on_a_reaches_bs_bus_as_itself_not_as_a_gap() {
     let (sa, sb) = (bus_a.stats(), bus_b.stats());
     assert_eq!((sa.lost, sb.gaps), (0, 0), "{sa:?} {sb:?}");
 }
+
+/// The ACL of `docs::deployment`: a user limited to its deployment's keys and the commands it
+/// lists runs the task store.
+#[tokio::test]
+async fn a_user_limited_to_its_deployment_runs_the_task_store() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let rules = "on >s3cret resetchannels &modelcontext:shop:* resetkeys ~modelcontext:shop:* \
+                 -@all +publish +subscribe +ping +eval +exists +hset +hgetall +smembers +sadd \
+                 +srem +pttl +pexpire +del +get +set";
+    redis.add_user("shop", rules).await;
+    let url = redis.url().replace("redis://", "redis://shop:s3cret@");
+    let deployment = modelcontext_redis::Deployment::new(&url, "shop").expect("deployment");
+    contracts::task_store(&deployment.task_store().expect("store")).await;
+    let elsewhere = modelcontext_redis::Deployment::new(&url, "other").expect("deployment");
+    let refused = elsewhere.task_store().expect("store").get("t1").await;
+    assert!(matches!(refused, Err(TaskStoreError::Unavailable(_))), "{refused:?}");
+}
