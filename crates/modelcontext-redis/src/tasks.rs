@@ -8,6 +8,14 @@
 //! script that only replaces a live record that has not ended (the first end wins) and keeps
 //! its expiry.
 //!
+//! Each principal may have at most [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks in
+//! the deployment, as in the in-memory store: a sorted set per principal,
+//! `modelcontext:{deployment}:tasks-running:…`, holds its unfinished task ids scored by their
+//! expiry; a short script admits a new one only below the limit (forgetting expired ones
+//! first), and a task's end removes it. The set and the record are separate keys (a principal's
+//! tasks spread over the cluster), so the two steps are not one transaction: a create that
+//! fails after its admission holds its place until the task would have expired.
+//!
 //! Every call has the deployment's command timeout and goes through a circuit breaker; a
 //! failed call is [`TaskStoreError::Unavailable`], which the server answers with an internal
 //! error, never with "unknown task".
@@ -27,6 +35,26 @@ use crate::{Breaker, Deployment, Error};
 /// How long a task created without a TTL (`McpServer::task_ttl(None)`) is kept.
 pub const DEFAULT_UNTIMED_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How many unfinished tasks one principal may have in the deployment, by default (as
+/// [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore)'s default).
+pub const DEFAULT_MAX_RUNNING_PER_PRINCIPAL: usize = 100;
+
+/// Admits one more unfinished task for a principal, below the limit. KEYS: the principal's
+/// set. ARGV: now (ms since the epoch), the limit, the task's expiry (ms since the epoch), its
+/// id. 1 if admitted, 0 if at the limit, 2 if the id holds a place already (it is taken). The
+/// set lives as long as its last member.
+const ADMIT: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local count = redis.call('ZCARD', KEYS[1])
+if redis.call('ZADD', KEYS[1], 'NX', ARGV[3], ARGV[4]) == 0 then return 2 end
+if count >= tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[4])
+  return 0
+end
+local left = tonumber(ARGV[3]) - tonumber(ARGV[1])
+if redis.call('PTTL', KEYS[1]) < left then redis.call('PEXPIRE', KEYS[1], left) end
+return 1";
+
 /// Replaces a live record that has not ended, keeping its expiry. KEYS: the record. ARGV: the
 /// new record. 1 if replaced.
 const UPDATE: &str = r"
@@ -40,15 +68,20 @@ return 1";
 /// them answers `tasks/get`. Built by [`Deployment::task_store`]; connects on first use, and
 /// reconnects by itself.
 ///
-/// Unlike [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore) it has no count
-/// bounds: records leave Redis when their task expires, and Redis's own `maxmemory` bounds
-/// the rest.
+/// Each principal may have [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks
+/// ([`max_running_per_principal`](RedisTaskStore::max_running_per_principal)). Unlike
+/// [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore) there is no bound on the
+/// count of all tasks: records leave Redis when their task expires, and Redis's own
+/// `maxmemory` bounds the rest.
 #[derive(Clone)]
 pub struct RedisTaskStore {
     connection: ConnectionManager,
     prefix: String,
+    /// The prefix of the per-principal sets of unfinished tasks.
+    running: String,
     timeout: Duration,
     untimed_ttl: Duration,
+    max_running: usize,
     breaker: Arc<Breaker>,
 }
 
@@ -72,11 +105,10 @@ struct Stored {
 
 impl Stored {
     fn of(record: &TaskRecord) -> Stored {
-        let since = record.created.duration_since(UNIX_EPOCH).unwrap_or_default();
         Stored {
             task: record.task.clone(),
             owner: record.owner.clone(),
-            created_ms: u64::try_from(since.as_millis()).unwrap_or(u64::MAX),
+            created_ms: epoch_millis(record.created),
             terminal: record.task.task.status.is_terminal(),
         }
     }
@@ -92,8 +124,10 @@ impl RedisTaskStore {
         Ok(RedisTaskStore {
             connection: deployment.lazy_connection()?,
             prefix: deployment.key("task"),
+            running: deployment.key("tasks-running"),
             timeout: deployment.command_timeout,
             untimed_ttl: DEFAULT_UNTIMED_TASK_TTL,
+            max_running: DEFAULT_MAX_RUNNING_PER_PRINCIPAL,
             breaker: Arc::new(Breaker::new(DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOL_DOWN)),
         })
     }
@@ -102,6 +136,14 @@ impl RedisTaskStore {
     /// At least one second.
     pub fn untimed_ttl(mut self, ttl: Duration) -> RedisTaskStore {
         self.untimed_ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How many unfinished tasks one principal may have in the deployment (default
+    /// [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`]); at least 1. Another is refused with
+    /// [`TaskStoreError::TooManyRunning`].
+    pub fn max_running_per_principal(mut self, limit: usize) -> RedisTaskStore {
+        self.max_running = limit.max(1);
         self
     }
 
@@ -114,6 +156,44 @@ impl RedisTaskStore {
     /// of ours has.
     fn key(&self, id: &str) -> Option<String> {
         (!id.contains(['{', '}'])).then(|| format!("{}:{{{id}}}", self.prefix))
+    }
+
+    /// The set of `owner`'s unfinished tasks (`-` for tasks made without authentication, `:`
+    /// before a principal's name, so no name can be mistaken for none).
+    fn running_key(&self, owner: Option<&str>) -> String {
+        match owner {
+            Some(owner) => format!("{}:{owner}", self.running),
+            None => format!("{}-", self.running),
+        }
+    }
+
+    /// Takes a place among the owner's unfinished tasks for `record`, expiring at `expires`.
+    async fn admit(
+        &self,
+        record: &TaskRecord,
+        now: SystemTime,
+        expires: SystemTime,
+    ) -> Result<(), TaskStoreError> {
+        let mut command = redis::cmd("EVAL");
+        command
+            .arg(ADMIT)
+            .arg(1)
+            .arg(self.running_key(record.owner.as_deref()))
+            .arg(epoch_millis(now))
+            .arg(self.max_running)
+            .arg(epoch_millis(expires))
+            .arg(&record.task.task.task_id);
+        match self.run::<i64>(command).await? {
+            1 => Ok(()),
+            2 => Err(TaskStoreError::Exists),
+            _ => Err(TaskStoreError::TooManyRunning { limit: self.max_running }),
+        }
+    }
+
+    /// Gives back `record`'s place among its owner's unfinished tasks.
+    fn release(&self, pipe: &mut redis::Pipeline, record: &TaskRecord) {
+        let key = self.running_key(record.owner.as_deref());
+        pipe.cmd("ZREM").arg(key).arg(&record.task.task.task_id).ignore();
     }
 
     /// How long the record has left at `now`: its TTL from its creation, or the untimed one.
@@ -134,6 +214,12 @@ impl RedisTaskStore {
     }
 }
 
+/// Milliseconds since the Unix epoch.
+fn epoch_millis(time: SystemTime) -> u64 {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn json(record: &TaskRecord) -> String {
     // A record is plain data (strings, numbers, JSON maps): it always serializes.
     serde_json::to_string(&Stored::of(record)).unwrap_or_default()
@@ -146,16 +232,32 @@ impl TaskStore for RedisTaskStore {
             let Some(key) = self.key(id) else {
                 return Err(TaskStoreError::Unavailable("a task id may not contain braces".into()));
             };
-            let remaining = self.remaining(&record, SystemTime::now());
+            let now = SystemTime::now();
+            let remaining = self.remaining(&record, now);
             if remaining.is_zero() {
                 // Expired already: a `get` must not find it, so there is nothing to store.
                 return Ok(());
+            }
+            let unfinished = !record.task.task.status.is_terminal();
+            if unfinished {
+                self.admit(&record, now, now + remaining).await?;
             }
             let mut command = redis::cmd("SET");
             command.arg(key).arg(json(&record)).arg("NX").arg("PX").arg(millis(remaining));
             // `OK` when stored, nil when the id is taken.
             match self.run::<redis::Value>(command).await? {
-                redis::Value::Nil => Err(TaskStoreError::Exists),
+                redis::Value::Nil => {
+                    if unfinished {
+                        // The place `admit` just took for this id (a task of the same owner
+                        // with this id would have held it already, and `admit` refused).
+                        let mut pipe = redis::pipe();
+                        self.release(&mut pipe, &record);
+                        let mut connection = self.connection.clone();
+                        let answer = pipe.query_async::<()>(&mut connection);
+                        let _ = self.breaker.call(self.timeout, answer).await;
+                    }
+                    Err(TaskStoreError::Exists)
+                }
                 _ => Ok(()),
             }
         })
@@ -184,9 +286,15 @@ impl TaskStore for RedisTaskStore {
     fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let Some(key) = self.key(&record.task.task.task_id) else { return Ok(()) };
-            let mut command = redis::cmd("EVAL");
-            command.arg(UPDATE).arg(1).arg(key).arg(json(&record));
-            self.run::<i64>(command).await.map(|_| ())
+            // One round trip: the record, and for an end, the owner's place given back.
+            let mut pipe = redis::pipe();
+            pipe.cmd("EVAL").arg(UPDATE).arg(1).arg(key).arg(json(&record)).ignore();
+            if record.task.task.status.is_terminal() {
+                self.release(&mut pipe, &record);
+            }
+            let mut connection = self.connection.clone();
+            let answer = pipe.query_async::<()>(&mut connection);
+            self.breaker.call(self.timeout, answer).await.map_err(TaskStoreError::Unavailable)
         })
     }
 }

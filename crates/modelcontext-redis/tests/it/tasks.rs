@@ -56,6 +56,36 @@ async fn a_task_key_expires_with_the_task_and_ids_with_braces_are_refused() {
     assert_eq!(staging.get("t1").await.expect("get"), None, "another deployment's task");
 }
 
+fn owned(id: &str, owner: Option<&str>, status: TaskStatus) -> TaskRecord {
+    let mut record = record(id, Some(60_000));
+    record.owner = owner.map(str::to_owned);
+    record.task.task.status = status;
+    record
+}
+
+#[tokio::test]
+async fn each_principal_has_a_bounded_number_of_unfinished_tasks_across_instances() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let store = |name| redis.deployment(name).task_store().expect("store");
+    let (a, b) = (store("shop").max_running_per_principal(2), store("shop"));
+    let b = b.max_running_per_principal(2);
+    let working = TaskStatus::Working;
+    a.create(owned("a1", Some("alice"), working)).await.expect("first");
+    b.create(owned("a2", Some("alice"), working)).await.expect("second, on B");
+    let refused = a.create(owned("a3", Some("alice"), working)).await;
+    assert_eq!(refused, Err(TaskStoreError::TooManyRunning { limit: 2 }));
+    assert_eq!(a.get("a3").await.expect("get"), None, "a refused task is not stored");
+    b.create(owned("b1", Some("bob"), working)).await.expect("bob has his own places");
+    a.create(owned("n1", None, working)).await.expect("and so do the unauthenticated");
+    a.create(owned("done", Some("alice"), TaskStatus::Completed)).await.expect("finished: free");
+    assert_eq!(a.create(owned("a1", Some("alice"), working)).await, Err(TaskStoreError::Exists));
+
+    b.update(owned("a1", Some("alice"), TaskStatus::Completed)).await.expect("a1 ends on B");
+    a.create(owned("a3", Some("alice"), working)).await.expect("its place is free");
+    let refused = a.create(owned("a4", Some("alice"), working)).await;
+    assert_eq!(refused, Err(TaskStoreError::TooManyRunning { limit: 2 }), "a duplicate took none");
+}
+
 /// What the `held` tool waits for before it finishes.
 struct Release(Arc<Notify>);
 
@@ -161,7 +191,7 @@ async fn a_user_limited_to_its_deployment_runs_the_task_store() {
     let Some(redis) = RedisServer::start().await else { return };
     let rules = "on >s3cret resetchannels &modelcontext:shop:* resetkeys ~modelcontext:shop:* \
                  -@all +publish +subscribe +ping +eval +exists +hset +hgetall +smembers +sadd \
-                 +srem +pttl +pexpire +del +get +set";
+                 +srem +pttl +pexpire +del +get +set +zadd +zrem +zcard +zremrangebyscore";
     redis.add_user("shop", rules).await;
     let url = redis.url().replace("redis://", "redis://shop:s3cret@");
     let deployment = modelcontext_redis::Deployment::new(&url, "shop").expect("deployment");
