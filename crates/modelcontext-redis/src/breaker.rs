@@ -102,12 +102,39 @@ impl Breaker {
         }
     }
 
+    /// `answer` within `timeout`, unless the breaker is open (then an error at once); its
+    /// outcome is recorded. The error says what went wrong, for the store's own error type.
+    pub(crate) async fn call<T>(
+        &self,
+        timeout: Duration,
+        answer: impl Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, String> {
+        if !self.admit() {
+            return Err("redis: failing fast after repeated failures".to_owned());
+        }
+        let outcome = timed(timeout, answer).await;
+        self.record(outcome.is_ok());
+        outcome
+    }
+
     pub(crate) fn stats(&self) -> BreakerStats {
         BreakerStats {
             failures: self.failures.load(Ordering::Relaxed),
             opened: self.opened.load(Ordering::Relaxed),
             short_circuited: self.short_circuited.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// Redis's answer within `timeout`; an error or silence is said in a sentence.
+pub(crate) async fn timed<T>(
+    timeout: Duration,
+    answer: impl Future<Output = redis::RedisResult<T>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(timeout, answer).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(format!("redis: {error}")),
+        Err(_) => Err("redis: no answer in time".to_owned()),
     }
 }
 

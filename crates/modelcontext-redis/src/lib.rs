@@ -15,7 +15,9 @@
 //! instances the same [`KeyRing`](modelcontext::server::KeyRing) too, so a cursor or an MRTR
 //! `requestState` sealed by one opens on the others. A [`RedisEventStore`] keeps the SSE event
 //! logs of handshake-era sessions, so a stream cut on one instance is followed from the shared
-//! log, live, wherever it is resumed (`HttpOptions::event_store`).
+//! log, live, wherever it is resumed (`HttpOptions::event_store`). A [`RedisTaskStore`] keeps
+//! the tasks extension's records ([`McpServer::task_store`](modelcontext::McpServer::task_store)),
+//! so any instance answers `tasks/get` for a task another created.
 //!
 //! ```no_run
 //! use modelcontext::McpServer;
@@ -34,7 +36,8 @@
 //!
 //! What Redis holds and what happens when it is away:
 //!
-//! - Nothing on the request path: a 2026-07-28 request issues no Redis command.
+//! - Nothing on the request path: a 2026-07-28 request issues no Redis command (with a
+//!   [`RedisTaskStore`], a task's creation, status changes and `tasks/*` requests do).
 //! - `publish` never waits on Redis: the event reaches this instance's streams at once and is
 //!   queued for the others (a bounded queue; an event that finds it full is lost for the other
 //!   instances and they hear a gap).
@@ -53,6 +56,7 @@ mod events;
 mod follow;
 mod router;
 mod sessions;
+mod tasks;
 mod wire;
 
 use std::time::Duration;
@@ -66,6 +70,7 @@ pub use events::{
 };
 pub use router::RedisPeerRouter;
 pub use sessions::RedisSessionStore;
+pub use tasks::{DEFAULT_MAX_RUNNING_PER_PRINCIPAL, DEFAULT_UNTIMED_TASK_TTL, RedisTaskStore};
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -154,6 +159,13 @@ impl Deployment {
     /// follows what the first still sends. Connects on first use.
     pub fn event_store(&self) -> Result<RedisEventStore, Error> {
         RedisEventStore::new(self)
+    }
+
+    /// A [`RedisTaskStore`] for this deployment: the tasks extension's records, for
+    /// [`McpServer::task_store`](modelcontext::McpServer::task_store), so that any instance
+    /// answers `tasks/get` for a task another created. Connects on first use.
+    pub fn task_store(&self) -> Result<RedisTaskStore, Error> {
+        RedisTaskStore::new(self)
     }
 
     /// A [`RedisPeerRouter`] for this deployment, with a fresh random instance name: the

@@ -119,18 +119,9 @@ impl RedisPeerRouter {
     /// Runs `command` within the timeout, unless the breaker is open (then an error at once);
     /// its outcome is recorded by the breaker.
     async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, RouteError> {
-        if !self.breaker.admit() {
-            return Err(RouteError::unavailable("redis: failing fast after repeated failures"));
-        }
         let mut connection = self.connection.clone();
-        let sent = tokio::time::timeout(self.timeout, command.query_async::<T>(&mut connection));
-        let outcome = match sent.await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(RouteError::unavailable(format!("redis: {error}"))),
-            Err(_) => Err(RouteError::unavailable("redis: no answer in time")),
-        };
-        self.breaker.record(outcome.is_ok());
-        outcome
+        let answer = command.query_async::<T>(&mut connection);
+        self.breaker.call(self.timeout, answer).await.map_err(RouteError::unavailable)
     }
 
     /// The key of session `session`'s GET-stream claim; `None` for an id that cannot be a

@@ -168,12 +168,7 @@ impl RedisSessionStore {
         &self,
         answer: impl Future<Output = redis::RedisResult<T>>,
     ) -> Result<T, StoreError> {
-        if !self.breaker.admit() {
-            return Err(StoreError::unavailable("redis: failing fast after repeated failures"));
-        }
-        let outcome = within(self.timeout, answer).await;
-        self.breaker.record(outcome.is_ok());
-        outcome
+        self.breaker.call(self.timeout, answer).await.map_err(StoreError::unavailable)
     }
 
     /// `EVAL script 2 record subscriptions args…`: 1 or 0 as a bool.
@@ -190,11 +185,7 @@ pub(crate) async fn within<T>(
     timeout: Duration,
     answer: impl Future<Output = redis::RedisResult<T>>,
 ) -> Result<T, StoreError> {
-    match tokio::time::timeout(timeout, answer).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(StoreError::unavailable(format!("redis: {error}"))),
-        Err(_) => Err(StoreError::unavailable("redis: no answer in time")),
-    }
+    crate::breaker::timed(timeout, answer).await.map_err(StoreError::unavailable)
 }
 
 pub(crate) fn millis(duration: Duration) -> String {

@@ -27,6 +27,14 @@ pub(crate) enum WireEvent {
     ResourceUpdated {
         uri: String,
     },
+    /// A task's status (tasks extension), for the owner's listen streams on every instance:
+    /// `task` is the `DetailedTask` as JSON text, as the server published it.
+    TaskStatus {
+        task_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<String>,
+        task: String,
+    },
     /// Not a change: a bus checking that its subscription works (it publishes one and waits
     /// to hear it back). Every receiver skips it.
     Probe,
@@ -40,6 +48,11 @@ impl WireEvent {
             ChangeEvent::PromptsListChanged => WireEvent::PromptsListChanged,
             ChangeEvent::ResourcesListChanged => WireEvent::ResourcesListChanged,
             ChangeEvent::ResourceUpdated(uri) => WireEvent::ResourceUpdated { uri: uri.clone() },
+            ChangeEvent::TaskStatus { task_id, owner, task } => WireEvent::TaskStatus {
+                task_id: task_id.clone(),
+                owner: owner.clone(),
+                task: task.clone(),
+            },
             _ => return None,
         })
     }
@@ -51,6 +64,9 @@ impl WireEvent {
             WireEvent::PromptsListChanged => ChangeEvent::PromptsListChanged,
             WireEvent::ResourcesListChanged => ChangeEvent::ResourcesListChanged,
             WireEvent::ResourceUpdated { uri } => ChangeEvent::ResourceUpdated(uri),
+            WireEvent::TaskStatus { task_id, owner, task } => {
+                ChangeEvent::TaskStatus { task_id, owner, task }
+            }
             WireEvent::Probe => return None,
         })
     }
@@ -68,6 +84,12 @@ mod tests {
             ChangeEvent::PromptsListChanged,
             ChangeEvent::ResourcesListChanged,
             ChangeEvent::ResourceUpdated("books://Dune".into()),
+            ChangeEvent::TaskStatus {
+                task_id: "t1".into(),
+                owner: Some("alice".into()),
+                task: r#"{"taskId":"t1","status":"working"}"#.into(),
+            },
+            ChangeEvent::TaskStatus { task_id: "t2".into(), owner: None, task: "{}".into() },
         ] {
             let wire = WireEvent::from_event(&event).expect("a known kind");
             let envelope = Envelope { origin: "o".into(), seq: 3, event: wire };

@@ -11,3 +11,4 @@ mod proxy;
 mod resume;
 mod sessions;
 mod support;
+mod tasks;

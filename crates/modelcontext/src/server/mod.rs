@@ -716,7 +716,7 @@ impl McpServer {
 
     /// Where task records live (tasks extension): by default a bounded
     /// [`InMemoryTaskStore`]. Instances that share a store answer `tasks/get` for each
-    /// other's tasks.
+    /// other's tasks (`modelcontext_redis::Deployment::task_store` gives one on Redis).
     pub fn task_store(mut self, store: impl TaskStore) -> Self {
         self.inner_mut().task_store = Arc::new(store);
         self

@@ -84,10 +84,12 @@ impl TaskRecord {
     }
 }
 
-/// Why a store refused a new task.
+/// Why a store refused a new task, or could not answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TaskStoreError {
+    /// A task with this id is already stored (ids are random: in practice a bug).
+    Exists,
     /// The principal already has as many unfinished tasks as it may.
     TooManyRunning {
         /// The limit.
@@ -98,13 +100,16 @@ pub enum TaskStoreError {
         /// The capacity.
         capacity: usize,
     },
-    /// The store could not be reached.
+    /// The store could not be reached or did not answer in time. The server answers the
+    /// request with an internal error (-32603), never with "unknown task": the task may well
+    /// exist.
     Unavailable(String),
 }
 
 impl std::fmt::Display for TaskStoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            TaskStoreError::Exists => write!(f, "a task with this id already exists"),
             TaskStoreError::TooManyRunning { limit } => {
                 write!(f, "too many unfinished tasks for this caller (limit {limit})")
             }
@@ -124,15 +129,27 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Where task records live. Every instance that shares a store can answer `tasks/get` for
 /// any task in it. `create` returns only once a `get` would find the record (the extension
 /// forbids answering `CreateTaskResult` earlier).
+///
+/// Every call may fail with [`TaskStoreError::Unavailable`] (a networked store that is
+/// away): the server then answers with an internal error, never with "unknown task", so a
+/// client does not give up on a task that exists. Run
+/// [`testing::contracts::task_store`](crate::testing::contracts::task_store) against your
+/// implementation.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Stores a new task, enforcing the store's bounds.
+    /// Stores a new task, enforcing the store's bounds; [`TaskStoreError::Exists`] if the id
+    /// is taken.
     fn create(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>>;
 
-    /// The task, unless unknown or expired.
-    fn get<'a>(&'a self, task_id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
+    /// The task, `None` if unknown or expired.
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
-    /// Replaces a task's record. A terminal record is never replaced: the first end wins.
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
+    /// Replaces a task's record. A terminal record is never replaced: the first end wins; a
+    /// task that is gone (expired, evicted) stays gone. `Ok` whether or not it replaced
+    /// anything; an error only when the store could not be asked.
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>>;
 }
 
 /// The default [`TaskStore`]: records in memory, bounded. At capacity, the finished task
@@ -181,6 +198,9 @@ impl InMemoryTaskStore {
         let mut records = self.lock();
         let now = SystemTime::now();
         records.retain(|_, r| !r.is_expired(now));
+        if records.contains_key(&record.task.task.task_id) {
+            return Err(TaskStoreError::Exists);
+        }
         let running = records
             .values()
             .filter(|r| r.owner == record.owner && !r.status().is_terminal())
@@ -210,7 +230,10 @@ impl TaskStore for InMemoryTaskStore {
         Box::pin(async move { admitted })
     }
 
-    fn get<'a>(&'a self, task_id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let mut records = self.lock();
         let found = match records.get(task_id) {
             Some(record) if record.is_expired(SystemTime::now()) => {
@@ -219,10 +242,10 @@ impl TaskStore for InMemoryTaskStore {
             }
             other => other.cloned(),
         };
-        Box::pin(async move { found })
+        Box::pin(async move { Ok(found) })
     }
 
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
         let mut records = self.lock();
         let id = &record.task.task.task_id;
         // A record evicted or expired meanwhile stays gone; a finished one stays finished.
@@ -231,7 +254,7 @@ impl TaskStore for InMemoryTaskStore {
                 *slot = record;
             }
         }
-        Box::pin(async {})
+        Box::pin(async { Ok(()) })
     }
 }
 
@@ -299,12 +322,17 @@ impl LiveTask {
             task.task.last_updated_at = iso8601(SystemTime::now());
             record.clone()
         };
+        let task_id = record.task.task.task_id.clone();
         let event = ChangeEvent::TaskStatus {
-            task_id: record.task.task.task_id.clone(),
+            task_id: task_id.clone(),
             owner: record.owner.clone(),
             task: serde_json::to_string(&record.task).unwrap_or_default(),
         };
-        self.server.task_store.update(record).await;
+        if let Err(error) = self.server.task_store.update(record).await {
+            // Nobody to answer: the change still reaches listening clients (the notification
+            // carries the task), and the next change writes the whole record again.
+            tracing::warn!(task = %task_id, %error, "a task's change was not stored");
+        }
         // After the store: a client told of a change can read it with tasks/get.
         self.server.bus.publish(event);
     }
@@ -479,7 +507,7 @@ async fn find(
     id: &str,
     principal: Option<&str>,
 ) -> Result<TaskRecord, McpError> {
-    match server.task_store.get(id).await {
+    match server.task_store.get(id).await.map_err(store_failed)? {
         Some(record) if record.owner.as_deref() == principal => Ok(record),
         Some(_) => {
             tracing::info!(task = id, "a principal asked for another's task");
@@ -487,6 +515,13 @@ async fn find(
         }
         None => Err(unknown_task(id)),
     }
+}
+
+/// A store that could not answer is an internal error: the task may exist, so "unknown
+/// task" would be a wrong answer.
+fn store_failed(error: TaskStoreError) -> McpError {
+    tracing::warn!(%error, "the task store did not answer");
+    McpError::internal(format!("The task store did not answer, try again: {error}"))
 }
 
 fn unknown_task(id: &str) -> McpError {
@@ -545,7 +580,7 @@ pub(crate) async fn cancel(
             record.task.task.status = TaskStatus::Cancelled;
             record.task.input_requests = None;
             record.task.task.last_updated_at = iso8601(SystemTime::now());
-            server.task_store.update(record).await;
+            server.task_store.update(record).await.map_err(store_failed)?;
         }
     }
     Ok(Ack::default())

@@ -13,7 +13,7 @@
 //! # }
 //! ```
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
@@ -515,5 +515,105 @@ mod event_store_tests {
     async fn the_in_memory_event_store_meets_the_event_store_contract() {
         let store = MemoryEventStore::default();
         super::event_store(&store, &store.clone()).await;
+    }
+}
+
+/// The TTL the task-store checks give a task that must expire: short, so the suite is quick;
+/// long enough for a networked store's round trips.
+const SHORT_TASK_TTL: Duration = Duration::from_millis(600);
+
+/// The [`TaskStore`](crate::server::TaskStore) contract, on a store you built (empty or not:
+/// each check uses fresh ids and owners, and leaves at most two unfinished tasks per owner).
+/// Times in the records are whole milliseconds, as a store may keep them. Checks, in order:
+///
+/// 1. `create` stores a record that `get` returns unchanged, its owner included; a second
+///    `create` with the same id is refused with [`TaskStoreError::Exists`] and changes
+///    nothing; an unknown id is `None`;
+/// 2. `update` replaces a record; a terminal record is never replaced (the first end wins);
+///    an update of an unknown id stores nothing;
+/// 3. `get` never returns an expired record: not one created past its TTL, nor one whose TTL
+///    passes while it is stored, and an update after expiry does not revive it.
+///
+/// Capacity and per-owner bounds are each store's own: test them with the store. Check 3
+/// waits about a second of real time: expiry is the subject.
+///
+/// [`TaskStoreError::Exists`]: crate::server::TaskStoreError::Exists
+pub async fn task_store(store: &dyn crate::server::TaskStore) {
+    use crate::server::TaskStoreError;
+    use modelcontext_types::TaskStatus;
+
+    let owner = fresh_run("owner");
+    let record = task_record(&fresh_run("task"), Some(&owner), TaskStatus::Working, None);
+    let id = record.task.task.task_id.clone();
+    store.create(record.clone()).await.expect("create");
+    assert_eq!(store.get(&id).await.expect("get"), Some(record.clone()), "get returns it");
+    let other = task_record(&id, None, TaskStatus::Completed, None);
+    assert_eq!(store.create(other).await, Err(TaskStoreError::Exists), "a second create");
+    assert_eq!(store.get(&id).await.expect("get"), Some(record.clone()), "and changes nothing");
+    assert_eq!(store.get(&fresh_run("unknown")).await.expect("get"), None, "an unknown id");
+
+    let mut asking = record.clone();
+    asking.task.task.status = TaskStatus::InputRequired;
+    store.update(asking.clone()).await.expect("update");
+    assert_eq!(store.get(&id).await.expect("get"), Some(asking), "an update replaces it");
+    let mut completed = record.clone();
+    completed.task.task.status = TaskStatus::Completed;
+    completed.task.result = serde_json::json!({"content": []}).as_object().cloned();
+    store.update(completed.clone()).await.expect("update");
+    let mut cancelled = record.clone();
+    cancelled.task.task.status = TaskStatus::Cancelled;
+    store.update(cancelled).await.expect("update");
+    assert_eq!(store.get(&id).await.expect("get"), Some(completed), "the first end wins");
+    let stranger = task_record(&fresh_run("stranger"), Some(&owner), TaskStatus::Working, None);
+    store.update(stranger.clone()).await.expect("update");
+    assert_eq!(store.get(&stranger.task.task.task_id).await.expect("get"), None, "no upsert");
+
+    let past = SystemTime::now() - Duration::from_secs(3600);
+    let mut old = task_record(&fresh_run("old"), Some(&owner), TaskStatus::Completed, None);
+    old.task.task.ttl_ms = Some(60_000);
+    old.created = whole_millis(past);
+    store.create(old.clone()).await.expect("create a task past its TTL");
+    assert_eq!(store.get(&old.task.task.task_id).await.expect("get"), None, "past its TTL");
+    let ttl = Some(SHORT_TASK_TTL);
+    let short = task_record(&fresh_run("short"), Some(&owner), TaskStatus::Working, ttl);
+    let short_id = short.task.task.task_id.clone();
+    store.create(short.clone()).await.expect("create");
+    assert_eq!(store.get(&short_id).await.expect("get"), Some(short.clone()), "alive");
+    tokio::time::sleep(SHORT_TASK_TTL + SHORT_TASK_TTL / 4).await;
+    assert_eq!(store.get(&short_id).await.expect("get"), None, "expired");
+    store.update(short).await.expect("update");
+    assert_eq!(store.get(&short_id).await.expect("get"), None, "an update never revives it");
+}
+
+/// A task record created now (to the millisecond), with a TTL if given.
+fn task_record(
+    id: &str,
+    owner: Option<&str>,
+    status: modelcontext_types::TaskStatus,
+    ttl: Option<Duration>,
+) -> crate::server::TaskRecord {
+    use modelcontext_types::{DetailedTask, Task};
+    let stamp = "2026-07-28T00:00:00.000Z";
+    let ttl_ms = ttl.map(|ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+    let mut task = Task::new(id, status, stamp, stamp, ttl_ms);
+    task.poll_interval_ms = Some(500);
+    let created = whole_millis(SystemTime::now());
+    crate::server::TaskRecord::new(DetailedTask::from(task), owner.map(str::to_owned), created)
+}
+
+/// `time` with its sub-millisecond part dropped.
+fn whole_millis(time: SystemTime) -> SystemTime {
+    let since = time.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let millis = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
+    std::time::UNIX_EPOCH + Duration::from_millis(millis)
+}
+
+#[cfg(test)]
+mod task_store_tests {
+    use crate::server::InMemoryTaskStore;
+
+    #[tokio::test]
+    async fn the_in_memory_task_store_meets_the_task_store_contract() {
+        super::task_store(&InMemoryTaskStore::default()).await;
     }
 }

@@ -8,12 +8,12 @@ use std::time::{Duration, SystemTime};
 
 use modelcontext::client::ToolCall;
 use modelcontext::server::{
-    Elicitation, Extensions, InMemoryTaskStore, NoArgs, PrincipalId, TaskRecord, TaskStore,
-    TaskStoreError, TaskSupport,
+    Elicitation, Extensions, InMemoryTaskStore, NoArgs, PrincipalId, StoreFuture, TaskRecord,
+    TaskStore, TaskStoreError, TaskSupport,
 };
 use modelcontext::types::{
-    DetailedTask, ElicitResult, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, Task,
-    TaskStatus,
+    DetailedTask, ElicitResult, INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    Task, TaskStatus,
 };
 use modelcontext::{
     Client, ContentBlock, Context, EraMode, McpError, McpServer, ToolDef, ToolError,
@@ -241,13 +241,47 @@ async fn an_unknown_task_is_invalid_params_and_tasks_need_the_extension() {
     assert!(required.get("io.modelcontextprotocol/tasks").is_some(), "{answer}");
 }
 
+/// A store that cannot answer, as a networked one while its backend is away.
+struct Unreachable;
+
+impl TaskStore for Unreachable {
+    fn create(&self, _: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async { Err(TaskStoreError::Unavailable("unplugged".into())) })
+    }
+
+    fn get<'a>(
+        &'a self,
+        _: &'a str,
+    ) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        Box::pin(async { Err(TaskStoreError::Unavailable("unplugged".into())) })
+    }
+
+    fn update(&self, _: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async { Err(TaskStoreError::Unavailable("unplugged".into())) })
+    }
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_answer_is_an_internal_error_never_an_unknown_task() {
+    let server = task_server(Arc::default()).task_store(Unreachable);
+    let client = client(&server).await;
+    for (what, error) in [
+        ("get", client.get_task("some-task").await.expect_err("no store")),
+        ("call", client.call_tool_as_task("forever", json!({})).await.expect_err("no store")),
+    ] {
+        assert_eq!(error.code(), Some(INTERNAL_ERROR), "{what}: {error}");
+        assert!(!error.to_string().contains("unknown"), "{what}: {error}");
+        assert!(error.to_string().contains("unplugged"), "{what}: {error}");
+    }
+}
+
 #[tokio::test]
 async fn an_expired_task_is_forgotten() {
     let store = InMemoryTaskStore::new(10, 10);
     let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
     let record = record("old", Some("alice"), TaskStatus::Completed, an_hour_ago, Some(60_000));
     store.create(record).await.expect("stored");
-    assert!(store.get("old").await.is_none(), "past its TTL");
+    assert!(store.get("old").await.expect("get").is_none(), "past its TTL");
     let server = McpServer::new("ttl")
         .task_store(store)
         .tool(ToolDef::new("t", |_: NoArgs| async { "" }).task(TaskSupport::Optional))
@@ -269,8 +303,11 @@ async fn the_store_evicts_the_oldest_finished_task_and_bounds_running_ones() {
     let refused = store.create(record("b2", Some("bob"), TaskStatus::Working, now, None)).await;
     assert_eq!(refused, Err(TaskStoreError::TooManyRunning { limit: 1 }));
     store.create(record("c", Some("carol"), TaskStatus::Working, now, None)).await.expect("stored");
-    assert!(store.get("a").await.is_none(), "the oldest finished task made room");
-    assert!(store.get("b").await.is_some() && store.get("c").await.is_some());
+    assert!(store.get("a").await.expect("get").is_none(), "the oldest finished task made room");
+    assert!(
+        store.get("b").await.expect("get").is_some()
+            && store.get("c").await.expect("get").is_some()
+    );
     let full = store.create(record("d", Some("dan"), TaskStatus::Working, now, None)).await;
     assert_eq!(full, Err(TaskStoreError::Full { capacity: 2 }));
 }

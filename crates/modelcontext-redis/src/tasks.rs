@@ -1,0 +1,300 @@
+//! [`RedisTaskStore`]: the tasks extension's records in Redis.
+//!
+//! One key per task, `modelcontext:{deployment}:task:{ID}` (the task id in braces, a Redis
+//! Cluster hash tag, as a session's id is for its keys), holding the record as JSON. The key
+//! expires when the task does: its `ttlMs` counted from its creation, or
+//! [`DEFAULT_UNTIMED_TASK_TTL`] for a task created without a TTL, so nothing stays in Redis
+//! for ever. `create` is `SET … NX PX`, so a taken id is refused; an update is a short Lua
+//! script that only replaces a live record that has not ended (the first end wins) and keeps
+//! its expiry.
+//!
+//! Each principal may have at most [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks in
+//! the deployment, as in the in-memory store: a sorted set per principal,
+//! `modelcontext:{deployment}:tasks-running:…`, holds its unfinished task ids scored by their
+//! expiry; a short script admits a new one only below the limit (forgetting expired ones
+//! first), and a task's end removes it. The set and the record are separate keys (a principal's
+//! tasks spread over the cluster), so the two steps are not one transaction: a create that
+//! fails after its admission holds its place until the task would have expired.
+//!
+//! Every call has the deployment's command timeout and goes through a circuit breaker; a
+//! failed call is [`TaskStoreError::Unavailable`], which the server answers with an internal
+//! error, never with "unknown task".
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use modelcontext::server::{StoreFuture, TaskRecord, TaskStore, TaskStoreError};
+use modelcontext::types::DetailedTask;
+use redis::aio::ConnectionManager;
+use serde::{Deserialize, Serialize};
+
+use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
+use crate::sessions::millis;
+use crate::{Breaker, Deployment, Error};
+
+/// How long a task created without a TTL (`McpServer::task_ttl(None)`) is kept.
+pub const DEFAULT_UNTIMED_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How many unfinished tasks one principal may have in the deployment, by default (as
+/// [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore)'s default).
+pub const DEFAULT_MAX_RUNNING_PER_PRINCIPAL: usize = 100;
+
+/// Admits one more unfinished task for a principal, below the limit. KEYS: the principal's
+/// set. ARGV: now (ms since the epoch), the limit, the task's expiry (ms since the epoch), its
+/// id. 1 if admitted, 0 if at the limit, 2 if the id holds a place already (it is taken). The
+/// set lives as long as its last member.
+const ADMIT: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local count = redis.call('ZCARD', KEYS[1])
+if redis.call('ZADD', KEYS[1], 'NX', ARGV[3], ARGV[4]) == 0 then return 2 end
+if count >= tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[4])
+  return 0
+end
+local left = tonumber(ARGV[3]) - tonumber(ARGV[1])
+if redis.call('PTTL', KEYS[1]) < left then redis.call('PEXPIRE', KEYS[1], left) end
+return 1";
+
+/// Replaces a live record that has not ended, keeping its expiry. KEYS: the record. ARGV: the
+/// new record. 1 if replaced.
+const UPDATE: &str = r"
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+if cjson.decode(current).terminal then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 1";
+
+/// A [`TaskStore`] in Redis, shared by every instance of a [`Deployment`], so that any of
+/// them answers `tasks/get`. Built by [`Deployment::task_store`]; connects on first use, and
+/// reconnects by itself.
+///
+/// Each principal may have [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks
+/// ([`max_running_per_principal`](RedisTaskStore::max_running_per_principal)). Unlike
+/// [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore) there is no bound on the
+/// count of all tasks: records leave Redis when their task expires, and Redis's own
+/// `maxmemory` bounds the rest.
+#[derive(Clone)]
+pub struct RedisTaskStore {
+    connection: ConnectionManager,
+    prefix: String,
+    /// The prefix of the per-principal sets of unfinished tasks.
+    running: String,
+    timeout: Duration,
+    untimed_ttl: Duration,
+    max_running: usize,
+    breaker: Arc<Breaker>,
+}
+
+impl std::fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisTaskStore").field("prefix", &self.prefix).finish_non_exhaustive()
+    }
+}
+
+/// A record as stored: the task as `tasks/get` shows it, and what the server keeps beside it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Stored {
+    task: DetailedTask,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    created_ms: u64,
+    /// Whether the task has ended: the update script reads it (the first end wins).
+    terminal: bool,
+}
+
+impl Stored {
+    fn of(record: &TaskRecord) -> Stored {
+        Stored {
+            task: record.task.clone(),
+            owner: record.owner.clone(),
+            created_ms: epoch_millis(record.created),
+            terminal: record.task.task.status.is_terminal(),
+        }
+    }
+
+    fn into_record(self) -> TaskRecord {
+        let created = UNIX_EPOCH + Duration::from_millis(self.created_ms);
+        TaskRecord::new(self.task, self.owner, created)
+    }
+}
+
+impl RedisTaskStore {
+    pub(crate) fn new(deployment: &Deployment) -> Result<RedisTaskStore, Error> {
+        Ok(RedisTaskStore {
+            connection: deployment.lazy_connection()?,
+            prefix: deployment.key("task"),
+            running: deployment.key("tasks-running"),
+            timeout: deployment.command_timeout,
+            untimed_ttl: DEFAULT_UNTIMED_TASK_TTL,
+            max_running: DEFAULT_MAX_RUNNING_PER_PRINCIPAL,
+            breaker: Arc::new(Breaker::new(DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOL_DOWN)),
+        })
+    }
+
+    /// How long a task created without a TTL is kept (default [`DEFAULT_UNTIMED_TASK_TTL`]).
+    /// At least one second.
+    pub fn untimed_ttl(mut self, ttl: Duration) -> RedisTaskStore {
+        self.untimed_ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How many unfinished tasks one principal may have in the deployment (default
+    /// [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`]); at least 1. Another is refused with
+    /// [`TaskStoreError::TooManyRunning`].
+    pub fn max_running_per_principal(mut self, limit: usize) -> RedisTaskStore {
+        self.max_running = limit.max(1);
+        self
+    }
+
+    /// What the store's circuit breaker has done: failed calls, outages, calls failed at once.
+    pub fn stats(&self) -> BreakerStats {
+        self.breaker.stats()
+    }
+
+    /// The task's key; `None` for an id that cannot be a hash tag (with braces), which no task
+    /// of ours has.
+    fn key(&self, id: &str) -> Option<String> {
+        (!id.contains(['{', '}'])).then(|| format!("{}:{{{id}}}", self.prefix))
+    }
+
+    /// The set of `owner`'s unfinished tasks (`-` for tasks made without authentication, `:`
+    /// before a principal's name, so no name can be mistaken for none).
+    fn running_key(&self, owner: Option<&str>) -> String {
+        match owner {
+            Some(owner) => format!("{}:{owner}", self.running),
+            None => format!("{}-", self.running),
+        }
+    }
+
+    /// Takes a place among the owner's unfinished tasks for `record`, expiring at `expires`.
+    async fn admit(
+        &self,
+        record: &TaskRecord,
+        now: SystemTime,
+        expires: SystemTime,
+    ) -> Result<(), TaskStoreError> {
+        let mut command = redis::cmd("EVAL");
+        command
+            .arg(ADMIT)
+            .arg(1)
+            .arg(self.running_key(record.owner.as_deref()))
+            .arg(epoch_millis(now))
+            .arg(self.max_running)
+            .arg(epoch_millis(expires))
+            .arg(&record.task.task.task_id);
+        match self.run::<i64>(command).await? {
+            1 => Ok(()),
+            2 => Err(TaskStoreError::Exists),
+            _ => Err(TaskStoreError::TooManyRunning { limit: self.max_running }),
+        }
+    }
+
+    /// Gives back `record`'s place among its owner's unfinished tasks.
+    fn release(&self, pipe: &mut redis::Pipeline, record: &TaskRecord) {
+        let key = self.running_key(record.owner.as_deref());
+        pipe.cmd("ZREM").arg(key).arg(&record.task.task.task_id).ignore();
+    }
+
+    /// How long the record has left at `now`: its TTL from its creation, or the untimed one.
+    fn remaining(&self, record: &TaskRecord, now: SystemTime) -> Duration {
+        let Some(ttl) = record.task.task.ttl_ms else { return self.untimed_ttl };
+        let expires = record.created + Duration::from_millis(ttl);
+        expires.duration_since(now).unwrap_or_default()
+    }
+
+    /// Runs `command` within the timeout, through the breaker.
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        command: redis::Cmd,
+    ) -> Result<T, TaskStoreError> {
+        let mut connection = self.connection.clone();
+        let answer = command.query_async(&mut connection);
+        self.breaker.call(self.timeout, answer).await.map_err(TaskStoreError::Unavailable)
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+fn epoch_millis(time: SystemTime) -> u64 {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn json(record: &TaskRecord) -> String {
+    // A record is plain data (strings, numbers, JSON maps): it always serializes.
+    serde_json::to_string(&Stored::of(record)).unwrap_or_default()
+}
+
+impl TaskStore for RedisTaskStore {
+    fn create(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let id = &record.task.task.task_id;
+            let Some(key) = self.key(id) else {
+                return Err(TaskStoreError::Unavailable("a task id may not contain braces".into()));
+            };
+            let now = SystemTime::now();
+            let remaining = self.remaining(&record, now);
+            if remaining.is_zero() {
+                // Expired already: a `get` must not find it, so there is nothing to store.
+                return Ok(());
+            }
+            let unfinished = !record.task.task.status.is_terminal();
+            if unfinished {
+                self.admit(&record, now, now + remaining).await?;
+            }
+            let mut command = redis::cmd("SET");
+            command.arg(key).arg(json(&record)).arg("NX").arg("PX").arg(millis(remaining));
+            // `OK` when stored, nil when the id is taken.
+            match self.run::<redis::Value>(command).await? {
+                redis::Value::Nil => {
+                    if unfinished {
+                        // The place `admit` just took for this id (a task of the same owner
+                        // with this id would have held it already, and `admit` refused).
+                        let mut pipe = redis::pipe();
+                        self.release(&mut pipe, &record);
+                        let mut connection = self.connection.clone();
+                        let answer = pipe.query_async::<()>(&mut connection);
+                        let _ = self.breaker.call(self.timeout, answer).await;
+                    }
+                    Err(TaskStoreError::Exists)
+                }
+                _ => Ok(()),
+            }
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        Box::pin(async move {
+            let Some(key) = self.key(task_id) else { return Ok(None) };
+            let mut command = redis::cmd("GET");
+            command.arg(key);
+            let Some(text) = self.run::<Option<String>>(command).await? else { return Ok(None) };
+            let stored: Stored = serde_json::from_str(&text).map_err(|e| {
+                // Not "unknown task": something wrote a record this build cannot read.
+                TaskStoreError::Unavailable(format!("an unreadable task record: {e}"))
+            })?;
+            let record = stored.into_record();
+            // Redis's clock expires the key; ours decides too, so a skew never shows a task
+            // past its TTL.
+            Ok((!record.is_expired(SystemTime::now())).then_some(record))
+        })
+    }
+
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let Some(key) = self.key(&record.task.task.task_id) else { return Ok(()) };
+            // One round trip: the record, and for an end, the owner's place given back.
+            let mut pipe = redis::pipe();
+            pipe.cmd("EVAL").arg(UPDATE).arg(1).arg(key).arg(json(&record)).ignore();
+            if record.task.task.status.is_terminal() {
+                self.release(&mut pipe, &record);
+            }
+            let mut connection = self.connection.clone();
+            let answer = pipe.query_async::<()>(&mut connection);
+            self.breaker.call(self.timeout, answer).await.map_err(TaskStoreError::Unavailable)
+        })
+    }
+}
