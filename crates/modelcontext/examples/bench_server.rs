@@ -107,7 +107,7 @@ fn main() -> Result<(), modelcontext::Error> {
     // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
     // Without `RUST_LOG` no subscriber is installed, as the harness's reference servers install
     // none: the registry's span slabs and the filter's parsing are the logger's start-up cost,
-    // not the SDK's (about 50 of the process's page faults at start; BENCHMARKS.md).
+    // not the SDK's (36 of the process's 265 page faults at start; BENCHMARKS.md).
     if std::env::var_os("RUST_LOG").is_some() {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
