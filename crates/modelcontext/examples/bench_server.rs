@@ -105,11 +105,16 @@ fn parse_args() -> Result<Options, String> {
 fn main() -> Result<(), modelcontext::Error> {
     // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
     // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .init();
+    // Without `RUST_LOG` no subscriber is installed, as the harness's reference servers install
+    // none: the registry's span slabs and the filter's parsing are the logger's start-up cost,
+    // not the SDK's (36 of the process's 265 page faults at start; BENCHMARKS.md).
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .init();
+    }
     let options = parse_args().unwrap_or_else(|message| {
         eprintln!("{message}");
         std::process::exit(2);

@@ -81,8 +81,9 @@ pub(super) async fn serve(
 struct Connections {
     http1: http1::Builder,
     router: axum::Router,
+    /// Behind a trait object, made by the `ServerTls` itself: see `ServerTls`'s `listener`.
     #[cfg(feature = "tls")]
-    tls: Option<super::tls::Secure>,
+    tls: Option<Box<dyn super::tls::TlsListener>>,
 }
 
 impl Connections {
@@ -91,7 +92,7 @@ impl Connections {
             http1: builder(options),
             router,
             #[cfg(feature = "tls")]
-            tls: options.tls.as_ref().map(|tls| super::tls::Secure::new(tls, options)),
+            tls: options.tls.as_ref().map(|tls| tls.listener(options)),
         }
     }
 

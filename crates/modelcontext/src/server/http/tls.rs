@@ -4,8 +4,11 @@
 //! negotiated, never guessed from the first bytes).
 
 use std::fmt;
+use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,6 +42,13 @@ const ALPN_HTTP11: &[u8] = b"http/1.1";
 #[derive(Clone)]
 pub struct ServerTls {
     config: Arc<ServerConfig>,
+    /// Makes the TLS side of a listener ([`Secure`]). A function pointer set by the
+    /// constructors, never named by the accept loop: the handshake, rustls' server state
+    /// machine, `ring`'s ciphers and HTTP/2 are then only linked into binaries that build a
+    /// `ServerTls`. A server that serves plain HTTP (or only stdio) carries none of them,
+    /// which keeps its binary, the pages it maps at start and its relocations smaller
+    /// (`BENCHMARKS.md`, "What each change bought").
+    listener: fn(&ServerTls, &super::HttpOptions) -> Box<dyn TlsListener>,
 }
 
 impl fmt::Debug for ServerTls {
@@ -87,7 +97,7 @@ impl ServerTls {
         if config.alpn_protocols.is_empty() {
             config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP11.to_vec()];
         }
-        ServerTls { config: Arc::new(config) }
+        ServerTls { config: Arc::new(config), listener: Secure::boxed }
     }
 
     fn from_der_parts(
@@ -116,6 +126,23 @@ impl ServerTls {
     pub(super) fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(self.config.clone())
     }
+
+    /// The TLS side of a listener serving with `options`.
+    pub(super) fn listener(&self, options: &super::HttpOptions) -> Box<dyn TlsListener> {
+        (self.listener)(self, options)
+    }
+}
+
+/// One listener's TLS side as the accept loop sees it (see [`ServerTls`]'s `listener`).
+pub(super) trait TlsListener: Send + Sync {
+    /// Serves one accepted connection: the handshake, then the protocol ALPN chose.
+    fn serve<'a>(
+        &'a self,
+        io: super::serve::WriteTimeout,
+        peer: SocketAddr,
+        http1: &'a hyper::server::conn::http1::Builder,
+        router: axum::Router,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
 
 fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
@@ -185,7 +212,11 @@ pub(super) struct Secure {
 }
 
 impl Secure {
-    pub(super) fn new(tls: &ServerTls, options: &super::HttpOptions) -> Secure {
+    fn boxed(tls: &ServerTls, options: &super::HttpOptions) -> Box<dyn TlsListener> {
+        Box::new(Secure::new(tls, options))
+    }
+
+    fn new(tls: &ServerTls, options: &super::HttpOptions) -> Secure {
         Secure {
             acceptor: tls.acceptor(),
             handshake_timeout: options.tls_handshake_timeout,
@@ -198,10 +229,10 @@ impl Secure {
     /// Shakes hands, then serves the protocol ALPN chose. A failed handshake (garbage, a
     /// plain-HTTP request, an untrusted-certificate alert from the client, a timeout) is the
     /// peer's problem: a debug line, and the listener serves on.
-    pub(super) async fn serve(
+    async fn serve(
         &self,
         io: super::serve::WriteTimeout,
-        peer: std::net::SocketAddr,
+        peer: SocketAddr,
         http1: &hyper::server::conn::http1::Builder,
         router: axum::Router,
     ) {
@@ -217,5 +248,17 @@ impl Secure {
         if let Err(err) = served.await {
             tracing::debug!(%err, %peer, "HTTP/2 connection ended");
         }
+    }
+}
+
+impl TlsListener for Secure {
+    fn serve<'a>(
+        &'a self,
+        io: super::serve::WriteTimeout,
+        peer: SocketAddr,
+        http1: &'a hyper::server::conn::http1::Builder,
+        router: axum::Router,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(Secure::serve(self, io, peer, http1, router))
     }
 }
