@@ -180,3 +180,23 @@ async fn a_task_cancelled_on_another_instance_stops_where_it_runs() {
     assert_eq!(seen.task.status, TaskStatus::Cancelled, "{seen:?}");
     on_a.cancel_task(&task.task_id).await.expect("cancelling again on A is acknowledged");
 }
+
+/// A cancellation the bus lost is caught up when the bus reports the gap: A does not share
+/// B's bus (so never hears B's cancellation), then falls behind on its own (more than the
+/// in-memory bus keeps, published without yielding, so A hears a gap); A reads its running
+/// tasks' records again and stops the one that ended.
+#[tokio::test]
+async fn a_cancellation_hidden_by_a_gap_on_the_bus_still_stops_the_task() {
+    let store = Shared::default();
+    let (bus_a, stopped) = (InMemoryBus::default(), Arc::new(Notify::new()));
+    let a = instance(store.clone(), bus_a.clone(), Arc::default(), Arc::clone(&stopped));
+    let b = instance(store.clone(), InMemoryBus::default(), Arc::default(), Arc::default());
+    let (on_a, on_b) = (client(&a).await, client(&b).await);
+
+    let task = start_held(&on_a).await;
+    on_b.cancel_task(&task.task_id).await.expect("B acknowledges");
+    for _ in 0..1_000 {
+        bus_a.publish(ChangeEvent::ToolsListChanged);
+    }
+    tokio::time::timeout(DEADLINE, stopped.notified()).await.expect("A's handler is stopped");
+}
