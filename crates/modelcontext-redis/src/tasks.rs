@@ -283,18 +283,24 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<bool, TaskStoreError>> {
         Box::pin(async move {
-            let Some(key) = self.key(&record.task.task.task_id) else { return Ok(()) };
-            // One round trip: the record, and for an end, the owner's place given back.
+            let Some(key) = self.key(&record.task.task.task_id) else { return Ok(false) };
+            // One round trip: the record, and for an end, the owner's place given back (given
+            // back already if the record ended before: removing it again changes nothing).
             let mut pipe = redis::pipe();
-            pipe.cmd("EVAL").arg(UPDATE).arg(1).arg(key).arg(json(&record)).ignore();
+            pipe.cmd("EVAL").arg(UPDATE).arg(1).arg(key).arg(json(&record));
             if record.task.task.status.is_terminal() {
                 self.release(&mut pipe, &record);
             }
             let mut connection = self.connection.clone();
-            let answer = pipe.query_async::<()>(&mut connection);
-            self.breaker.call(self.timeout, answer).await.map_err(TaskStoreError::Unavailable)
+            let answer = pipe.query_async::<(i64,)>(&mut connection);
+            let (replaced,) = self
+                .breaker
+                .call(self.timeout, answer)
+                .await
+                .map_err(TaskStoreError::Unavailable)?;
+            Ok(replaced == 1)
         })
     }
 }

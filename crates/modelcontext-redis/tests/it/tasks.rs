@@ -89,9 +89,30 @@ async fn each_principal_has_a_bounded_number_of_unfinished_tasks_across_instance
 /// What the `held` tool waits for before it finishes.
 struct Release(Arc<Notify>);
 
+/// Told when the `held` tool's handler is dropped (finished or stopped).
+struct Stopped(Arc<Notify>);
+
+struct NotifyOnDrop(Arc<Notify>);
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
 /// One instance: a task tool that waits for [`Release`], its records in `store`.
-fn instance(store: RedisTaskStore, release: Arc<Notify>) -> McpServer {
+fn instance(store: impl TaskStore, release: Arc<Notify>) -> McpServer {
+    watched_instance(store, release, Arc::default())
+}
+
+/// [`instance`], and `stopped` is told when the `held` handler is dropped.
+fn watched_instance(
+    store: impl TaskStore,
+    release: Arc<Notify>,
+    stopped: Arc<Notify>,
+) -> McpServer {
     let held = ToolDef::new("held", |cx: Context, _: NoArgs| async move {
+        let _dropped = cx.state::<Stopped>().map(|stopped| NotifyOnDrop(Arc::clone(&stopped.0)));
         cx.run_as_task().await;
         if let Some(Release(release)) = cx.state::<Release>() {
             release.notified().await;
@@ -102,6 +123,7 @@ fn instance(store: RedisTaskStore, release: Arc<Notify>) -> McpServer {
         .task_store(store)
         .task_poll_interval(Duration::from_millis(5))
         .state(Release(release))
+        .state(Stopped(stopped))
         .tool(held.task(TaskSupport::Optional))
         .expect("registers")
 }
@@ -199,4 +221,137 @@ async fn a_user_limited_to_its_deployment_runs_the_task_store() {
     let elsewhere = modelcontext_redis::Deployment::new(&url, "other").expect("deployment");
     let refused = elsewhere.task_store().expect("store").get("t1").await;
     assert!(matches!(refused, Err(TaskStoreError::Unavailable(_))), "{refused:?}");
+}
+
+/// The statuses of `task_id` heard on `events` until `marker` (published on this instance,
+/// after every status that matters to the test) comes by.
+async fn statuses_until(
+    events: &mut futures_util::stream::BoxStream<'static, modelcontext::BusEvent>,
+    task_id: &str,
+    marker: &modelcontext::ChangeEvent,
+) -> Vec<String> {
+    use futures_util::StreamExt;
+    use modelcontext::{BusEvent, ChangeEvent};
+    let mut statuses = Vec::new();
+    loop {
+        let heard = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
+        match heard.expect("in time").expect("the bus lives") {
+            BusEvent::Change(event) if event == *marker => return statuses,
+            BusEvent::Change(ChangeEvent::TaskStatus { task_id: id, task, .. })
+                if id == task_id =>
+            {
+                let task: serde_json::Value = serde_json::from_str(&task).expect("json");
+                statuses.push(task["status"].as_str().unwrap_or_default().to_owned());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Two instances on one Redis (store and bus): `tasks/cancel` on B stops the handler on A,
+/// listeners on A hear B's "cancelled" and never a "completed"; `tasks/update` on B is an
+/// error saying the task runs elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cancelled_on_b_stops_on_a_and_is_never_announced_completed() {
+    use modelcontext::{ChangeEvent, SubscriptionBus};
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("shop");
+    let (release, stopped) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let bus_a = deployment.bus().await.expect("bus on A");
+    let store = || deployment.task_store().expect("store");
+    let a = watched_instance(store(), Arc::clone(&release), Arc::clone(&stopped))
+        .subscription_bus(bus_a.clone());
+    let b = instance(store(), Arc::default())
+        .subscription_bus(deployment.bus().await.expect("bus on B"));
+    let (on_a, on_b) = (client(&a).await, client(&b).await);
+    let mut heard_on_a = bus_a.subscribe();
+
+    let task = match on_a.call_tool_as_task("held", json!({})).await.expect("call on A") {
+        ToolCall::Task(task) => task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    let answers = serde_json::from_value(json!({})).expect("answers");
+    let refused = on_b.update_task(&task.task_id, answers).await.expect_err("not accepted");
+    assert!(refused.to_string().contains("runs on another instance"), "{refused}");
+
+    let started = std::time::Instant::now();
+    on_b.cancel_task(&task.task_id).await.expect("B acknowledges");
+    tokio::time::timeout(Duration::from_secs(2), stopped.notified()).await.expect("A stops");
+    let took = started.elapsed();
+    eprintln!("tasks/cancel on B stopped the handler on A in {took:?}");
+    release.notify_one();
+    let marker = ChangeEvent::ResourceUpdated("marker://end".into());
+    bus_a.publish(marker.clone());
+    let statuses = statuses_until(&mut heard_on_a, &task.task_id, &marker).await;
+    assert_eq!(statuses, ["cancelled"], "what A's listeners heard (A stopped in {took:?})");
+    let seen = on_a.get_task(&task.task_id).await.expect("get on A");
+    assert_eq!(seen.task.status, TaskStatus::Cancelled);
+}
+
+/// A store that says when it refused an update (the task had ended already).
+struct Refusals {
+    store: RedisTaskStore,
+    refused: Arc<Notify>,
+}
+
+impl TaskStore for Refusals {
+    fn create(
+        &self,
+        record: TaskRecord,
+    ) -> modelcontext::server::StoreFuture<'_, Result<(), TaskStoreError>> {
+        self.store.create(record)
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> modelcontext::server::StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        self.store.get(task_id)
+    }
+
+    fn update(
+        &self,
+        record: TaskRecord,
+    ) -> modelcontext::server::StoreFuture<'_, Result<bool, TaskStoreError>> {
+        Box::pin(async move {
+            let replaced = self.store.update(record).await;
+            if replaced == Ok(false) {
+                self.refused.notify_one();
+            }
+            replaced
+        })
+    }
+}
+
+/// A and B share the Redis store but not a bus: A never hears B's cancellation, so its work
+/// completes; Redis refuses that end (the first end wins) and A announces nothing.
+#[tokio::test]
+async fn an_end_redis_refused_is_never_announced() {
+    use modelcontext::{ChangeEvent, InMemoryBus, SubscriptionBus};
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("shop");
+    let (release, refused) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let store =
+        Refusals { store: deployment.task_store().expect("store"), refused: Arc::clone(&refused) };
+    let bus_a = InMemoryBus::default();
+    let a = instance(store, Arc::clone(&release)).subscription_bus(bus_a.clone());
+    let b = instance(deployment.task_store().expect("store"), Arc::default());
+    let (on_a, on_b) = (client(&a).await, client(&b).await);
+    let mut heard_on_a = bus_a.subscribe();
+
+    let task = match on_a.call_tool_as_task("held", json!({})).await.expect("call on A") {
+        ToolCall::Task(task) => task,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    on_b.cancel_task(&task.task_id).await.expect("B acknowledges");
+    release.notify_one();
+    tokio::time::timeout(Duration::from_secs(5), refused.notified()).await.expect("refused");
+    // One thread: A's decision after the refusal was taken before this test runs on.
+    let marker = ChangeEvent::ResourceUpdated("marker://end".into());
+    bus_a.publish(marker.clone());
+    let statuses = statuses_until(&mut heard_on_a, &task.task_id, &marker).await;
+    assert!(statuses.is_empty(), "A announced {statuses:?} after Redis refused it");
+    let seen = on_a.get_task(&task.task_id).await.expect("get on A");
+    assert_eq!(seen.task.status, TaskStatus::Cancelled);
+    assert!(seen.result.is_none(), "{seen:?}");
 }

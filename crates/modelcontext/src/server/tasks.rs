@@ -10,19 +10,26 @@
 //! `ctx.list_roots`) park the task in `input_required` until `tasks/update` answers them.
 //!
 //! Records live in a [`TaskStore`] (bounded in memory by default, [`InMemoryTaskStore`]), so
-//! any instance sharing the store can answer `tasks/get`. The running work, its questions and
-//! its cancellation stay with the instance that runs it: on HTTP the client sends
-//! `Mcp-Name: <taskId>` so that a router can send `tasks/update` and `tasks/cancel` there.
+//! any instance sharing the store can answer `tasks/get`. The running work and its questions
+//! stay with the instance that runs it. A status change is stored first and announced on the
+//! [`SubscriptionBus`](super::SubscriptionBus) only once stored, so listeners never hear of an
+//! end the store refused. `tasks/cancel` works on any instance: one that does not run the task
+//! stores the cancellation and announces it, and the instance running the task stops the work
+//! when it hears it (or when its own next change is refused by the store). `tasks/update` must
+//! reach the instance running the task (on HTTP the client sends `Mcp-Name: <taskId>` so that
+//! a router can send it there); another instance answers with an error saying so.
 //! A task belongs to the principal that created it ([`PrincipalId`](super::PrincipalId));
 //! another principal is told the task does not exist.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures_util::StreamExt;
 use modelcontext_types::{
     CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputRequests, InputResponse,
     McpError, MrtrResult, ResultType, Task, TaskIdParams, TaskStatus, UpdateTaskParams,
@@ -33,7 +40,7 @@ use tokio::sync::oneshot;
 
 use super::mrtr::InputRound;
 use super::stamp::{Stamp, WireResult, internal};
-use super::{ChangeEvent, ServerInner};
+use super::{BusEvent, ChangeEvent, ServerInner};
 use crate::engine::{BoxFuture, Outcome};
 
 /// Whether a tool may run as a task (tasks extension).
@@ -146,10 +153,12 @@ pub trait TaskStore: Send + Sync + 'static {
         task_id: &'a str,
     ) -> StoreFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
-    /// Replaces a task's record. A terminal record is never replaced: the first end wins; a
-    /// task that is gone (expired, evicted) stays gone. `Ok` whether or not it replaced
-    /// anything; an error only when the store could not be asked.
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>>;
+    /// Replaces a task's record: `Ok(true)` if it did. A terminal record is never replaced
+    /// (the first end wins) and a task that is gone (expired, evicted) stays gone: both are
+    /// `Ok(false)`, which tells the instance running the task that it is over (cancelled on
+    /// another instance, or forgotten), so it stops the work and announces nothing. An error
+    /// only when the store could not be asked.
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<bool, TaskStoreError>>;
 }
 
 /// The default [`TaskStore`]: records in memory, bounded. At capacity, the finished task
@@ -245,16 +254,18 @@ impl TaskStore for InMemoryTaskStore {
         Box::pin(async move { Ok(found) })
     }
 
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<bool, TaskStoreError>> {
         let mut records = self.lock();
         let id = &record.task.task.task_id;
         // A record evicted or expired meanwhile stays gone; a finished one stays finished.
-        if let Some(slot) = records.get_mut(id) {
-            if !slot.status().is_terminal() {
+        let replaced = match records.get_mut(id) {
+            Some(slot) if !slot.status().is_terminal() && !slot.is_expired(SystemTime::now()) => {
                 *slot = record;
+                true
             }
-        }
-        Box::pin(async { Ok(()) })
+            _ => false,
+        };
+        Box::pin(async move { Ok(replaced) })
     }
 }
 
@@ -263,6 +274,8 @@ impl TaskStore for InMemoryTaskStore {
 #[derive(Default)]
 pub(crate) struct LiveTasks {
     running: Mutex<HashMap<String, Arc<LiveTask>>>,
+    /// Whether this instance follows the bus for its tasks ended elsewhere ([`follow_ends`]).
+    following: AtomicBool,
 }
 
 impl LiveTasks {
@@ -272,6 +285,74 @@ impl LiveTasks {
 
     fn get(&self, id: &str) -> Option<Arc<LiveTask>> {
         self.lock().get(id).cloned()
+    }
+
+    fn ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+}
+
+/// Starts following the bus for the tasks of this instance that end elsewhere, once (with
+/// the first task, before its record is stored, so that no end is missed): a `tasks/cancel`
+/// handled by another instance of the deployment stores the cancellation and publishes it,
+/// and the instance running the task stops the work when it hears it. A gap on the bus may
+/// hide such an end: then every running task's record is read again. Costs nothing on the
+/// path of calls that are not tasks.
+fn follow_ends(server: &Arc<ServerInner>) {
+    if server.live_tasks.following.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let mut events = server.bus.subscribe();
+    let live = Arc::downgrade(&server.live_tasks);
+    let store = Arc::clone(&server.task_store);
+    tokio::spawn(async move {
+        while let Some(heard) = events.next().await {
+            let Some(live) = live.upgrade() else { return };
+            match heard {
+                BusEvent::Change(ChangeEvent::TaskStatus { task_id, task, .. }) => {
+                    if let Some(running) = live.get(&task_id) {
+                        if announces_an_end(&task) {
+                            running.ended_elsewhere();
+                        }
+                    }
+                }
+                BusEvent::Change(_) => {}
+                BusEvent::Gap => recheck(&live, store.as_ref()).await,
+            }
+        }
+    });
+}
+
+/// Whether a task status heard on the bus (a `DetailedTask` as JSON) is terminal.
+fn announces_an_end(task: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Status {
+        status: TaskStatus,
+    }
+    serde_json::from_str::<Status>(task).is_ok_and(|heard| heard.status.is_terminal())
+}
+
+/// After a gap on the bus: stops each running task whose record ended or is gone.
+async fn recheck(live: &LiveTasks, store: &dyn TaskStore) {
+    for id in live.ids() {
+        let over = match store.get(&id).await {
+            Ok(record) => record.is_none_or(|record| record.status().is_terminal()),
+            // Unknown: keep the work; its next change asks the store again.
+            Err(_) => false,
+        };
+        if let Some(running) = live.get(&id).filter(|_| over) {
+            running.ended_elsewhere();
+        }
+    }
+}
+
+/// What listeners hear of `record`: its status, for `notifications/tasks`, and for the
+/// instance running the task.
+fn status_event(record: &TaskRecord) -> ChangeEvent {
+    ChangeEvent::TaskStatus {
+        task_id: record.task.task.task_id.clone(),
+        owner: record.owner.clone(),
+        task: serde_json::to_string(&record.task).unwrap_or_default(),
     }
 }
 
@@ -302,7 +383,10 @@ impl LiveTask {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sets the status (and what it carries) and writes the record through to the store.
+    /// Sets the status (and what it carries), stores the record, and only then tells the
+    /// listeners, so that what they hear is what `tasks/get` answers. A record the store
+    /// refuses has ended elsewhere (cancelled on another instance) or is gone: the work stops
+    /// here and nothing is announced, so no client hears of an end that did not happen.
     async fn publish(&self, change: impl FnOnce(&mut DetailedTask)) {
         let record = {
             let mut state = self.lock();
@@ -322,19 +406,52 @@ impl LiveTask {
             task.task.last_updated_at = iso8601(SystemTime::now());
             record.clone()
         };
+        let event = status_event(&record);
         let task_id = record.task.task.task_id.clone();
-        let event = ChangeEvent::TaskStatus {
-            task_id: task_id.clone(),
-            owner: record.owner.clone(),
-            task: serde_json::to_string(&record.task).unwrap_or_default(),
-        };
-        if let Err(error) = self.server.task_store.update(record).await {
-            // Nobody to answer: the change still reaches listening clients (the notification
-            // carries the task), and the next change writes the whole record again.
-            tracing::warn!(task = %task_id, %error, "a task's change was not stored");
+        match self.server.task_store.update(record).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::info!(task = %task_id, "the task ended elsewhere or is gone: its work stops");
+                self.stop();
+                return;
+            }
+            Err(error) => {
+                // Nobody to answer: the change still reaches listening clients (the
+                // notification carries the task), and the next change writes the whole
+                // record again.
+                tracing::warn!(task = %task_id, %error, "a task's change was not stored");
+            }
         }
         // After the store: a client told of a change can read it with tasks/get.
         self.server.bus.publish(event);
+    }
+
+    /// The task ended on another instance (heard on the bus): stops the work here, unless
+    /// the end heard is this instance's own.
+    fn ended_elsewhere(&self) {
+        if !self.lock().record.status().is_terminal() {
+            tracing::info!(task = %self.id(), "the task ended elsewhere: its work stops");
+            self.stop();
+        }
+    }
+
+    /// Stops the work and forgets the task here, announcing nothing (its record says how it
+    /// ended). The handler's questions get no answer; the handler is dropped, which raises
+    /// its context's cancellation flag. Stopping twice does nothing more.
+    fn stop(&self) {
+        let abort = {
+            let mut state = self.lock();
+            state.waiting.clear();
+            state.abort.take()
+        };
+        self.server.live_tasks.lock().remove(&self.id());
+        if let Some(abort) = abort {
+            abort.abort();
+        }
+    }
+
+    fn id(&self) -> String {
+        self.lock().record.task.task.task_id.clone()
     }
 
     /// A question asked inside the task: parks it in `input_required` until answered.
@@ -432,6 +549,7 @@ async fn create(
     task.poll_interval_ms =
         Some(u64::try_from(server.task_poll_interval.as_millis()).unwrap_or(u64::MAX).max(1));
     let record = TaskRecord { task: task.into(), owner, created: now };
+    follow_ends(server);
     server
         .task_store
         .create(record.clone())
@@ -463,6 +581,9 @@ async fn finish<W: Serialize>(live: Arc<LiveTask>, run: BoxFuture<Result<W, McpE
     end(&live, ended).await;
 }
 
+/// The status message of a task cancelled by `tasks/cancel`.
+const CANCELLED_MESSAGE: &str = "Cancelled at the client's request";
+
 enum Ended {
     Completed(Map<String, Value>),
     Failed(McpError),
@@ -471,7 +592,7 @@ enum Ended {
 
 /// Moves a live task to its terminal state and forgets it here.
 async fn end(live: &LiveTask, ended: Ended) {
-    let id = live.lock().record.task.task.task_id.clone();
+    let id = live.id();
     live.publish(|task| {
         if task.task.status.is_terminal() {
             return;
@@ -492,7 +613,7 @@ async fn end(live: &LiveTask, ended: Ended) {
             }
             Ended::Cancelled => {
                 task.task.status = TaskStatus::Cancelled;
-                task.task.status_message = Some("Cancelled at the client's request".into());
+                task.task.status_message = Some(CANCELLED_MESSAGE.into());
             }
         }
     })
@@ -524,6 +645,14 @@ fn store_failed(error: TaskStoreError) -> McpError {
     McpError::internal(format!("The task store did not answer, try again: {error}"))
 }
 
+fn runs_elsewhere(id: &str) -> McpError {
+    McpError::internal(format!(
+        "Task '{id}' runs on another instance of this server, which alone can take its \
+         answers: send tasks/update with the header Mcp-Name: {id} so that the load balancer \
+         routes it there"
+    ))
+}
+
 fn unknown_task(id: &str) -> McpError {
     McpError::invalid_params(format!("Failed to retrieve task: unknown or expired task '{id}'"))
 }
@@ -547,13 +676,12 @@ pub(crate) async fn update(
     let record = find(&server, &params.task_id, principal.as_deref()).await?;
     if let Some(live) = server.live_tasks.get(&params.task_id) {
         live.answer(params.input_responses).await?;
-    } else if record.status() == TaskStatus::InputRequired {
-        // Its questions wait in another instance: the router should have sent this there.
-        return Err(McpError::internal(format!(
-            "task '{}' runs on another instance; route tasks/update by its Mcp-Name",
-            params.task_id
-        )));
+    } else if !record.status().is_terminal() {
+        // Its work (and any question it asks) is on another instance: accepting the answers
+        // here would lose them. The client may retry; a router should send it there.
+        return Err(runs_elsewhere(&params.task_id));
     }
+    // A finished task asks nothing: its answers are ignored, as unknown keys are.
     Ok(Ack::default())
 }
 
@@ -576,11 +704,17 @@ pub(crate) async fn cancel(
             end(&live, Ended::Cancelled).await;
         }
         None => {
-            // Running elsewhere (or lost with an instance): the record says cancelled.
+            // Running elsewhere (or lost with an instance): the record says cancelled, and
+            // once it is stored, every instance hears it: the one running the task stops the
+            // work (`follow_ends`), listening clients are told.
             record.task.task.status = TaskStatus::Cancelled;
+            record.task.task.status_message = Some(CANCELLED_MESSAGE.into());
             record.task.input_requests = None;
             record.task.task.last_updated_at = iso8601(SystemTime::now());
-            server.task_store.update(record).await.map_err(store_failed)?;
+            let event = status_event(&record);
+            if server.task_store.update(record).await.map_err(store_failed)? {
+                server.bus.publish(event);
+            }
         }
     }
     Ok(Ack::default())

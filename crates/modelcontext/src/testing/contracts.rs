@@ -529,10 +529,10 @@ const SHORT_TASK_TTL: Duration = Duration::from_millis(600);
 /// 1. `create` stores a record that `get` returns unchanged, its owner included; a second
 ///    `create` with the same id is refused with [`TaskStoreError::Exists`] and changes
 ///    nothing; an unknown id is `None`;
-/// 2. `update` replaces a record; a terminal record is never replaced (the first end wins);
-///    an update of an unknown id stores nothing;
+/// 2. `update` replaces a record and says so (`true`); a terminal record is never replaced
+///    (the first end wins) and an update of an unknown id stores nothing: both are `false`;
 /// 3. `get` never returns an expired record: not one created past its TTL, nor one whose TTL
-///    passes while it is stored, and an update after expiry does not revive it.
+///    passes while it is stored, and an update after expiry does not revive it (`false`).
 ///
 /// Capacity and per-owner bounds are each store's own: test them with the store. Check 3
 /// waits about a second of real time: expiry is the subject.
@@ -554,18 +554,18 @@ pub async fn task_store(store: &dyn crate::server::TaskStore) {
 
     let mut asking = record.clone();
     asking.task.task.status = TaskStatus::InputRequired;
-    store.update(asking.clone()).await.expect("update");
+    assert!(store.update(asking.clone()).await.expect("update"), "an update says it replaced");
     assert_eq!(store.get(&id).await.expect("get"), Some(asking), "an update replaces it");
     let mut completed = record.clone();
     completed.task.task.status = TaskStatus::Completed;
     completed.task.result = serde_json::json!({"content": []}).as_object().cloned();
-    store.update(completed.clone()).await.expect("update");
+    assert!(store.update(completed.clone()).await.expect("update"), "the end is stored");
     let mut cancelled = record.clone();
     cancelled.task.task.status = TaskStatus::Cancelled;
-    store.update(cancelled).await.expect("update");
+    assert!(!store.update(cancelled).await.expect("update"), "a second end is refused");
     assert_eq!(store.get(&id).await.expect("get"), Some(completed), "the first end wins");
     let stranger = task_record(&fresh_run("stranger"), Some(&owner), TaskStatus::Working, None);
-    store.update(stranger.clone()).await.expect("update");
+    assert!(!store.update(stranger.clone()).await.expect("update"), "an unknown id: refused");
     assert_eq!(store.get(&stranger.task.task.task_id).await.expect("get"), None, "no upsert");
 
     let past = SystemTime::now() - Duration::from_secs(3600);
@@ -581,7 +581,7 @@ pub async fn task_store(store: &dyn crate::server::TaskStore) {
     assert_eq!(store.get(&short_id).await.expect("get"), Some(short.clone()), "alive");
     tokio::time::sleep(SHORT_TASK_TTL + SHORT_TASK_TTL / 4).await;
     assert_eq!(store.get(&short_id).await.expect("get"), None, "expired");
-    store.update(short).await.expect("update");
+    assert!(!store.update(short).await.expect("update"), "an expired task: refused");
     assert_eq!(store.get(&short_id).await.expect("get"), None, "an update never revives it");
 }
 

@@ -50,6 +50,7 @@ mod seed;
 mod stdio;
 mod structured;
 mod support;
+mod task_fleet;
 mod tasks;
 #[cfg(feature = "tls")]
 mod test_ca;

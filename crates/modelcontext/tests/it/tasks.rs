@@ -256,7 +256,7 @@ impl TaskStore for Unreachable {
         Box::pin(async { Err(TaskStoreError::Unavailable("unplugged".into())) })
     }
 
-    fn update(&self, _: TaskRecord) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+    fn update(&self, _: TaskRecord) -> StoreFuture<'_, Result<bool, TaskStoreError>> {
         Box::pin(async { Err(TaskStoreError::Unavailable("unplugged".into())) })
     }
 }
