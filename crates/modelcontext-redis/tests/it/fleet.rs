@@ -117,6 +117,8 @@ async fn a_thousand_events_from_b_all_reach_a_once_and_the_latency_is_measured()
     assert_eq!(sa.received, sb.published);
 }
 
+/// Redis killed and started again, empty, while A's streams are open and modern-era calls
+/// run on B: the streams hear a gap then B's next change, and no modern call fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_redis_restarts_open_streams_hear_a_gap_then_the_next_event() {
     let Some(mut redis) = RedisServer::start().await else { return };
@@ -124,6 +126,7 @@ async fn after_redis_restarts_open_streams_hear_a_gap_then_the_next_event() {
     let (b, _bus_b) = instance(&redis).await;
     let mut modern = listener(&a, EraMode::Modern).await;
     let mut handshake = listener(&a, EraMode::Handshake).await;
+    let load = ModernLoad::start(&b).await;
 
     redis.kill().await;
     redis.start_again().await;
@@ -151,11 +154,51 @@ async fn after_redis_restarts_open_streams_hear_a_gap_then_the_next_event() {
         }
     };
     assert_eq!(updated_uri(&arrived), Some("books://Dune"));
+    let (succeeded, failed) = load.stop().await;
     eprintln!(
         "redis restart: gap on A's streams {gap_after:?} after Redis was back, B's next event \
-         after {:?} ({published} published)",
+         after {:?} ({published} published); modern calls on B meanwhile: {succeeded} \
+         succeeded, {failed} failed",
         restarted.elapsed()
     );
+    // The 2026-07-28 era needs no Redis to answer: an outage fails none of its calls.
+    assert_eq!(failed, 0, "modern calls failed while Redis restarted");
+    assert!(succeeded > 0, "the modern load made no call");
+}
+
+/// Modern-era `ping` calls on one instance, one after another, until stopped: the load that
+/// must not notice Redis going away.
+struct ModernLoad {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<(u64, u64)>,
+}
+
+impl ModernLoad {
+    async fn start(server: &McpServer) -> ModernLoad {
+        let client = Client::builder()
+            .era(EraMode::Modern)
+            .connect(server.in_memory())
+            .await
+            .expect("connected");
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            let (mut succeeded, mut failed) = (0, 0);
+            while !*stopped.borrow_and_update() {
+                match client.call_tool("ping", serde_json::json!({})).await {
+                    Ok(result) if !result.is_error() => succeeded += 1,
+                    _ => failed += 1,
+                }
+            }
+            (succeeded, failed)
+        });
+        ModernLoad { stop, task }
+    }
+
+    /// Ends the load: (calls that succeeded, calls that failed).
+    async fn stop(self) -> (u64, u64) {
+        let _ = self.stop.send(true);
+        self.task.await.expect("the load task")
+    }
 }
 
 /// Every command Redis has run so far, by name, from `INFO commandstats` (less `INFO` itself).
