@@ -710,20 +710,26 @@ fn mcp_at_terminal(args: &[&str], input: &str) -> Option<String> {
     mcp_at_terminal_with(args, input, &[])
 }
 
-/// `mcp_at_terminal` with `env` set for `mcp`.
-fn mcp_at_terminal_with(args: &[&str], input: &str, env: &[(&str, &str)]) -> Option<String> {
-    use std::io::Write;
+/// `mcp ARGS` started at a pseudo-terminal (util-linux `script`) with `env` set, its input and
+/// output piped; `None` where `script` is not installed.
+fn spawn_at_terminal(args: &[&str], env: &[(&str, &str)]) -> Option<std::process::Child> {
     let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
     let line: Vec<String> =
         std::iter::once(env!("CARGO_BIN_EXE_mcp")).chain(args.iter().copied()).map(quote).collect();
-    let mut child = Command::new("script")
+    Command::new("script")
         .args(["-qec", &line.join(" "), "/dev/null"])
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .ok()?;
+        .ok()
+}
+
+/// `mcp_at_terminal` with `env` set for `mcp`.
+fn mcp_at_terminal_with(args: &[&str], input: &str, env: &[(&str, &str)]) -> Option<String> {
+    use std::io::Write;
+    let mut child = spawn_at_terminal(args, env)?;
     child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("typed");
     let output = child.wait_with_output().expect("script ends");
     Some(String::from_utf8_lossy(&output.stdout).replace('\r', ""))

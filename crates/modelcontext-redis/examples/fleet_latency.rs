@@ -25,6 +25,7 @@ use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::{ServerNotification, SubscriptionFilter};
 use modelcontext::{Client, Context, EraMode, HttpOptions, McpServer, ResourceDef, ToolDef};
 use modelcontext_redis::Deployment;
+use support::commands_run;
 
 #[path = "../tests/it/proxy.rs"]
 mod proxy;
@@ -32,6 +33,9 @@ mod proxy;
 #[allow(dead_code)]
 #[path = "../tests/it/support.rs"]
 mod support;
+
+/// Commands left out of the count: the connections' set-up and keep-alive, and the count's own.
+const IGNORED: [&str; 4] = ["info", "hello", "client|setinfo", "ping"];
 
 /// Calls made before measuring, on each path: connections made, sessions rebuilt on both
 /// instances, allocators warm.
@@ -165,23 +169,6 @@ fn added(a: Duration, b: Duration) -> String {
     format!("{:+.0} µs", (b.as_secs_f64() - a.as_secs_f64()) * 1e6)
 }
 
-/// Every command Redis has run so far, by name (less the ones this count and the connections'
-/// keep-alive make).
-async fn commands_run(
-    redis: &mut redis::aio::MultiplexedConnection,
-) -> Result<BTreeMap<String, u64>, redis::RedisError> {
-    let info: String = redis::cmd("INFO").arg("commandstats").query_async(redis).await?;
-    Ok(info
-        .lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .filter(|(name, _)| !matches!(name.as_str(), "info" | "hello" | "client|setinfo" | "ping"))
-        .collect())
-}
-
 /// The commands run between `before` and `after`, per call: `xadd 1.00, pexpire 2.00`.
 fn per_call(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, calls: usize) -> String {
     let counts: Vec<String> = after
@@ -262,9 +249,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let deployment = Deployment::new(&url, &format!("bench{n}"))?;
         let client = warmed(fleet(&deployment, path.json).await?, path).await?;
         // Counted around the measured calls only.
-        let before = commands_run(&mut counter).await?;
+        let before = commands_run(&mut counter, &IGNORED).await?;
         let shared = time_calls(&client, path.tool, calls).await?;
-        let after = commands_run(&mut counter).await?;
+        let after = commands_run(&mut counter, &IGNORED).await?;
         println!(
             "| {} | {} / {} | {} / {} | {} | {} |",
             path.name,

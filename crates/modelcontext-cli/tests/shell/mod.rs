@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -76,19 +76,7 @@ struct Terminal {
 impl Terminal {
     /// `None` where `script` is not installed.
     fn start(args: &[&str], env: &[(&str, &str)]) -> Option<Terminal> {
-        let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
-        let line: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_mcp"))
-            .chain(args.iter().copied())
-            .map(quote)
-            .collect();
-        let mut child = Command::new("script")
-            .args(["-qec", &line.join(" "), "/dev/null"])
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
+        let mut child = crate::spawn_at_terminal(args, env)?;
         let input = child.stdin.take().expect("stdin");
         let mut stdout = child.stdout.take().expect("stdout");
         let (sender, output) = mpsc::channel();

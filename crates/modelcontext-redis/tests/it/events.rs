@@ -65,33 +65,17 @@ async fn with_short_ttls_no_stream_key_is_left_after_delete_and_expiry() {
     assert_eq!(keys_of(&redis, "ttl").await, Vec::<String>::new(), "expiry leaves nothing");
 }
 
-/// Every command Redis has run so far, by name, from `INFO commandstats`.
-async fn commands_run(redis: &RedisServer) -> std::collections::BTreeMap<String, u64> {
-    let client = redis::Client::open(redis.url()).expect("url");
-    let mut connection = client.get_multiplexed_async_connection().await.expect("connected");
-    let info: String =
-        redis::cmd("INFO").arg("commandstats").query_async(&mut connection).await.expect("info");
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .filter(|(name, _)| !matches!(name.as_str(), "info" | "hello" | "client|setinfo"))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_event_is_one_pipeline_of_four_commands() {
     let Some(redis) = RedisServer::start().await else { return };
     let store = redis.deployment("cost").event_store().expect("store");
     let stream = StreamId { instance: 7, number: 1 };
     store.append("s", stream, &note(0)).stored().await.expect("connected and stored");
-    let before = commands_run(&redis).await;
+    let before = redis.commands_run().await;
     for n in 1..=100 {
         store.append("s", stream, &note(n)).stored().await.expect("stored");
     }
-    let after = commands_run(&redis).await;
+    let after = redis.commands_run().await;
     let per_event: std::collections::BTreeMap<&str, f64> = after
         .iter()
         .map(|(name, calls)| {

@@ -201,36 +201,20 @@ impl ModernLoad {
     }
 }
 
-/// Every command Redis has run so far, by name, from `INFO commandstats` (less `INFO` itself).
-async fn commands_run(redis: &RedisServer) -> std::collections::BTreeMap<String, u64> {
-    let client = redis::Client::open(redis.url()).expect("url");
-    let mut connection = client.get_multiplexed_async_connection().await.expect("connected");
-    let info: String =
-        redis::cmd("INFO").arg("commandstats").query_async(&mut connection).await.expect("info");
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .filter(|(name, _)| !matches!(name.as_str(), "info" | "hello" | "client|setinfo"))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_modern_request_issues_no_redis_command() {
     let Some(redis) = RedisServer::start().await else { return };
     let (a, _bus) = instance(&redis).await;
     let client =
         Client::builder().era(EraMode::Modern).connect(a.in_memory()).await.expect("connected");
-    let before = commands_run(&redis).await;
+    let before = redis.commands_run().await;
     assert!(before.contains_key("subscribe"), "the count works: {before:?}");
     for _ in 0..50 {
         client.call_tool("ping", serde_json::json!({})).await.expect("called");
         client.list_tools(None).await.expect("listed");
         client.read_resource("books://Dune").await.expect("read");
     }
-    assert_eq!(commands_run(&redis).await, before, "commands run while serving 150 requests");
+    assert_eq!(redis.commands_run().await, before, "commands run while serving 150 requests");
 }
 
 /// The same over Streamable HTTP: A serves on loopback, a modern client's listen stream (an

@@ -175,3 +175,32 @@ async fn launch(binary: &PathBuf, port: u16, dir: &PathBuf, extra: &[String]) ->
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     child
 }
+
+/// Commands that a connection's set-up and the count itself make, not the code under test.
+pub const BOOKKEEPING: [&str; 3] = ["info", "hello", "client|setinfo"];
+
+/// Every command Redis has run so far, by name, from `INFO commandstats`, less `ignored`.
+pub async fn commands_run(
+    connection: &mut redis::aio::MultiplexedConnection,
+    ignored: &[&str],
+) -> Result<std::collections::BTreeMap<String, u64>, redis::RedisError> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(connection).await?;
+    Ok(info
+        .lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = stats.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
+            Some((name.to_owned(), calls))
+        })
+        .filter(|(name, _)| !ignored.contains(&name.as_str()))
+        .collect())
+}
+
+impl RedisServer {
+    /// Every command this server has run so far, by name, less the [`BOOKKEEPING`] ones.
+    pub async fn commands_run(&self) -> std::collections::BTreeMap<String, u64> {
+        let client = redis::Client::open(self.url()).expect("url");
+        let mut connection = client.get_multiplexed_async_connection().await.expect("connected");
+        commands_run(&mut connection, &BOOKKEEPING).await.expect("INFO commandstats")
+    }
+}
