@@ -205,12 +205,9 @@ impl MemoryPeerRouter {
         self.inboxes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The live claims; expired ones are forgotten on the way.
+    /// The claims, expired ones included (see [`live_claim`]).
     fn claims(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
-        let mut claims = self.claims.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        claims.retain(|_, (_, until)| *until > now);
-        claims
+        self.claims.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -250,9 +247,15 @@ impl PeerRouter for MemoryInstance {
         ttl: Duration,
     ) -> ClaimFuture<'a> {
         let mut claims = self.router.claims();
-        let free = claims.get(session).is_none_or(|(held, _)| held == ticket);
+        let now = Instant::now();
+        let free = live_claim(&claims, session, now).is_none_or(|held| held == ticket);
         if free {
-            claims.insert(session.to_owned(), (ticket.to_owned(), Instant::now() + ttl));
+            // Expired claims are forgotten when a new one is made (not at each renewal), so
+            // the map stays about as small as the streams open; a lookup skips an expired one.
+            if !claims.contains_key(session) {
+                claims.retain(|_, (_, until)| *until > now);
+            }
+            claims.insert(session.to_owned(), (ticket.to_owned(), now + ttl));
         }
         Box::pin(std::future::ready(Ok(free)))
     }
@@ -266,7 +269,16 @@ impl PeerRouter for MemoryInstance {
     }
 
     fn standalone_holder<'a>(&'a self, session: &'a str) -> HolderFuture<'a> {
-        let holder = self.router.claims().get(session).map(|(ticket, _)| ticket.clone());
+        let holder = live_claim(&self.router.claims(), session, Instant::now()).cloned();
         Box::pin(std::future::ready(Ok(holder)))
     }
+}
+
+/// The ticket of `session`'s claim if it is still live at `now`.
+fn live_claim<'a>(
+    claims: &'a HashMap<String, (String, Instant)>,
+    session: &str,
+    now: Instant,
+) -> Option<&'a String> {
+    claims.get(session).filter(|(_, until)| *until > now).map(|(ticket, _)| ticket)
 }
