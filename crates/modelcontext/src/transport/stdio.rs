@@ -133,7 +133,7 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
                 (n, _) => too_long(n, limit),
             });
         }
-        let Some(newline) = available.iter().position(|b| *b == b'\n') else {
+        let Some(newline) = memchr::memchr(b'\n', available) else {
             let chunk = available.len();
             // One byte of slack: it may be the `\r` of a CRLF that ends a full-size message.
             if skipped > 0 || line.len() + chunk > limit.saturating_add(1) {
