@@ -42,6 +42,9 @@ pub(crate) struct ServerSession {
     link: Link,
     /// Handshake era: the `roots/list_changed` hook's runs on this connection.
     roots_runs: super::roots::Runs,
+    /// Modern era: the client as the last request described it, reused while the envelope
+    /// stays the same (a client sends the same one on every request).
+    last_modern: Option<Arc<ClientView>>,
 }
 
 /// Aborts a task when dropped.
@@ -73,6 +76,7 @@ impl ServerSession {
             extensions: Arc::default(),
             link,
             roots_runs: Default::default(),
+            last_modern: None,
         }
     }
 
@@ -416,12 +420,26 @@ impl ServerSession {
         to_raw(&result).map_err(internal)
     }
 
+    /// The modern client this request's envelope describes. The last one is reused when the
+    /// envelope is the same: comparing it costs less than cloning the capabilities (800 bytes)
+    /// into a new view per request (callgrind: 1,000 of a modern stdio call's 28,000 instructions).
+    fn modern_client(&mut self, meta: Option<&RequestMeta>) -> Result<Arc<ClientView>, McpError> {
+        if let (Some(last), Some(meta)) = (&self.last_modern, meta) {
+            if describes(meta, last) {
+                return Ok(Arc::clone(last));
+            }
+        }
+        let view = Arc::new(modern_view(meta)?);
+        self.last_modern = Some(Arc::clone(&view));
+        Ok(view)
+    }
+
     /// Who is asking, in which era: pins the era on the first committed request.
     fn client_view(&mut self, request: &ClientRequest) -> Result<Arc<ClientView>, McpError> {
         let meta = request.meta();
         let wants_modern = has_envelope(meta) || is_modern_only(request);
         match &self.era {
-            EraState::Modern => modern_view(meta).map(Arc::new),
+            EraState::Modern => self.modern_client(meta),
             EraState::Handshake(_) if has_envelope(meta) => Err(McpError::invalid_request(
                 "this connection negotiated the handshake era with initialize; \
                  requests must not carry the 2026-07-28 _meta envelope",
@@ -431,9 +449,9 @@ impl ServerSession {
             }
             EraState::Handshake(view) => Ok(Arc::clone(view)),
             EraState::Unpinned if wants_modern => {
-                let view = modern_view(meta)?;
+                let view = self.modern_client(meta)?;
                 self.era = EraState::Modern;
-                Ok(Arc::new(view))
+                Ok(view)
             }
             EraState::Unpinned if matches!(request, ClientRequest::Ping(_)) => {
                 Ok(Arc::new(ClientView {
@@ -523,6 +541,13 @@ pub(crate) fn answer_stateless(
         extensions: &extensions,
     };
     watch.finish(call.dispatch(request))
+}
+
+/// Whether `meta` is the envelope `view` was made from: what [`modern_view`] would make of it.
+fn describes(meta: &RequestMeta, view: &ClientView) -> bool {
+    meta.protocol_version.as_deref() == Some(view.protocol_version)
+        && meta.client_capabilities.as_deref() == Some(&view.capabilities)
+        && meta.client_info.as_deref() == view.info.as_ref()
 }
 
 /// Checks the per-request envelope of 2026-07-28 (`basic/index`, request metadata): version

@@ -195,3 +195,37 @@ async fn progress_that_does_not_increase_is_not_sent() {
         lines.iter().filter_map(|l| l.split(r#""progress":"#).nth(1)?.split(',').next()).collect();
     assert_eq!(progress, ["1", "2"], "{lines:#?}");
 }
+
+/// A modern connection's requests each describe the client: the server reuses the last
+/// description while it is the same, so a change on any request must still be seen.
+#[tokio::test]
+async fn each_modern_request_is_answered_with_the_client_it_describes() {
+    let whoami = ToolDef::new("whoami", |cx: Context, _: NoArgs| async move {
+        let sampling = cx.client_capabilities().sampling.is_some();
+        let name = cx.client_info().map_or("anonymous", |info| info.name.as_str()).to_owned();
+        format!("{name}, sampling: {sampling}")
+    });
+    let server = McpServer::new("whoami").tool(whoami).expect("registers");
+    let mut wire = Wire::start(server, "2026-07-28");
+    let info = r#""io.modelcontextprotocol/clientInfo":{"name":"ada","version":"1"}"#;
+    let envelopes = [
+        (modern_meta("{}", ""), "anonymous, sampling: false"),
+        (modern_meta("{}", ""), "anonymous, sampling: false"),
+        (modern_meta(r#"{"sampling":{}}"#, ""), "anonymous, sampling: true"),
+        (modern_meta(r#"{"sampling":{}}"#, info), "ada, sampling: true"),
+        (modern_meta("{}", info), "ada, sampling: false"),
+        (modern_meta("{}", ""), "anonymous, sampling: false"),
+    ];
+    for (id, (meta, expected)) in envelopes.iter().enumerate() {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{meta},"name":"whoami"}}}}"#
+        );
+        let answer: serde_json::Value =
+            serde_json::from_str(&wire.call(&call).await).expect("JSON");
+        assert_eq!(answer["result"]["content"][0]["text"], *expected, "request {id}: {answer}");
+    }
+    // A version the server does not speak is refused even after a good envelope was reused.
+    let stale = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-01-01","io.modelcontextprotocol/clientCapabilities":{}},"name":"whoami"}}"#;
+    let answer = wire.call(stale).await;
+    assert!(answer.contains(r#""code":-32022"#), "{answer}");
+}
