@@ -14,7 +14,11 @@
 //!   `#/json/pointer`); one naming another document fails to compile, and `$schema` and `$id`
 //!   are never resolved.
 //! - `pattern` and `patternProperties` use the `regex` crate, which matches in linear time.
-//!   Patterns it cannot run in linear time (backreferences, look-around) fail to compile.
+//!   Patterns it cannot run in linear time (backreferences, look-around) fail to compile, and
+//!   so do inline flags such as `(?i)`, which ECMA-262 has not. What the two dialects read
+//!   differently is translated to ECMA-262's meaning: `\d`, `\w`, `\b` are ASCII, `\s` is
+//!   ECMA-262's whitespace, `.` stops at every line terminator; `\p{...}` names Unicode
+//!   general categories, scripts and binary properties.
 //! - A schema nested deeper than [`SchemaLimits::max_depth`] or longer than
 //!   [`SchemaLimits::max_bytes`] is refused before it reaches the compiler (whose recursion
 //!   follows the schema's nesting), and so is one that applies more than `max_depth`
