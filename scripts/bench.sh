@@ -53,6 +53,9 @@ HARNESS_SRC=${MCPBENCH:-$ROOT/../shared/mcpbench}
 SCRATCH=$ROOT/target/mcpbench
 OURS_TARGET=$ROOT/target/bench
 OURS=$OURS_TARGET/release/bench_server
+# The same server built as a stdio-only server is (`--no-default-features`: no HTTP, no TLS).
+OURS_STDIO_TARGET=$ROOT/target/bench-stdio
+OURS_STDIO=$OURS_STDIO_TARGET/release/bench_server
 PROF_TARGET=$ROOT/target/bench-prof
 OURS_PROF=$PROF_TARGET/release/bench_server
 ROUNDS=${ROUNDS:-2}
@@ -66,7 +69,7 @@ PROFILE_C=${PROFILE_C:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-1500}
 OUT_MD=${OUT_MD:-$ROOT/BENCHMARKS.md}
 if [[ $QUICK == 1 ]]; then ROUNDS=1; fi
-SERVERS="floor floormodern modelcontext rmcp towermcp$PEERS_EXTRA"
+SERVERS="floor floormodern modelcontext modelcontext-stdio rmcp towermcp$PEERS_EXTRA"
 
 log() { echo "==> bench: $*" >&2; }
 
@@ -90,7 +93,15 @@ copy_harness() {
     local line="    modelcontext) echo \"$OURS|$OURS --transport http --port \$PORT|$N_OURS\" ;;"
     awk -v line="$line" '/^    \*\) echo "unknown server/ { print line } { print }' \
         "$SCRATCH/run-all.sh" >"$SCRATCH/run-all-modelcontext.sh"
-    grep -q '^    modelcontext) ' "$SCRATCH/run-all-modelcontext.sh" ||
+    # And its stdio-only build as `modelcontext-stdio`: the stdio cells and cold start only.
+    local n1 n64
+    IFS='|' read -r n1 n64 _ <<<"$N_OURS"
+    line="    modelcontext-stdio) echo \"$OURS_STDIO|-|$n1|$n64|0|0|0\" ;;"
+    awk -v line="$line" '/^    \*\) echo "unknown server/ { print line } { print }' \
+        "$SCRATCH/run-all-modelcontext.sh" >"$SCRATCH/run-all-modelcontext.tmp"
+    mv "$SCRATCH/run-all-modelcontext.tmp" "$SCRATCH/run-all-modelcontext.sh"
+    grep -q '^    modelcontext) ' "$SCRATCH/run-all-modelcontext.sh" &&
+        grep -q '^    modelcontext-stdio) ' "$SCRATCH/run-all-modelcontext.sh" ||
         { echo "could not add modelcontext to run-all.sh's server_def" >&2; exit 1; }
     add_modern_floor
 }
@@ -122,6 +133,9 @@ build() {
     log "building our bench_server (release, harness profile) into $OURS_TARGET"
     harness_profile false cargo build --release -p modelcontext-bench --bin bench_server \
         --target-dir "$OURS_TARGET"
+    log "building its stdio-only build (--no-default-features) into $OURS_STDIO_TARGET"
+    harness_profile false cargo build --release -p modelcontext-bench --no-default-features \
+        --bin bench_server --target-dir "$OURS_STDIO_TARGET"
     if [[ $PROFILE == 1 || $BUILD_ONLY == 1 ]]; then
         log "building the profiling copy (same profile plus line tables) into $PROF_TARGET"
         harness_profile line-tables-only cargo build --release -p modelcontext-bench \
@@ -196,7 +210,7 @@ OURS, FLOOR = "modelcontext", "floor"
 CELLS = ["stdio_c1_pinned", "stdio_c64", "http_c1", "http_c32"]
 TITLES = {"stdio_c1_pinned": "stdio C=1, pinned", "stdio_c64": "stdio C=64",
           "http_c1": "HTTP C=1", "http_c32": "HTTP C=32"}
-NAMES = {"floor": "floor (hand-written Rust)", "floor-modern": "floor, modern era (scripts/floor-modern)", "modelcontext": "**modelcontext**",
+NAMES = {"modelcontext-stdio": "**modelcontext, stdio build** (no `http`, `tls`)", "floor": "floor (hand-written Rust)", "floor-modern": "floor, modern era (scripts/floor-modern)", "modelcontext": "**modelcontext**",
          "modelcontext-modern": "**modelcontext, modern era**", "rmcp": "rmcp (official Rust SDK)",
          "rmcp-modern": "rmcp, modern era", "towermcp": "tower-mcp",
          "python": "Python SDK", "typescript": "TypeScript SDK"}
@@ -259,7 +273,7 @@ def fr(x):
 
 floor_rate = {c: rate(FLOOR, c) for c in CELLS}
 servers = [s for s in order if any(g(s, c) for c in CELLS + ["cold_stdio"])]
-peers = [s for s in servers if base(s) not in (FLOOR, OURS)]
+peers = [s for s in servers if not base(s).startswith((FLOOR, OURS))]
 noisy = lambda s, c: any((r.get("foreign_cpu_pct") or 0) > 10 for r in g(s, c))
 
 L = []
@@ -307,7 +321,10 @@ w("\nModern-era rows (2026-07-28: no handshake, `_meta` on every request, statel
   "compared with the floor's handshake-era cells, as the issue's targets are (the harness's floor "
   "does not speak the modern era); the row `floor, modern era` is the same hand-written floor "
   "answering the modern cells (`scripts/floor-modern`: the envelope checked, `resultType` and "
-  "`serverInfo` on every result), the cost of the modern wire format itself. "
+  "`serverInfo` on every result), the cost of the modern wire format itself. The row "
+  "`modelcontext, stdio build` is the same server built with `--no-default-features` (no HTTP, "
+  "no TLS), as a server that only speaks stdio is built (the weight target counts that feature "
+  "set too); it runs the stdio cells only. "
   "† = another process used >10% of the machine during that cell.\n")
 
 w("### Server CPU per call, µs (/proc ticks; ratio to the floor)\n")
@@ -364,8 +381,8 @@ for server, need, label in [(OURS, 1.3, "HTTP C=32"), (OURS + "-modern", 1.5, "m
            f"({f1(cpu(server, 'http_c32'))} vs {f1(cpu(FLOOR, 'http_c32'))} µs)", f"<= {need}x",
            None if r is None else r <= need)
 
-def below_every_peer(label, fn, limit, unit):
-    ours, floor = fn(OURS), fn(FLOOR)
+def below_every_peer(label, fn, limit, unit, server=OURS):
+    ours, floor = fn(server), fn(FLOOR)
     r = ratio(ours, floor)
     others = [(fn(s), s) for s in peers if not s.endswith("-modern") and fn(s) is not None]
     lowest = min(others) if others else (None, None)
@@ -375,8 +392,10 @@ def below_every_peer(label, fn, limit, unit):
            f"lowest peer {NAMES.get(lowest[1], lowest[1])} {f1(lowest[0])} {unit}" if lowest[1] else "")
 
 below_every_peer("peak RSS stdio", rss_stdio, 2.0, "MiB")
+below_every_peer("peak RSS stdio, stdio build", rss_stdio, 2.0, "MiB", OURS + "-stdio")
 below_every_peer("peak RSS HTTP C=32", rss_http, 2.0, "MiB")
 below_every_peer("cold start stdio", lambda s: cold(s, "stdio"), 1.2, "ms")
+below_every_peer("cold start stdio, stdio build", lambda s: cold(s, "stdio"), 1.2, "ms", OURS + "-stdio")
 below_every_peer("cold start HTTP", lambda s: cold(s, "http"), 1.2, "ms")
 for c, need, label in [("stdio_c1_pinned", 0.75, "stdio C=1 pinned"), ("stdio_c64", 0.95, "stdio C=64")]:
     r = ratio(rate(OURS, c), floor_rate[c])
@@ -390,7 +409,7 @@ target("tools/list of 1000 tools", f"{'-' if lo is None else f'{lo:.2f}'} ms",
        "no slower than rmcp", None if lo is None or lr is None else lo <= lr,
        f"rmcp {lr:.2f} ms" if lr is not None else "")
 bad = {(s, c): sum(r.get("errors", 0) + r.get("mismatches", 0) for r in recs)
-       for (s, c), recs in runs.items() if base(s) == OURS}
+       for (s, c), recs in runs.items() if base(s).startswith(OURS)}
 errs = sum(bad.values())
 target("0 errors, 0 mismatches in every cell", f"{errs} in {len(bad)} cells", "0", errs == 0,
        ", ".join(f"{s}/{c}: {n}" for (s, c), n in bad.items() if n))

@@ -134,6 +134,7 @@ fn main() -> Result<(), modelcontext::Error> {
 async fn serve(server: McpServer, options: Options) -> Result<(), modelcontext::Error> {
     match options.transport.as_str() {
         "stdio" => server.run_stdio().await,
+        #[cfg(feature = "http")]
         "http" => {
             let addr = format!("{}:{}", options.host, options.port);
             let (bound, serve) = server.http_endpoint().bind(&addr).await?;
@@ -141,7 +142,8 @@ async fn serve(server: McpServer, options: Options) -> Result<(), modelcontext::
             serve.await
         }
         other => {
-            eprintln!("unknown transport {other} (stdio or http)");
+            let known = if cfg!(feature = "http") { "stdio or http" } else { "stdio: built without `http`" };
+            eprintln!("unknown transport {other} ({known})");
             std::process::exit(2);
         }
     }
