@@ -222,6 +222,11 @@ pub struct HttpOptions {
     /// 409). `None` (the default): they are handled by the instance that receives them,
     /// request ids stay numbers, and each instance only knows of its own GET streams.
     pub peer_router: Option<Arc<dyn PeerRouter>>,
+    /// How long a [`peer_router`](HttpOptions::peer_router) claim on a session's GET stream
+    /// lives unrenewed; the holder renews it every third of that, so an instance whose claim
+    /// was taken from it ends its stream within a third. Default [`STANDALONE_CLAIM_TTL`];
+    /// at least 30 ms. Shorter means more router calls per open GET stream (one per renewal).
+    pub standalone_claim_ttl: Duration,
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
@@ -301,6 +306,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("keep_alive", &self.keep_alive)
             .field("session_store", &self.session_store.is_some())
             .field("peer_router", &self.peer_router.as_ref().map(|router| router.instance()))
+            .field("standalone_claim_ttl", &self.standalone_claim_ttl)
             .field("legacy_sse", &self.legacy_sse)
             .field("json_response", &self.json_response)
             .field("stateless", &self.stateless);
@@ -339,6 +345,7 @@ impl Default for HttpOptions {
             session_store: None,
             durable_events: false,
             peer_router: None,
+            standalone_claim_ttl: STANDALONE_CLAIM_TTL,
             legacy_sse: false,
             json_response: false,
             stateless: false,
@@ -413,6 +420,9 @@ setters! {
     /// Ends a stream whose event cannot be stored, instead of sending it without an id
     /// (default off; see the field).
     durable_events: bool;
+    /// Sets how long a claim on a session's GET stream lives unrenewed (default
+    /// [`STANDALONE_CLAIM_TTL`]; see the field).
+    standalone_claim_ttl: Duration;
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (default off).
     legacy_sse: bool;
     /// Answers every request with one JSON body, never SSE (default off; see the field).

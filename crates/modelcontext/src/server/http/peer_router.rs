@@ -10,8 +10,10 @@
 //!
 //! A session's standalone GET stream is held by one instance of the deployment at a time: the
 //! instance that opens it claims it ([`PeerRouter::claim_standalone`]) for
-//! [`STANDALONE_CLAIM_TTL`], renews the claim while the stream is open and releases it when the
-//! stream ends. A GET on another instance while the claim lives is answered 409 Conflict, as
+//! [`HttpOptions::standalone_claim_ttl`](super::HttpOptions::standalone_claim_ttl) (default
+//! [`STANDALONE_CLAIM_TTL`]), renews the claim every third of that while the stream is open
+//! (ending the stream if another ticket took it meanwhile) and releases it when the stream
+//! ends. A GET on another instance while the claim lives is answered 409 Conflict, as
 //! a second GET on the same instance is. What the session sends outside any request (a log
 //! message, a request to the client) on an instance that does not hold the stream goes to
 //! the holder ([`Direction::ToClient`]), which sends it on the stream.
@@ -100,7 +102,8 @@ pub type ClaimFuture<'a> = BoxFuture<'a, Result<bool, RouteError>>;
 /// What [`PeerRouter::standalone_holder`] returns: the ticket holding the stream, if any.
 pub type HolderFuture<'a> = BoxFuture<'a, Result<Option<String>, RouteError>>;
 
-/// How long a claim on a session's standalone GET stream lives without being renewed: 15 s.
+/// How long, by default, a claim on a session's standalone GET stream lives without being
+/// renewed: 15 s ([`HttpOptions::standalone_claim_ttl`](super::HttpOptions::standalone_claim_ttl)).
 /// The holder renews it every third of that while the stream is open; an instance that dies
 /// holding one keeps it from the others for at most this long.
 pub const STANDALONE_CLAIM_TTL: Duration = Duration::from_secs(15);
