@@ -338,9 +338,9 @@ async fn until_ended(body: &mut Incoming) {
     tokio::time::timeout(STEP, ended).await.expect("the stream ended");
 }
 
-/// A GET stream whose claim another ticket took (here a ticket of an instance that does not
-/// exist, written over A's) ends on A within a renewal period; once that claim is gone, B
-/// takes the stream.
+/// A GET stream whose claim another ticket took (here one of an instance `ghost` the test
+/// keeps alive, written over A's) ends on A within a renewal period; once `ghost` is gone
+/// (its liveness key deleted), B takes the stream over although its claim is still there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_get_stream_whose_claim_was_overwritten_ends_and_b_takes_it() {
     let Some(redis) = RedisServer::start().await else { return };
@@ -351,25 +351,21 @@ async fn a_get_stream_whose_claim_was_overwritten_ends_and_b_takes_it() {
     let mut stream = held.into_body();
 
     let mut admin = admin(&redis).await;
-    let key = claim_key(&session);
-    let () = redis::cmd("SET")
-        .arg(&key)
-        .arg("ghost/1")
-        .arg("PX")
-        .arg(60_000)
-        .query_async(&mut admin)
-        .await
-        .expect("SET");
+    let (key, ghost) = (claim_key(&session), "modelcontext:shop:alive:ghost");
+    let () = redis::cmd("SET").arg(ghost).arg(1).query_async(&mut admin).await.expect("SET");
+    let mut overwrite = redis::cmd("SET");
+    overwrite.arg(&key).arg("ghost/1").arg("PX").arg(60_000);
+    let () = overwrite.query_async(&mut admin).await.expect("SET");
     let lost = Instant::now();
     until_ended(&mut stream).await;
     eprintln!("A's GET stream ended {:?} after its claim was taken", lost.elapsed());
     assert!(lost.elapsed() < CLAIM_TTL, "ended within a renewal period: {:?}", lost.elapsed());
     let refused = get_stream(proxy, B, &session).await;
-    assert_eq!(refused.status(), StatusCode::CONFLICT, "the other ticket holds it now");
+    assert_eq!(refused.status(), StatusCode::CONFLICT, "the live ghost holds it now");
 
-    let _: i64 = redis::cmd("DEL").arg(&key).query_async(&mut admin).await.expect("DEL");
+    let _: i64 = redis::cmd("DEL").arg(ghost).query_async(&mut admin).await.expect("DEL");
     let taken = get_stream(proxy, B, &session).await;
-    assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once the claim is gone");
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once its holder is gone");
 }
 
 /// A claim that vanished (its key deleted) lets B take the stream: A, which still had it
@@ -438,6 +434,68 @@ async fn a_get_while_redis_does_not_answer_is_503_and_opens_once_it_does() {
     };
     assert_eq!(opened.status(), StatusCode::OK, "a GET opens once Redis answers");
     eprintln!("a GET opened {:?} after the outage began", paused.elapsed());
+}
+
+/// How long a router's liveness key lives in these tests (the default is 3 s).
+const LIVENESS: Duration = Duration::from_millis(300);
+
+/// An instance that dies holding a session's GET stream (its runtime shut down: no release,
+/// no renewal, as a crash) does not keep the stream until its claim (the default 15 s here)
+/// expires: once its liveness key is gone, a GET on B takes the stream over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_held_by_a_dead_instance_is_taken_over_by_b_promptly() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("shop").command_timeout(Duration::from_millis(300));
+    let deployment = deployment.instance_liveness(LIVENESS);
+    let options = {
+        let deployment = deployment.clone();
+        move || {
+            let store = deployment.session_store().expect("store");
+            let router = deployment.peer_router().expect("router");
+            HttpOptions::default()
+                .session_store(Arc::new(store))
+                .peer_router(Arc::new(router))
+                .keep_alive(KEEP_ALIVE)
+        }
+    };
+    let a = crate::events::InstanceA::start(server("A", None, Raise::default()), options);
+    let (b, _) = instance(&redis, "B", None, Raise::default()).await;
+    let proxy = crate::proxy::round_robin(vec![a.addr, b]).await;
+    let session = session(proxy).await;
+    let held = get_stream(proxy, A, &session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+
+    tokio::task::spawn_blocking(move || a.stop()).await.expect("A stopped");
+    let died = Instant::now();
+    let mut admin = admin(&redis).await;
+    let left: Option<String> =
+        redis::cmd("GET").arg(claim_key(&session)).query_async(&mut admin).await.expect("GET");
+    assert!(left.is_some(), "A died without releasing its claim");
+    drop(held);
+
+    let taken = loop {
+        let again = get_stream(proxy, B, &session).await;
+        if again.status() != StatusCode::CONFLICT || died.elapsed() > STEP {
+            break again;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the dead instance's GET stream");
+    let waited = died.elapsed();
+    eprintln!("B took the GET stream {waited:?} after A died (liveness {LIVENESS:?})");
+    assert!(waited < modelcontext::server::http::STANDALONE_CLAIM_TTL / 5, "{waited:?}");
+}
+
+/// The takeover contract against Redis: a router dropped holding a claim (its liveness
+/// no longer renewed) loses it to another within its liveness period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_peer_router_frees_a_dead_holders_claim() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("contract").instance_liveness(LIVENESS);
+    let a = Arc::new(deployment.peer_router().expect("router"));
+    let b = deployment.peer_router().expect("router");
+    let within = LIVENESS * 4;
+    modelcontext::testing::contracts::peer_router_takeover(a, &b, within).await;
 }
 
 /// Issue 14, test 8 (the router's part): the contract suite against Redis, as a user

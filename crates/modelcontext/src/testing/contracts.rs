@@ -372,6 +372,34 @@ async fn standalone_claims(
     winner.0.release_standalone(&raced, winner.1).await.expect("release");
 }
 
+/// The [`PeerRouter`](crate::server::http::PeerRouter) contract for an instance that dies
+/// holding a session's standalone GET stream: `a` claims a stream for a minute, then every
+/// handle on `a` is dropped (pass the last one) without releasing it, as a crash would leave
+/// it; `b` must be granted the stream within `within`, well before the claim would expire.
+/// Checks too that while `a` lives its claim is refused to `b`.
+#[cfg(feature = "http")]
+pub async fn peer_router_takeover(
+    a: std::sync::Arc<dyn crate::server::http::PeerRouter>,
+    b: &dyn crate::server::http::PeerRouter,
+    within: Duration,
+) {
+    let (session, ttl) = (fresh_run("takeover"), Duration::from_secs(60));
+    let (ta, tb) = (format!("{}/1", a.instance()), format!("{}/1", b.instance()));
+    assert!(a.claim_standalone(&session, &ta, ttl).await.expect("claim"), "a free stream is taken");
+    let refused = b.claim_standalone(&session, &tb, ttl).await.expect("claim");
+    assert!(!refused, "the claim of an instance that lives is refused to another");
+    drop(a);
+    let died = Instant::now();
+    loop {
+        if b.claim_standalone(&session, &tb, ttl).await.is_ok_and(|taken| taken) {
+            break;
+        }
+        assert!(died.elapsed() < within, "a dead holder's claim still refused after {within:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    b.release_standalone(&session, &tb).await.expect("release");
+}
+
 /// Sends fresh messages with `send` until one comes out of `incoming` (each unchanged), for
 /// up to [`DELIVERY_DEADLINE`]; returns it.
 #[cfg(feature = "http")]
@@ -411,6 +439,13 @@ mod http_seam_tests {
     async fn the_in_memory_peer_router_meets_the_peer_router_contract() {
         let router = crate::server::http::MemoryPeerRouter::new();
         super::peer_router(&*router.instance("a"), &*router.instance("b")).await;
+    }
+
+    #[tokio::test]
+    async fn the_in_memory_peer_router_frees_a_dead_holders_claim_at_once() {
+        let router = crate::server::http::MemoryPeerRouter::new();
+        let within = std::time::Duration::from_millis(1);
+        super::peer_router_takeover(router.instance("a"), &*router.instance("b"), within).await;
     }
 }
 

@@ -126,7 +126,10 @@ pub trait PeerRouter: Send + Sync + 'static {
     /// Claims session `session`'s standalone GET stream for `ticket` (`{instance}/{n}`, one
     /// per stream) for `ttl`: `true` if no live claim was held, or `ticket` held it (the claim
     /// is renewed); `false` if another ticket holds it. Atomic across the deployment: of two
-    /// instances claiming at once, one gets `false`.
+    /// instances claiming at once, one gets `false`. A router that can tell an instance is
+    /// gone (crashed, stopped without releasing) should treat its claims as free, so a dead
+    /// holder does not keep the stream until `ttl` runs out
+    /// ([`testing::contracts::peer_router_takeover`](crate::testing::contracts::peer_router_takeover)).
     fn claim_standalone<'a>(
         &'a self,
         session: &'a str,
@@ -136,7 +139,8 @@ pub trait PeerRouter: Send + Sync + 'static {
     /// Ends `ticket`'s claim on session `session`'s standalone GET stream; a claim held by
     /// another ticket (or none) is left as it is.
     fn release_standalone<'a>(&'a self, session: &'a str, ticket: &'a str) -> RouteFuture<'a>;
-    /// The ticket holding a live claim on session `session`'s standalone GET stream, if any.
+    /// The ticket holding a live claim on session `session`'s standalone GET stream, if any
+    /// (it may name an instance that is gone, until its claim is taken over or expires).
     fn standalone_holder<'a>(&'a self, session: &'a str) -> HolderFuture<'a>;
 }
 
@@ -178,6 +182,9 @@ pub struct MemoryPeerRouter {
     inboxes: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Routed>>>>,
     /// Each session's standalone-stream claim: its ticket and when it expires.
     claims: Arc<Mutex<HashMap<String, (String, Instant)>>>,
+    /// Each instance's life: gone once its [`MemoryInstance`] is dropped, and then its
+    /// claims may be taken by the others.
+    lives: Arc<Mutex<HashMap<String, std::sync::Weak<()>>>>,
 }
 
 /// One endpoint's side of a [`MemoryPeerRouter`].
@@ -186,6 +193,8 @@ pub struct MemoryInstance {
     name: String,
     router: MemoryPeerRouter,
     inbox: Mutex<Option<mpsc::UnboundedReceiver<Routed>>>,
+    /// Held while the instance lives (see `MemoryPeerRouter::lives`).
+    _life: Arc<()>,
 }
 
 impl MemoryPeerRouter {
@@ -201,7 +210,18 @@ impl MemoryPeerRouter {
         let (tx, rx) = mpsc::unbounded_channel();
         self.lock().insert(name.to_owned(), tx);
         let inbox = Mutex::new(Some(rx));
-        Arc::new(MemoryInstance { name: name.to_owned(), router: self.clone(), inbox })
+        let life = Arc::new(());
+        let lives = &mut self.lives.lock().unwrap_or_else(|e| e.into_inner());
+        lives.insert(name.to_owned(), Arc::downgrade(&life));
+        let name = name.to_owned();
+        Arc::new(MemoryInstance { name, router: self.clone(), inbox, _life: life })
+    }
+
+    /// Whether the instance named by `ticket` is gone (its [`MemoryInstance`] dropped).
+    fn holder_gone(&self, ticket: &str) -> bool {
+        let Some(instance) = ticket_instance(ticket) else { return false };
+        let lives = self.lives.lock().unwrap_or_else(|e| e.into_inner());
+        lives.get(instance).is_none_or(|life| life.strong_count() == 0)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Routed>>> {
@@ -251,7 +271,9 @@ impl PeerRouter for MemoryInstance {
     ) -> ClaimFuture<'a> {
         let mut claims = self.router.claims();
         let now = Instant::now();
-        let free = live_claim(&claims, session, now).is_none_or(|held| held == ticket);
+        // A claim of an instance that is gone is free: it will never be renewed or released.
+        let free = live_claim(&claims, session, now)
+            .is_none_or(|held| held == ticket || self.router.holder_gone(held));
         if free {
             // Expired claims are forgotten when a new one is made (not at each renewal), so
             // the map stays about as small as the streams open; a lookup skips an expired one.
