@@ -1,5 +1,6 @@
 //! [`RedisPeerRouter`]: a handshake-era session's answers and cancellations carried to the
-//! instance that must handle them, over Redis pub/sub.
+//! instance that must handle them, over Redis pub/sub (and a 2026-07-28 `tasks/update` to the
+//! instance running its task).
 //!
 //! Each instance follows two channels of the deployment: its own,
 //! `modelcontext:{deployment}:peer:{instance}`, where the other instances forward the
@@ -130,6 +131,19 @@ struct Envelope {
     /// For the session's GET stream ([`Direction::ToClient`]); absent: from the client.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     to_client: bool,
+    /// A relayed `tasks/update` or its answer; absent: a session's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task: Option<TaskLeg>,
+}
+
+/// Which leg of a relayed `tasks/update` an [`Envelope`] carries.
+#[derive(Serialize, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum TaskLeg {
+    /// [`Direction::TaskUpdate`].
+    Update,
+    /// [`Direction::TaskUpdated`].
+    Updated,
 }
 
 impl std::fmt::Debug for RedisPeerRouter {
@@ -176,6 +190,11 @@ impl RedisPeerRouter {
             session: routed.session,
             message: routed.message,
             to_client: routed.direction == Direction::ToClient,
+            task: match routed.direction {
+                Direction::TaskUpdate => Some(TaskLeg::Update),
+                Direction::TaskUpdated => Some(TaskLeg::Updated),
+                _ => None,
+            },
         };
         let payload = serde_json::to_string(&envelope).unwrap_or_default();
         let mut command = redis::cmd("PUBLISH");
@@ -361,9 +380,10 @@ fn read(origin: &str, payload: &[u8]) -> Option<Routed> {
     if envelope.origin == origin {
         return None;
     }
-    Some(if envelope.to_client {
-        Routed::to_client(envelope.session, envelope.message)
-    } else {
-        Routed::new(envelope.session, envelope.message)
+    Some(match (envelope.task, envelope.to_client) {
+        (Some(TaskLeg::Update), _) => Routed::task_update(envelope.session, envelope.message),
+        (Some(TaskLeg::Updated), _) => Routed::task_updated(envelope.session, envelope.message),
+        (None, true) => Routed::to_client(envelope.session, envelope.message),
+        (None, false) => Routed::new(envelope.session, envelope.message),
     })
 }

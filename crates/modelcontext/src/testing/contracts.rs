@@ -262,7 +262,8 @@ pub async fn session_store(store: &dyn crate::server::http::SessionStore) {
 /// 1. each instance name is valid ([`valid_instance`](crate::server::http::valid_instance))
 ///    and the two differ;
 /// 2. a message `a` forwards to `b` reaches `b`, unchanged (its
-///    [`Direction`](crate::server::http::Direction) too, either one), and not `a`;
+///    [`Direction`](crate::server::http::Direction) too, any of them; a broadcast
+///    `TaskUpdate` keeps its own), and not `a`;
 /// 3. a message `b` broadcasts reaches `a`, and not `b` itself;
 /// 4. forwarding to an instance nobody runs is not an error;
 /// 5. a session's standalone-stream claim: a free one is taken, its holder may renew it,
@@ -303,6 +304,23 @@ pub async fn peer_router(
     })
     .await;
     assert_eq!(to_client.direction, Direction::ToClient, "the direction is kept: {to_client:?}");
+
+    let mut attempt = 0;
+    let updated = until_delivered(&mut b_in, || {
+        attempt += 1;
+        let routed = Routed::task_updated(&run, format!(r#"{{"task_updated":{attempt}}}"#));
+        async move { a.forward(b.instance(), routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert_eq!(updated.direction, Direction::TaskUpdated, "the direction is kept: {updated:?}");
+    let mut attempt = 0;
+    let update = until_delivered(&mut a_in, || {
+        attempt += 1;
+        let routed = Routed::task_update(&run, format!(r#"{{"task_update":{attempt}}}"#));
+        async move { b.broadcast(routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert_eq!(update.direction, Direction::TaskUpdate, "the direction is kept: {update:?}");
 
     let mut attempt = 0;
     let broadcast = until_delivered(&mut a_in, || {

@@ -18,6 +18,10 @@
 //! message, a request to the client) on an instance that does not hold the stream goes to
 //! the holder ([`Direction::ToClient`]), which sends it on the stream.
 //!
+//! A 2026-07-28 `tasks/update` for a task that runs on another instance is relayed there
+//! ([`Direction::TaskUpdate`], broadcast; the running instance answers with
+//! [`Direction::TaskUpdated`]), and the client is answered once the answers were taken in.
+//!
 //! Without a router (the default), ids stay numbers, nothing is claimed and everything stays
 //! in the instance, as before. Any implementation can be checked with
 //! [`testing::contracts::peer_router`](crate::testing::contracts::peer_router).
@@ -37,7 +41,9 @@ use tokio::sync::mpsc;
 #[non_exhaustive]
 pub struct Routed {
     /// The `Mcp-Session-Id` it came with (the caller was checked against the session's
-    /// owner by the instance that received it).
+    /// owner by the instance that received it); for [`Direction::TaskUpdate`] and
+    /// [`Direction::TaskUpdated`], the task's id (the caller was checked against the task's
+    /// owner).
     pub session: String,
     /// The JSON-RPC message, as JSON text.
     pub message: String,
@@ -56,6 +62,13 @@ pub enum Direction {
     /// From the session, outside any request (a log message, a request to the client), for
     /// the instance holding the session's standalone GET stream, which sends it there.
     ToClient,
+    /// A client's `tasks/update` (a JSON-RPC request whose id names the instance relaying
+    /// it, `{instance}/{n}`) for the task named by [`Routed::session`]: broadcast, taken up
+    /// only by the instance running the task.
+    TaskUpdate,
+    /// The answer of the instance running a task to a [`Direction::TaskUpdate`] (a JSON-RPC
+    /// response with the same id), forwarded to the instance its id names.
+    TaskUpdated,
 }
 
 impl Routed {
@@ -68,6 +81,18 @@ impl Routed {
     /// ([`Direction::ToClient`]).
     pub fn to_client(session: impl Into<String>, message: impl Into<String>) -> Routed {
         Routed { direction: Direction::ToClient, ..Routed::new(session, message) }
+    }
+
+    /// `message` (a `tasks/update` request) for the instance running task `task`
+    /// ([`Direction::TaskUpdate`]).
+    pub fn task_update(task: impl Into<String>, message: impl Into<String>) -> Routed {
+        Routed { direction: Direction::TaskUpdate, ..Routed::new(task, message) }
+    }
+
+    /// `message` (the answer to a relayed `tasks/update`) for the instance that relayed it
+    /// ([`Direction::TaskUpdated`]).
+    pub fn task_updated(task: impl Into<String>, message: impl Into<String>) -> Routed {
+        Routed { direction: Direction::TaskUpdated, ..Routed::new(task, message) }
     }
 }
 

@@ -102,6 +102,8 @@ pub(crate) struct Sessions {
     tickets: AtomicU64,
     /// How long a claim on a GET stream lives unrenewed (renewed every third of it).
     claim_ttl: Duration,
+    /// Where routed `tasks/update` messages go (with a router).
+    relay: Option<Arc<super::task_relay::RouterRelay>>,
 }
 
 pub(crate) struct Session {
@@ -211,7 +213,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    pub(crate) fn new(options: &super::HttpOptions) -> Sessions {
+    pub(crate) fn new(
+        options: &super::HttpOptions,
+        relay: Option<Arc<super::task_relay::RouterRelay>>,
+    ) -> Sessions {
         let sessions = Sessions {
             map: Arc::default(),
             max: options.max_sessions,
@@ -226,6 +231,7 @@ impl Sessions {
             routing: AtomicBool::new(false),
             tickets: AtomicU64::new(1),
             claim_ttl: options.standalone_claim_ttl.max(MIN_CLAIM_TTL),
+            relay,
         };
         // Following the store from the start, before any session is held here, means no
         // change to a session this instance will hold is published before it listens.
@@ -377,15 +383,24 @@ impl Sessions {
 
     /// Hands what other instances route here to the sessions it is for, until the endpoint
     /// is gone.
-    fn start_routing(&self) {
+    pub(crate) fn start_routing(&self) {
         let Some(router) = &self.router else { return };
         if self.routing.swap(true, Ordering::Relaxed) {
             return;
         }
         let mut incoming = router.incoming();
         let map = Arc::downgrade(&self.map);
+        let relay = self.relay.clone();
         tokio::spawn(async move {
             while let Some(routed) = incoming.next().await {
+                if matches!(routed.direction, Direction::TaskUpdate | Direction::TaskUpdated) {
+                    if let Some(relay) = &relay {
+                        // Its own task: a store write may take a while, the next message not.
+                        let relay = Arc::clone(relay);
+                        tokio::spawn(async move { relay.take(routed).await });
+                    }
+                    continue;
+                }
                 let Some(map) = map.upgrade() else { return };
                 let held = lock(&map).get(&routed.session).cloned();
                 drop(map);
@@ -1016,6 +1031,8 @@ impl Session {
                     let _ = self.incoming.send(Ok(message)).await;
                 }
             }
+            // Taken by the task relay before a session is looked for.
+            Direction::TaskUpdate | Direction::TaskUpdated => {}
         }
     }
 
