@@ -70,7 +70,10 @@ pub use events::{
 };
 pub use router::{DEFAULT_INSTANCE_LIVENESS, RedisPeerRouter};
 pub use sessions::RedisSessionStore;
-pub use tasks::{DEFAULT_MAX_RUNNING_PER_PRINCIPAL, DEFAULT_UNTIMED_TASK_TTL, RedisTaskStore};
+pub use tasks::{
+    DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_PER_PRINCIPAL, DEFAULT_UNTIMED_TASK_TTL,
+    RedisTaskStore,
+};
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
