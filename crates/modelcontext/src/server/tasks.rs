@@ -296,6 +296,8 @@ pub(crate) trait TaskRelay: Send + Sync + 'static {
 
 /// Why a relayed `tasks/update` was not acknowledged.
 #[derive(Debug)]
+// Only the HTTP endpoint's relay (feature `http`) makes them.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) enum Relayed {
     /// The running instance refused the answers: its error, for the client.
     Refused(McpError),
@@ -307,12 +309,14 @@ pub(crate) enum Relayed {
 
 /// Sets where this server relays `tasks/update` for tasks running elsewhere; the first one
 /// set stays.
+#[cfg(feature = "http")]
 pub(crate) fn set_relay(server: &ServerInner, relay: Arc<dyn TaskRelay>) {
     let _ = server.live_tasks.relay.set(relay);
 }
 
 /// Delivers the answers of a `tasks/update` relayed from another instance, if the task runs
 /// here: `None` when it does not (another instance may run it).
+#[cfg(feature = "http")]
 pub(crate) async fn answer_here(
     server: &ServerInner,
     params: UpdateTaskParams,
