@@ -68,9 +68,12 @@ pub use error::Error;
 pub use events::{
     DEFAULT_EVENT_TTL, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_FOLLOWERS, RedisEventStore,
 };
-pub use router::RedisPeerRouter;
+pub use router::{DEFAULT_INSTANCE_LIVENESS, RedisPeerRouter};
 pub use sessions::RedisSessionStore;
-pub use tasks::{DEFAULT_MAX_RUNNING_PER_PRINCIPAL, DEFAULT_UNTIMED_TASK_TTL, RedisTaskStore};
+pub use tasks::{
+    DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_PER_PRINCIPAL, DEFAULT_UNTIMED_TASK_TTL,
+    RedisTaskStore,
+};
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -89,6 +92,7 @@ pub struct Deployment {
     name: String,
     command_timeout: Duration,
     health_check: Duration,
+    instance_liveness: Duration,
 }
 
 impl Deployment {
@@ -115,6 +119,7 @@ impl Deployment {
             name,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             health_check: DEFAULT_HEALTH_CHECK_INTERVAL,
+            instance_liveness: DEFAULT_INSTANCE_LIVENESS,
         })
     }
 
@@ -131,6 +136,18 @@ impl Deployment {
     /// made again and reported as a gap. At least 10 ms.
     pub fn health_check_interval(mut self, interval: Duration) -> Deployment {
         self.health_check = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long a [`RedisPeerRouter`]'s liveness key lives unrenewed (default
+    /// [`DEFAULT_INSTANCE_LIVENESS`]; renewed every third of it while the instance holds a
+    /// session's GET stream): an instance that dies holding a GET stream keeps it from the
+    /// others for about this long, instead of the claim's lifetime. Shorter means one more
+    /// `SET` per period per instance holding a stream, and a stall of the instance longer
+    /// than it lets another instance take its streams (the stalled one ends its own at its
+    /// next renewal). At least 30 ms.
+    pub fn instance_liveness(mut self, liveness: Duration) -> Deployment {
+        self.instance_liveness = liveness.max(Duration::from_millis(30));
         self
     }
 

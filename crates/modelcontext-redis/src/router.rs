@@ -1,5 +1,6 @@
 //! [`RedisPeerRouter`]: a handshake-era session's answers and cancellations carried to the
-//! instance that must handle them, over Redis pub/sub.
+//! instance that must handle them, over Redis pub/sub (and a 2026-07-28 `tasks/update` to the
+//! instance running its task).
 //!
 //! Each instance follows two channels of the deployment: its own,
 //! `modelcontext:{deployment}:peer:{instance}`, where the other instances forward the
@@ -15,8 +16,21 @@
 //! (set only if absent or already this ticket's), released by another (deleted only if still
 //! this ticket's), so two instances never both hold it and a late release never frees
 //! another stream's claim.
+//!
+//! An instance that dies holding a claim must not keep the stream from the others until the
+//! claim expires. So while an instance holds at least one claim it keeps a liveness key,
+//! `modelcontext:{deployment}:alive:{instance}`, with a short time to live
+//! ([`Deployment::instance_liveness`], default [`DEFAULT_INSTANCE_LIVENESS`]), set before its
+//! first claim and renewed every third of that. A claim refused because another instance's
+//! ticket holds it is taken over when that instance's liveness key is gone: one script sets
+//! the claim only if it still holds the very ticket that was seen (compare and set), so of two
+//! instances taking over at once one wins, and a claim renewed or taken meanwhile is left
+//! alone. The liveness key and the claim live in different hash slots, so the check and the
+//! takeover are two calls; the takeover's compare and set is what keeps it sound. An instance
+//! that holds no claim sends nothing for liveness.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures_util::stream::BoxStream;
@@ -48,13 +62,58 @@ pub struct RedisPeerRouter {
     timeout: Duration,
     health_check: Duration,
     breaker: Arc<Breaker>,
+    /// The claims this instance holds, and whether its liveness key is kept.
+    liveness: Arc<Liveness>,
+    /// `modelcontext:{deployment}:alive:` — an instance's liveness key is this and its name.
+    alive: String,
 }
 
-/// Takes or renews the claim. KEYS: the claim. ARGV: the ticket, its lifetime in ms.
+/// How long, by default, an instance's liveness key lives unrenewed: a claim of an instance
+/// that died is taken over by another at most this long after its last renewal.
+pub const DEFAULT_INSTANCE_LIVENESS: Duration = Duration::from_secs(3);
+
+/// This instance's liveness: its key, and the claims that make it worth keeping.
+struct Liveness {
+    /// `modelcontext:{deployment}:alive:{instance}`.
+    key: String,
+    ttl: Duration,
+    state: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    /// `(session, ticket)` of each claim this instance holds.
+    claims: HashSet<(String, String)>,
+    /// Whether the task renewing the liveness key runs (it stops once no claim is held).
+    beating: bool,
+}
+
+impl Liveness {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `SET alive 1 PX liveness`.
+    fn beat(&self) -> redis::Cmd {
+        let mut command = redis::cmd("SET");
+        command.arg(&self.key).arg(1).arg("PX").arg(crate::sessions::millis(self.ttl));
+        command
+    }
+}
+
+/// Takes or renews the claim: 1, or the ticket holding it. KEYS: the claim. ARGV: the ticket,
+/// its lifetime in ms.
 const CLAIM: &str = r"
 local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
+if held and held ~= ARGV[1] then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1";
+
+/// Takes the claim over if it still holds the ticket seen (of an instance found dead): 1 or
+/// 0. KEYS: the claim. ARGV: the ticket seen, the new ticket, its lifetime in ms.
+const TAKE_OVER: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1";
 
 /// Ends the claim if the ticket still holds it. KEYS: the claim. ARGV: the ticket.
@@ -72,6 +131,19 @@ struct Envelope {
     /// For the session's GET stream ([`Direction::ToClient`]); absent: from the client.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     to_client: bool,
+    /// A relayed `tasks/update` or its answer; absent: a session's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task: Option<TaskLeg>,
+}
+
+/// Which leg of a relayed `tasks/update` an [`Envelope`] carries.
+#[derive(Serialize, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum TaskLeg {
+    /// [`Direction::TaskUpdate`].
+    Update,
+    /// [`Direction::TaskUpdated`].
+    Updated,
 }
 
 impl std::fmt::Debug for RedisPeerRouter {
@@ -84,9 +156,18 @@ impl RedisPeerRouter {
     pub(crate) fn new(deployment: &Deployment) -> Result<RedisPeerRouter, Error> {
         let timeout = deployment.command_timeout;
         let connection = deployment.lazy_connection()?;
+        let instance = crate::bus::random_origin();
+        let alive = deployment.key("alive:");
+        let liveness = Arc::new(Liveness {
+            key: format!("{alive}{instance}"),
+            ttl: deployment.instance_liveness,
+            state: Mutex::default(),
+        });
         Ok(RedisPeerRouter {
             connection,
-            instance: crate::bus::random_origin(),
+            instance,
+            liveness,
+            alive,
             prefix: deployment.key("peer:"),
             everyone: deployment.key("peers"),
             sessions: deployment.key("session"),
@@ -109,6 +190,11 @@ impl RedisPeerRouter {
             session: routed.session,
             message: routed.message,
             to_client: routed.direction == Direction::ToClient,
+            task: match routed.direction {
+                Direction::TaskUpdate => Some(TaskLeg::Update),
+                Direction::TaskUpdated => Some(TaskLeg::Updated),
+                _ => None,
+            },
         };
         let payload = serde_json::to_string(&envelope).unwrap_or_default();
         let mut command = redis::cmd("PUBLISH");
@@ -133,9 +219,91 @@ impl RedisPeerRouter {
 
     /// `EVAL script 1 claim args…`: 1 or 0 as a bool.
     async fn script(&self, script: &str, key: String, args: &[&str]) -> Result<bool, RouteError> {
+        Ok(self.eval::<i64>(script, key, args).await? == 1)
+    }
+
+    /// `EVAL script 1 claim args…`, its answer as `T`.
+    async fn eval<T: redis::FromRedisValue>(
+        &self,
+        script: &str,
+        key: String,
+        args: &[&str],
+    ) -> Result<T, RouteError> {
         let mut command = redis::cmd("EVAL");
         command.arg(script).arg(1).arg(key).arg(args);
+        self.run::<T>(command).await
+    }
+
+    /// Takes or renews `ticket`'s claim at `key`; a claim held by an instance that is not
+    /// alive is taken over.
+    async fn claim(&self, key: String, ticket: &str, ttl: Duration) -> Result<bool, RouteError> {
+        let lifetime = crate::sessions::millis(ttl);
+        let answer: redis::Value = self.eval(CLAIM, key.clone(), &[ticket, &lifetime]).await?;
+        let held = match answer {
+            redis::Value::Int(1) => return Ok(true),
+            redis::Value::BulkString(held) => String::from_utf8_lossy(&held).into_owned(),
+            redis::Value::SimpleString(held) => held,
+            _ => return Ok(false),
+        };
+        let Some((holder, _)) = held.split_once('/') else { return Ok(false) };
+        if holder == self.instance || self.alive(holder).await? {
+            return Ok(false);
+        }
+        tracing::info!(holder, "taking over a GET stream claim of an instance that is gone");
+        self.script(TAKE_OVER, key, &[&held, ticket, &lifetime]).await
+    }
+
+    /// Whether instance `instance` keeps its liveness key.
+    async fn alive(&self, instance: &str) -> Result<bool, RouteError> {
+        let mut command = redis::cmd("EXISTS");
+        command.arg(format!("{}{instance}", self.alive));
         Ok(self.run::<i64>(command).await? == 1)
+    }
+
+    /// Sets this instance's liveness key, and keeps it while the instance holds a claim.
+    async fn keep_alive(&self) -> Result<(), RouteError> {
+        self.run::<()>(self.liveness.beat()).await?;
+        let mut held = self.liveness.lock();
+        if !held.beating {
+            held.beating = true;
+            let (connection, breaker) = (self.connection.clone(), Arc::clone(&self.breaker));
+            let beats = Beats { connection, breaker, timeout: self.timeout };
+            tokio::spawn(beats.run(Arc::downgrade(&self.liveness)));
+        }
+        Ok(())
+    }
+}
+
+/// What renews an instance's liveness key: the router's connection, breaker and timeout.
+struct Beats {
+    connection: ConnectionManager,
+    breaker: Arc<Breaker>,
+    timeout: Duration,
+}
+
+impl Beats {
+    /// Renews the liveness key every third of its lifetime while the router lives (the
+    /// liveness is held weakly) and holds a claim; a failed renewal is left to the next.
+    async fn run(self, liveness: Weak<Liveness>) {
+        let Some(period) = liveness.upgrade().map(|l| l.ttl / 3) else { return };
+        loop {
+            tokio::time::sleep(period).await;
+            let Some(live) = liveness.upgrade() else { return };
+            let beat = {
+                let mut held = live.lock();
+                if held.claims.is_empty() {
+                    held.beating = false;
+                    return;
+                }
+                live.beat()
+            };
+            drop(live);
+            let mut connection = self.connection.clone();
+            let sent = self.breaker.call(self.timeout, beat.query_async::<()>(&mut connection));
+            if let Err(error) = sent.await {
+                tracing::debug!(%error, "instance liveness not renewed");
+            }
+        }
     }
 }
 
@@ -162,12 +330,24 @@ impl PeerRouter for RedisPeerRouter {
             let Some(key) = self.claim_key(session) else {
                 return Err(RouteError::unavailable("a session id may not contain braces"));
             };
-            self.script(CLAIM, key, &[ticket, &crate::sessions::millis(ttl)]).await
+            let held = (session.to_owned(), ticket.to_owned());
+            if !self.liveness.lock().claims.contains(&held) {
+                // Alive before claiming: another instance must never see our claim and
+                // find us dead.
+                self.keep_alive().await?;
+            }
+            let claimed = self.claim(key, ticket, ttl).await?;
+            if claimed {
+                self.liveness.lock().claims.insert(held);
+            }
+            Ok(claimed)
         })
     }
 
     fn release_standalone<'a>(&'a self, session: &'a str, ticket: &'a str) -> RouteFuture<'a> {
         Box::pin(async move {
+            let held = (session.to_owned(), ticket.to_owned());
+            self.liveness.lock().claims.remove(&held);
             let Some(key) = self.claim_key(session) else { return Ok(()) };
             self.script(RELEASE, key, &[ticket]).await.map(|_| ())
         })
@@ -200,9 +380,10 @@ fn read(origin: &str, payload: &[u8]) -> Option<Routed> {
     if envelope.origin == origin {
         return None;
     }
-    Some(if envelope.to_client {
-        Routed::to_client(envelope.session, envelope.message)
-    } else {
-        Routed::new(envelope.session, envelope.message)
+    Some(match (envelope.task, envelope.to_client) {
+        (Some(TaskLeg::Update), _) => Routed::task_update(envelope.session, envelope.message),
+        (Some(TaskLeg::Updated), _) => Routed::task_updated(envelope.session, envelope.message),
+        (None, true) => Routed::to_client(envelope.session, envelope.message),
+        (None, false) => Routed::new(envelope.session, envelope.message),
     })
 }

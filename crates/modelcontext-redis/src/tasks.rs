@@ -4,17 +4,20 @@
 //! Cluster hash tag, as a session's id is for its keys), holding the record as JSON. The key
 //! expires when the task does: its `ttlMs` counted from its creation, or
 //! [`DEFAULT_UNTIMED_TASK_TTL`] for a task created without a TTL, so nothing stays in Redis
-//! for ever. `create` is `SET … NX PX`, so a taken id is refused; an update is a short Lua
+//! for ever. A taken id is refused at creation (see below); an update is a short Lua
 //! script that only replaces a live record that has not ended (the first end wins) and keeps
 //! its expiry.
 //!
 //! Each principal may have at most [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks in
-//! the deployment, as in the in-memory store: a sorted set per principal,
-//! `modelcontext:{deployment}:tasks-running:…`, holds its unfinished task ids scored by their
-//! expiry; a short script admits a new one only below the limit (forgetting expired ones
-//! first), and a task's end removes it. The set and the record are separate keys (a principal's
-//! tasks spread over the cluster), so the two steps are not one transaction: a create that
-//! fails after its admission holds its place until the task would have expired.
+//! the deployment, as in the in-memory store, and the deployment at most [`DEFAULT_MAX_RUNNING`]
+//! in all: a sorted set per principal, `modelcontext:{deployment}:tasks-running:…`, and one for
+//! the deployment, `modelcontext:{deployment}:tasks-running`, hold the unfinished task ids
+//! scored by their expiry. One Lua script creates a task: it forgets expired places, refuses a
+//! taken id, a principal at its limit or a full deployment, and otherwise takes both places
+//! and writes the record, all at once, so a refused or failed create holds no place. A task's
+//! end gives both places back. The script touches the record and both sets, which are in
+//! different hash slots: the store needs one Redis primary (replicas and Sentinel are fine),
+//! not Redis Cluster.
 //!
 //! Every call has the deployment's command timeout and goes through a circuit breaker; a
 //! failed call is [`TaskStoreError::Unavailable`], which the server answers with an internal
@@ -39,20 +42,36 @@ pub const DEFAULT_UNTIMED_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60)
 /// [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore)'s default).
 pub const DEFAULT_MAX_RUNNING_PER_PRINCIPAL: usize = 100;
 
-/// Admits one more unfinished task for a principal, below the limit. KEYS: the principal's
-/// set. ARGV: now (ms since the epoch), the limit, the task's expiry (ms since the epoch), its
-/// id. 1 if admitted, 0 if at the limit, 2 if the id holds a place already (it is taken). The
-/// set lives as long as its last member.
-const ADMIT: &str = r"
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-local count = redis.call('ZCARD', KEYS[1])
-if redis.call('ZADD', KEYS[1], 'NX', ARGV[3], ARGV[4]) == 0 then return 2 end
-if count >= tonumber(ARGV[2]) then
-  redis.call('ZREM', KEYS[1], ARGV[4])
-  return 0
+/// How many unfinished tasks the whole deployment may have, by default (the in-memory store's
+/// default capacity).
+pub const DEFAULT_MAX_RUNNING: usize = 10_000;
+
+/// Creates a task: admits it (if unfinished) below the principal's and the deployment's
+/// limits, and writes its record. KEYS: the record, the principal's set, the deployment's
+/// set. ARGV: now (ms since the epoch), the principal's limit, the task's expiry (ms since the
+/// epoch), its id, the record, its lifetime (ms), the deployment's limit, 1 if unfinished.
+/// 1 if created, 2 if the id is taken, 0 if the principal is at its limit, 3 if the
+/// deployment is. Each set lives as long as its last member.
+const CREATE: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
+if ARGV[8] == '1' then
+  local limits = {0, tonumber(ARGV[2]), tonumber(ARGV[7])}
+  local refusals = {0, 0, 3}
+  for i = 2, 3 do
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[1])
+    if redis.call('ZCARD', KEYS[i]) >= limits[i] then
+      if i == 3 then redis.call('ZREM', KEYS[2], ARGV[4]) end
+      return refusals[i]
+    end
+    if redis.call('ZADD', KEYS[i], 'NX', ARGV[3], ARGV[4]) == 0 then
+      if i == 3 then redis.call('ZREM', KEYS[2], ARGV[4]) end
+      return 2
+    end
+    local left = tonumber(ARGV[3]) - tonumber(ARGV[1])
+    if redis.call('PTTL', KEYS[i]) < left then redis.call('PEXPIRE', KEYS[i], left) end
+  end
 end
-local left = tonumber(ARGV[3]) - tonumber(ARGV[1])
-if redis.call('PTTL', KEYS[1]) < left then redis.call('PEXPIRE', KEYS[1], left) end
+redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
 return 1";
 
 /// Replaces a live record that has not ended, keeping its expiry. KEYS: the record. ARGV: the
@@ -69,10 +88,11 @@ return 1";
 /// reconnects by itself.
 ///
 /// Each principal may have [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks
-/// ([`max_running_per_principal`](RedisTaskStore::max_running_per_principal)). Unlike
-/// [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore) there is no bound on the
-/// count of all tasks: records leave Redis when their task expires, and Redis's own
-/// `maxmemory` bounds the rest.
+/// ([`max_running_per_principal`](RedisTaskStore::max_running_per_principal)), and the
+/// deployment [`DEFAULT_MAX_RUNNING`] ([`max_running`](RedisTaskStore::max_running)). Finished
+/// tasks are not counted: unlike [`InMemoryTaskStore`](modelcontext::server::InMemoryTaskStore),
+/// which forgets the oldest finished one to make room, their records leave Redis when their
+/// task expires, and Redis's own `maxmemory` bounds the rest.
 #[derive(Clone)]
 pub struct RedisTaskStore {
     connection: ConnectionManager,
@@ -82,6 +102,8 @@ pub struct RedisTaskStore {
     timeout: Duration,
     untimed_ttl: Duration,
     max_running: usize,
+    /// The most unfinished tasks in the deployment.
+    max_total: usize,
     breaker: Arc<Breaker>,
 }
 
@@ -128,6 +150,7 @@ impl RedisTaskStore {
             timeout: deployment.command_timeout,
             untimed_ttl: DEFAULT_UNTIMED_TASK_TTL,
             max_running: DEFAULT_MAX_RUNNING_PER_PRINCIPAL,
+            max_total: DEFAULT_MAX_RUNNING,
             breaker: Arc::new(Breaker::new(DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOL_DOWN)),
         })
     }
@@ -147,6 +170,14 @@ impl RedisTaskStore {
         self
     }
 
+    /// How many unfinished tasks the whole deployment may have (default
+    /// [`DEFAULT_MAX_RUNNING`]); at least 1. Another is refused with
+    /// [`TaskStoreError::Full`]. Every instance should be given the same limit.
+    pub fn max_running(mut self, limit: usize) -> RedisTaskStore {
+        self.max_total = limit.max(1);
+        self
+    }
+
     /// What the store's circuit breaker has done: failed calls, outages, calls failed at once.
     pub fn stats(&self) -> BreakerStats {
         self.breaker.stats()
@@ -159,7 +190,8 @@ impl RedisTaskStore {
     }
 
     /// The set of `owner`'s unfinished tasks (`-` for tasks made without authentication, `:`
-    /// before a principal's name, so no name can be mistaken for none).
+    /// before a principal's name, so no name can be mistaken for none, nor for the
+    /// deployment's set, which has neither).
     fn running_key(&self, owner: Option<&str>) -> String {
         match owner {
             Some(owner) => format!("{}:{owner}", self.running),
@@ -167,33 +199,45 @@ impl RedisTaskStore {
         }
     }
 
-    /// Takes a place among the owner's unfinished tasks for `record`, expiring at `expires`.
-    async fn admit(
+    /// Stores `record`, living `remaining` from `now`, after taking its places among the
+    /// unfinished tasks (if it is unfinished): one script.
+    async fn insert(
         &self,
+        key: String,
         record: &TaskRecord,
         now: SystemTime,
-        expires: SystemTime,
+        remaining: Duration,
     ) -> Result<(), TaskStoreError> {
+        let unfinished = !record.task.task.status.is_terminal();
         let mut command = redis::cmd("EVAL");
         command
-            .arg(ADMIT)
-            .arg(1)
+            .arg(CREATE)
+            .arg(3)
+            .arg(key)
             .arg(self.running_key(record.owner.as_deref()))
+            .arg(&self.running)
             .arg(epoch_millis(now))
             .arg(self.max_running)
-            .arg(epoch_millis(expires))
-            .arg(&record.task.task.task_id);
+            .arg(epoch_millis(now + remaining))
+            .arg(&record.task.task.task_id)
+            .arg(json(record))
+            .arg(millis(remaining))
+            .arg(self.max_total)
+            .arg(if unfinished { "1" } else { "0" });
         match self.run::<i64>(command).await? {
             1 => Ok(()),
             2 => Err(TaskStoreError::Exists),
+            3 => Err(TaskStoreError::Full { capacity: self.max_total }),
             _ => Err(TaskStoreError::TooManyRunning { limit: self.max_running }),
         }
     }
 
-    /// Gives back `record`'s place among its owner's unfinished tasks.
+    /// Gives back `record`'s places among its owner's and the deployment's unfinished tasks.
     fn release(&self, pipe: &mut redis::Pipeline, record: &TaskRecord) {
+        let id = &record.task.task.task_id;
         let key = self.running_key(record.owner.as_deref());
-        pipe.cmd("ZREM").arg(key).arg(&record.task.task.task_id).ignore();
+        pipe.cmd("ZREM").arg(key).arg(id).ignore();
+        pipe.cmd("ZREM").arg(&self.running).arg(id).ignore();
     }
 
     /// How long the record has left at `now`: its TTL from its creation, or the untimed one.
@@ -238,28 +282,7 @@ impl TaskStore for RedisTaskStore {
                 // Expired already: a `get` must not find it, so there is nothing to store.
                 return Ok(());
             }
-            let unfinished = !record.task.task.status.is_terminal();
-            if unfinished {
-                self.admit(&record, now, now + remaining).await?;
-            }
-            let mut command = redis::cmd("SET");
-            command.arg(key).arg(json(&record)).arg("NX").arg("PX").arg(millis(remaining));
-            // `OK` when stored, nil when the id is taken.
-            match self.run::<redis::Value>(command).await? {
-                redis::Value::Nil => {
-                    if unfinished {
-                        // The place `admit` just took for this id (a task of the same owner
-                        // with this id would have held it already, and `admit` refused).
-                        let mut pipe = redis::pipe();
-                        self.release(&mut pipe, &record);
-                        let mut connection = self.connection.clone();
-                        let answer = pipe.query_async::<()>(&mut connection);
-                        let _ = self.breaker.call(self.timeout, answer).await;
-                    }
-                    Err(TaskStoreError::Exists)
-                }
-                _ => Ok(()),
-            }
+            self.insert(key, &record, now, remaining).await
         })
     }
 

@@ -11,4 +11,5 @@ mod proxy;
 mod resume;
 mod sessions;
 mod support;
+mod task_updates;
 mod tasks;

@@ -30,6 +30,9 @@ const CANCEL_DEADLINE: Duration = Duration::from_millis(200);
 const STEP: Duration = Duration::from_secs(5);
 /// The instances' SSE keep-alive interval.
 const KEEP_ALIVE: Duration = Duration::from_millis(100);
+/// How long the instances' claims on a GET stream live unrenewed: renewed every 100 ms, so
+/// a lost claim shows within that, not within the default's 5 s.
+const CLAIM_TTL: Duration = Duration::from_millis(300);
 /// Where the proxy sends a pinned request: instance A, instance B.
 const A: usize = 0;
 const B: usize = 1;
@@ -117,6 +120,7 @@ async fn instance(
     let options = HttpOptions::default()
         .session_store(Arc::new(store))
         .peer_router(Arc::new(router.clone()))
+        .standalone_claim_ttl(CLAIM_TTL)
         .keep_alive(KEEP_ALIVE);
     let endpoint = server(name, signals, raise).http_endpoint_with(options);
     let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
@@ -315,6 +319,183 @@ async fn one_instance_holds_the_get_stream_and_b_logs_reach_it_on_a() {
     };
     assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once A's has ended");
     eprintln!("the GET stream moved from A to B {:?} after A's client left", started.elapsed());
+}
+
+/// The key holding session `session`'s GET-stream claim (the router's documented layout).
+fn claim_key(session: &str) -> String {
+    format!("modelcontext:shop:session:{{{session}}}:standalone")
+}
+
+/// A connection of the test's own to `redis`, to play what the instances cannot.
+async fn admin(redis: &RedisServer) -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(redis.url()).expect("url");
+    client.get_multiplexed_async_connection().await.expect("connected")
+}
+
+/// Reads `body` until it ends; panics if it goes on for [`STEP`].
+async fn until_ended(body: &mut Incoming) {
+    let ended = async { while let Some(Ok(_)) = body.frame().await {} };
+    tokio::time::timeout(STEP, ended).await.expect("the stream ended");
+}
+
+/// A GET stream whose claim another ticket took (here one of an instance `ghost` the test
+/// keeps alive, written over A's) ends on A within a renewal period; once `ghost` is gone
+/// (its liveness key deleted), B takes the stream over although its claim is still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_whose_claim_was_overwritten_ends_and_b_takes_it() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, _, _) = fleet(&redis).await;
+    let session = session(proxy).await;
+    let held = get_stream(proxy, A, &session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+    let mut stream = held.into_body();
+
+    let mut admin = admin(&redis).await;
+    let (key, ghost) = (claim_key(&session), "modelcontext:shop:alive:ghost");
+    let () = redis::cmd("SET").arg(ghost).arg(1).query_async(&mut admin).await.expect("SET");
+    let mut overwrite = redis::cmd("SET");
+    overwrite.arg(&key).arg("ghost/1").arg("PX").arg(60_000);
+    let () = overwrite.query_async(&mut admin).await.expect("SET");
+    let lost = Instant::now();
+    until_ended(&mut stream).await;
+    eprintln!("A's GET stream ended {:?} after its claim was taken", lost.elapsed());
+    assert!(lost.elapsed() < CLAIM_TTL, "ended within a renewal period: {:?}", lost.elapsed());
+    let refused = get_stream(proxy, B, &session).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT, "the live ghost holds it now");
+
+    let _: i64 = redis::cmd("DEL").arg(ghost).query_async(&mut admin).await.expect("DEL");
+    let taken = get_stream(proxy, B, &session).await;
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once its holder is gone");
+}
+
+/// A claim that vanished (its key deleted) lets B take the stream: A, which still had it
+/// open, sees B's ticket at its next renewal and ends its own, so only B's stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_whose_claim_vanished_ends_once_b_takes_it() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, _, _) = fleet(&redis).await;
+    let session = session(proxy).await;
+    let held = get_stream(proxy, A, &session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+    let mut stream = held.into_body();
+
+    let mut admin = admin(&redis).await;
+    let key = claim_key(&session);
+    let a_ticket: String = redis::cmd("GET").arg(&key).query_async(&mut admin).await.expect("GET");
+    let _: i64 = redis::cmd("DEL").arg(&key).query_async(&mut admin).await.expect("DEL");
+    let taken = get_stream(proxy, B, &session).await;
+    // A's renewal may have come first and taken the claim back: then B is refused, and A's
+    // stream goes on, which is as right.
+    if taken.status() == StatusCode::CONFLICT {
+        eprintln!("A renewed its claim before B's GET: nothing to show");
+        return;
+    }
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream");
+    let lost = Instant::now();
+    until_ended(&mut stream).await;
+    eprintln!("A's GET stream ended {:?} after B took the claim", lost.elapsed());
+    assert!(lost.elapsed() < CLAIM_TTL, "ended within a renewal period: {:?}", lost.elapsed());
+    let held: Option<String> =
+        redis::cmd("GET").arg(&key).query_async(&mut admin).await.expect("GET");
+    assert!(held.is_some_and(|ticket| ticket != a_ticket), "B's claim stays, A's is gone");
+}
+
+/// A GET while Redis does not answer (every client paused) gets 503 with `Retry-After`
+/// within the command timeout, never a hang; once Redis answers again, a GET opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_while_redis_does_not_answer_is_503_and_opens_once_it_does() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let (proxy, _, _) = fleet(&redis).await;
+    let session = session(proxy).await;
+
+    let pause = Duration::from_millis(1_000);
+    let mut admin = admin(&redis).await;
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(pause.as_millis() as u64)
+        .arg("ALL")
+        .query_async(&mut admin)
+        .await
+        .expect("CLIENT PAUSE");
+    let paused = Instant::now();
+    let refused =
+        tokio::time::timeout(STEP, get_stream(proxy, A, &session)).await.expect("no hang");
+    eprintln!("a GET during the outage was answered in {:?}", paused.elapsed());
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(refused.headers().contains_key("retry-after"), "{:?}", refused.headers());
+    assert!(paused.elapsed() < pause, "answered before Redis was back: {:?}", paused.elapsed());
+
+    let opened = loop {
+        let again = get_stream(proxy, B, &session).await;
+        if again.status() == StatusCode::OK || paused.elapsed() > STEP {
+            break again;
+        }
+        tokio::time::sleep(KEEP_ALIVE).await;
+    };
+    assert_eq!(opened.status(), StatusCode::OK, "a GET opens once Redis answers");
+    eprintln!("a GET opened {:?} after the outage began", paused.elapsed());
+}
+
+/// How long a router's liveness key lives in these tests (the default is 3 s).
+const LIVENESS: Duration = Duration::from_millis(300);
+
+/// An instance that dies holding a session's GET stream (its runtime shut down: no release,
+/// no renewal, as a crash) does not keep the stream until its claim (the default 15 s here)
+/// expires: once its liveness key is gone, a GET on B takes the stream over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_held_by_a_dead_instance_is_taken_over_by_b_promptly() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("shop").command_timeout(Duration::from_millis(300));
+    let deployment = deployment.instance_liveness(LIVENESS);
+    let options = {
+        let deployment = deployment.clone();
+        move || {
+            let store = deployment.session_store().expect("store");
+            let router = deployment.peer_router().expect("router");
+            HttpOptions::default()
+                .session_store(Arc::new(store))
+                .peer_router(Arc::new(router))
+                .keep_alive(KEEP_ALIVE)
+        }
+    };
+    let a = crate::events::InstanceA::start(server("A", None, Raise::default()), options);
+    let (b, _) = instance(&redis, "B", None, Raise::default()).await;
+    let proxy = crate::proxy::round_robin(vec![a.addr, b]).await;
+    let session = session(proxy).await;
+    let held = get_stream(proxy, A, &session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+
+    tokio::task::spawn_blocking(move || a.stop()).await.expect("A stopped");
+    let died = Instant::now();
+    let mut admin = admin(&redis).await;
+    let left: Option<String> =
+        redis::cmd("GET").arg(claim_key(&session)).query_async(&mut admin).await.expect("GET");
+    assert!(left.is_some(), "A died without releasing its claim");
+    drop(held);
+
+    let taken = loop {
+        let again = get_stream(proxy, B, &session).await;
+        if again.status() != StatusCode::CONFLICT || died.elapsed() > STEP {
+            break again;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(taken.status(), StatusCode::OK, "B takes the dead instance's GET stream");
+    let waited = died.elapsed();
+    eprintln!("B took the GET stream {waited:?} after A died (liveness {LIVENESS:?})");
+    assert!(waited < modelcontext::server::http::STANDALONE_CLAIM_TTL / 5, "{waited:?}");
+}
+
+/// The takeover contract against Redis: a router dropped holding a claim (its liveness
+/// no longer renewed) loses it to another within its liveness period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_peer_router_frees_a_dead_holders_claim() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let deployment = redis.deployment("contract").instance_liveness(LIVENESS);
+    let a = Arc::new(deployment.peer_router().expect("router"));
+    let b = deployment.peer_router().expect("router");
+    let within = LIVENESS * 4;
+    modelcontext::testing::contracts::peer_router_takeover(a, &b, within).await;
 }
 
 /// Issue 14, test 8 (the router's part): the contract suite against Redis, as a user

@@ -86,6 +86,29 @@ async fn each_principal_has_a_bounded_number_of_unfinished_tasks_across_instance
     assert_eq!(refused, Err(TaskStoreError::TooManyRunning { limit: 2 }), "a duplicate took none");
 }
 
+/// The deployment's unfinished tasks are bounded too, across instances and principals; a
+/// create refused there holds no place (its principal's is given back, in the same script),
+/// finished tasks take none, and an end frees one.
+#[tokio::test]
+async fn the_deployment_has_a_bounded_number_of_unfinished_tasks() {
+    let Some(redis) = RedisServer::start().await else { return };
+    let store = || redis.deployment("shop").task_store().expect("store").max_running(2);
+    let (a, b) = (store().max_running_per_principal(1), store().max_running_per_principal(1));
+    let working = TaskStatus::Working;
+    a.create(owned("t1", Some("alice"), working)).await.expect("first");
+    b.create(owned("t2", Some("bob"), working)).await.expect("second, on B, another principal");
+    let refused = a.create(owned("t3", None, working)).await;
+    assert_eq!(refused, Err(TaskStoreError::Full { capacity: 2 }));
+    assert_eq!(a.get("t3").await.expect("get"), None, "a refused task is not stored");
+    a.create(owned("done", Some("carol"), TaskStatus::Completed)).await.expect("finished: free");
+
+    b.update(owned("t1", Some("alice"), TaskStatus::Completed)).await.expect("t1 ends on B");
+    // Had the refusal kept the unauthenticated's place, this would be refused (limit 1).
+    a.create(owned("t3", None, working)).await.expect("t1's place is free");
+    let refused = b.create(owned("t4", Some("dave"), working)).await;
+    assert_eq!(refused, Err(TaskStoreError::Full { capacity: 2 }), "full again");
+}
+
 /// What the `held` tool waits for before it finishes.
 struct Release(Arc<Notify>);
 

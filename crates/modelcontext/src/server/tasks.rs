@@ -15,9 +15,12 @@
 //! [`SubscriptionBus`](super::SubscriptionBus) only once stored, so listeners never hear of an
 //! end the store refused. `tasks/cancel` works on any instance: one that does not run the task
 //! stores the cancellation and announces it, and the instance running the task stops the work
-//! when it hears it (or when its own next change is refused by the store). `tasks/update` must
-//! reach the instance running the task (on HTTP the client sends `Mcp-Name: <taskId>` so that
-//! a router can send it there); another instance answers with an error saying so.
+//! when it hears it (or when its own next change is refused by the store). `tasks/update`
+//! must reach the instance running the task: with a peer router (an HTTP endpoint with
+//! [`HttpOptions::peer_router`](crate::HttpOptions::peer_router)) another instance relays it
+//! there and answers once the running instance took the answers in; without one it answers
+//! with an error saying so (on HTTP the client sends `Mcp-Name: <taskId>`, so a load balancer
+//! can route it).
 //! A task belongs to the principal that created it ([`PrincipalId`](super::PrincipalId));
 //! another principal is told the task does not exist.
 
@@ -276,6 +279,50 @@ pub(crate) struct LiveTasks {
     running: Mutex<HashMap<String, Arc<LiveTask>>>,
     /// Whether this instance follows the bus for its tasks ended elsewhere ([`follow_ends`]).
     following: AtomicBool,
+    /// Where a `tasks/update` for a task running on another instance goes (set by the first
+    /// HTTP endpoint with a peer router).
+    relay: std::sync::OnceLock<Arc<dyn TaskRelay>>,
+}
+
+/// Carries a `tasks/update` to the instance of the deployment running its task.
+pub(crate) trait TaskRelay: Send + Sync + 'static {
+    /// Hands `params` to the instance running the task: its answer (the answers taken in,
+    /// or refused), or [`Relayed::Nobody`] when no instance took it up in time.
+    fn relay(
+        &self,
+        params: UpdateTaskParams,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), Relayed>>;
+}
+
+/// Why a relayed `tasks/update` was not acknowledged.
+#[derive(Debug)]
+// Only the HTTP endpoint's relay (feature `http`) makes them.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) enum Relayed {
+    /// The running instance refused the answers: its error, for the client.
+    Refused(McpError),
+    /// No instance answered in time (none runs the task now, or it ended meanwhile).
+    Nobody,
+    /// The relay could not carry it (the router is down).
+    Unavailable(String),
+}
+
+/// Sets where this server relays `tasks/update` for tasks running elsewhere; the first one
+/// set stays.
+#[cfg(feature = "http")]
+pub(crate) fn set_relay(server: &ServerInner, relay: Arc<dyn TaskRelay>) {
+    let _ = server.live_tasks.relay.set(relay);
+}
+
+/// Delivers the answers of a `tasks/update` relayed from another instance, if the task runs
+/// here: `None` when it does not (another instance may run it).
+#[cfg(feature = "http")]
+pub(crate) async fn answer_here(
+    server: &ServerInner,
+    params: UpdateTaskParams,
+) -> Option<Result<(), McpError>> {
+    let live = server.live_tasks.get(&params.task_id)?;
+    Some(live.answer(params.input_responses).await)
 }
 
 impl LiveTasks {
@@ -653,6 +700,20 @@ fn runs_elsewhere(id: &str) -> McpError {
     ))
 }
 
+fn relay_unavailable(id: &str, why: &str) -> McpError {
+    McpError::internal(format!(
+        "Task '{id}' runs on another instance of this server, and its answers cannot be \
+         passed on now ({why}): try again"
+    ))
+}
+
+fn nobody_runs(id: &str) -> McpError {
+    McpError::internal(format!(
+        "No instance of this server took up the answers for task '{id}': the instance running \
+         it may have stopped; try again, or cancel the task"
+    ))
+}
+
 fn unknown_task(id: &str) -> McpError {
     McpError::invalid_params(format!("Failed to retrieve task: unknown or expired task '{id}'"))
 }
@@ -678,8 +739,24 @@ pub(crate) async fn update(
         live.answer(params.input_responses).await?;
     } else if !record.status().is_terminal() {
         // Its work (and any question it asks) is on another instance: accepting the answers
-        // here would lose them. The client may retry; a router should send it there.
-        return Err(runs_elsewhere(&params.task_id));
+        // here would lose them. Relayed there if this instance can; else the client may
+        // retry, and a load balancer should send it there.
+        let Some(relay) = server.live_tasks.relay.get() else {
+            return Err(runs_elsewhere(&params.task_id));
+        };
+        let id = params.task_id.clone();
+        match relay.relay(params).await {
+            Ok(()) => {}
+            Err(Relayed::Refused(error)) => return Err(error),
+            Err(Relayed::Unavailable(why)) => return Err(relay_unavailable(&id, &why)),
+            // It may have ended meanwhile: then its answers are ignored, as below.
+            Err(Relayed::Nobody) => {
+                let record = find(&server, &id, principal.as_deref()).await?;
+                if !record.status().is_terminal() {
+                    return Err(nobody_runs(&id));
+                }
+            }
+        }
     }
     // A finished task asks nothing: its answers are ignored, as unknown keys are.
     Ok(Ack::default())

@@ -262,7 +262,8 @@ pub async fn session_store(store: &dyn crate::server::http::SessionStore) {
 /// 1. each instance name is valid ([`valid_instance`](crate::server::http::valid_instance))
 ///    and the two differ;
 /// 2. a message `a` forwards to `b` reaches `b`, unchanged (its
-///    [`Direction`](crate::server::http::Direction) too, either one), and not `a`;
+///    [`Direction`](crate::server::http::Direction) too, any of them; a broadcast
+///    `TaskUpdate` keeps its own), and not `a`;
 /// 3. a message `b` broadcasts reaches `a`, and not `b` itself;
 /// 4. forwarding to an instance nobody runs is not an error;
 /// 5. a session's standalone-stream claim: a free one is taken, its holder may renew it,
@@ -303,6 +304,23 @@ pub async fn peer_router(
     })
     .await;
     assert_eq!(to_client.direction, Direction::ToClient, "the direction is kept: {to_client:?}");
+
+    let mut attempt = 0;
+    let updated = until_delivered(&mut b_in, || {
+        attempt += 1;
+        let routed = Routed::task_updated(&run, format!(r#"{{"task_updated":{attempt}}}"#));
+        async move { a.forward(b.instance(), routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert_eq!(updated.direction, Direction::TaskUpdated, "the direction is kept: {updated:?}");
+    let mut attempt = 0;
+    let update = until_delivered(&mut a_in, || {
+        attempt += 1;
+        let routed = Routed::task_update(&run, format!(r#"{{"task_update":{attempt}}}"#));
+        async move { b.broadcast(routed.clone()).await.map(|()| routed) }
+    })
+    .await;
+    assert_eq!(update.direction, Direction::TaskUpdate, "the direction is kept: {update:?}");
 
     let mut attempt = 0;
     let broadcast = until_delivered(&mut a_in, || {
@@ -372,6 +390,34 @@ async fn standalone_claims(
     winner.0.release_standalone(&raced, winner.1).await.expect("release");
 }
 
+/// The [`PeerRouter`](crate::server::http::PeerRouter) contract for an instance that dies
+/// holding a session's standalone GET stream: `a` claims a stream for a minute, then every
+/// handle on `a` is dropped (pass the last one) without releasing it, as a crash would leave
+/// it; `b` must be granted the stream within `within`, well before the claim would expire.
+/// Checks too that while `a` lives its claim is refused to `b`.
+#[cfg(feature = "http")]
+pub async fn peer_router_takeover(
+    a: std::sync::Arc<dyn crate::server::http::PeerRouter>,
+    b: &dyn crate::server::http::PeerRouter,
+    within: Duration,
+) {
+    let (session, ttl) = (fresh_run("takeover"), Duration::from_secs(60));
+    let (ta, tb) = (format!("{}/1", a.instance()), format!("{}/1", b.instance()));
+    assert!(a.claim_standalone(&session, &ta, ttl).await.expect("claim"), "a free stream is taken");
+    let refused = b.claim_standalone(&session, &tb, ttl).await.expect("claim");
+    assert!(!refused, "the claim of an instance that lives is refused to another");
+    drop(a);
+    let died = Instant::now();
+    loop {
+        if b.claim_standalone(&session, &tb, ttl).await.is_ok_and(|taken| taken) {
+            break;
+        }
+        assert!(died.elapsed() < within, "a dead holder's claim still refused after {within:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    b.release_standalone(&session, &tb).await.expect("release");
+}
+
 /// Sends fresh messages with `send` until one comes out of `incoming` (each unchanged), for
 /// up to [`DELIVERY_DEADLINE`]; returns it.
 #[cfg(feature = "http")]
@@ -411,6 +457,13 @@ mod http_seam_tests {
     async fn the_in_memory_peer_router_meets_the_peer_router_contract() {
         let router = crate::server::http::MemoryPeerRouter::new();
         super::peer_router(&*router.instance("a"), &*router.instance("b")).await;
+    }
+
+    #[tokio::test]
+    async fn the_in_memory_peer_router_frees_a_dead_holders_claim_at_once() {
+        let router = crate::server::http::MemoryPeerRouter::new();
+        let within = std::time::Duration::from_millis(1);
+        super::peer_router_takeover(router.instance("a"), &*router.instance("b"), within).await;
     }
 }
 

@@ -46,6 +46,7 @@ mod serve;
 mod session_store;
 mod sessions;
 mod stateless;
+mod task_relay;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -222,6 +223,16 @@ pub struct HttpOptions {
     /// 409). `None` (the default): they are handled by the instance that receives them,
     /// request ids stay numbers, and each instance only knows of its own GET streams.
     pub peer_router: Option<Arc<dyn PeerRouter>>,
+    /// How long a [`peer_router`](HttpOptions::peer_router) claim on a session's GET stream
+    /// lives unrenewed; the holder renews it every third of that, so an instance whose claim
+    /// was taken from it ends its stream within a third. Default [`STANDALONE_CLAIM_TTL`];
+    /// at least 30 ms. Shorter means more router calls per open GET stream (one per renewal).
+    pub standalone_claim_ttl: Duration,
+    /// How long a 2026-07-28 `tasks/update` for a task running on another instance waits,
+    /// relayed through the [`peer_router`](HttpOptions::peer_router), for that instance to
+    /// take the answers in; past it the client gets an error saying no instance took them
+    /// up (the one running the task may have stopped). Default 5 s.
+    pub task_update_relay_timeout: Duration,
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST
     /// /messages`) beside the endpoint, for clients that predate Streamable HTTP. Only the
     /// [`HttpEndpoint::router`] serves it. Off by default.
@@ -301,6 +312,8 @@ impl std::fmt::Debug for HttpOptions {
             .field("keep_alive", &self.keep_alive)
             .field("session_store", &self.session_store.is_some())
             .field("peer_router", &self.peer_router.as_ref().map(|router| router.instance()))
+            .field("standalone_claim_ttl", &self.standalone_claim_ttl)
+            .field("task_update_relay_timeout", &self.task_update_relay_timeout)
             .field("legacy_sse", &self.legacy_sse)
             .field("json_response", &self.json_response)
             .field("stateless", &self.stateless);
@@ -339,6 +352,8 @@ impl Default for HttpOptions {
             session_store: None,
             durable_events: false,
             peer_router: None,
+            standalone_claim_ttl: STANDALONE_CLAIM_TTL,
+            task_update_relay_timeout: Duration::from_secs(5),
             legacy_sse: false,
             json_response: false,
             stateless: false,
@@ -413,6 +428,12 @@ setters! {
     /// Ends a stream whose event cannot be stored, instead of sending it without an id
     /// (default off; see the field).
     durable_events: bool;
+    /// Sets how long a claim on a session's GET stream lives unrenewed (default
+    /// [`STANDALONE_CLAIM_TTL`]; see the field).
+    standalone_claim_ttl: Duration;
+    /// Sets how long a relayed `tasks/update` waits for the instance running its task
+    /// (default 5 s; see the field).
+    task_update_relay_timeout: Duration;
     /// Also serves the deprecated 2024-11-05 HTTP+SSE transport (default off).
     legacy_sse: bool;
     /// Answers every request with one JSON body, never SSE (default off; see the field).
@@ -502,7 +523,14 @@ impl McpServer {
 
     /// An HTTP endpoint for this server with `options`.
     pub fn http_endpoint_with(&self, options: HttpOptions) -> HttpEndpoint {
-        let sessions = sessions::Sessions::new(&options);
+        let relay = options.peer_router.clone().map(|router| {
+            let timeout = options.task_update_relay_timeout;
+            let server = Arc::downgrade(&self.inner);
+            let relay = Arc::new(task_relay::RouterRelay::new(router, server, timeout));
+            crate::server::tasks::set_relay(&self.inner, relay.clone());
+            relay
+        });
+        let sessions = sessions::Sessions::new(&options, relay);
         let sse_streams = Arc::default();
         let shared = Shared { server: self.clone(), options, sessions, sse_streams };
         HttpEndpoint { inner: Arc::new(shared) }
@@ -574,6 +602,9 @@ impl HttpEndpoint {
     /// a plain-text server, and the TLS-terminating proxies that speak `h2c` to a backend can
     /// speak HTTP/1.1 to it as well.
     pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
+        // An endpoint made outside a runtime starts following the router here: a relayed
+        // `tasks/update` must be heard before any handshake-era session exists.
+        self.inner.sessions.start_routing();
         serve::serve(listener, &self.inner.options, self.router()).await?;
         Ok(())
     }

@@ -10,11 +10,17 @@
 //!
 //! A session's standalone GET stream is held by one instance of the deployment at a time: the
 //! instance that opens it claims it ([`PeerRouter::claim_standalone`]) for
-//! [`STANDALONE_CLAIM_TTL`], renews the claim while the stream is open and releases it when the
-//! stream ends. A GET on another instance while the claim lives is answered 409 Conflict, as
+//! [`HttpOptions::standalone_claim_ttl`](super::HttpOptions::standalone_claim_ttl) (default
+//! [`STANDALONE_CLAIM_TTL`]), renews the claim every third of that while the stream is open
+//! (ending the stream if another ticket took it meanwhile) and releases it when the stream
+//! ends. A GET on another instance while the claim lives is answered 409 Conflict, as
 //! a second GET on the same instance is. What the session sends outside any request (a log
 //! message, a request to the client) on an instance that does not hold the stream goes to
 //! the holder ([`Direction::ToClient`]), which sends it on the stream.
+//!
+//! A 2026-07-28 `tasks/update` for a task that runs on another instance is relayed there
+//! ([`Direction::TaskUpdate`], broadcast; the running instance answers with
+//! [`Direction::TaskUpdated`]), and the client is answered once the answers were taken in.
 //!
 //! Without a router (the default), ids stay numbers, nothing is claimed and everything stays
 //! in the instance, as before. Any implementation can be checked with
@@ -35,7 +41,9 @@ use tokio::sync::mpsc;
 #[non_exhaustive]
 pub struct Routed {
     /// The `Mcp-Session-Id` it came with (the caller was checked against the session's
-    /// owner by the instance that received it).
+    /// owner by the instance that received it); for [`Direction::TaskUpdate`] and
+    /// [`Direction::TaskUpdated`], the task's id (the caller was checked against the task's
+    /// owner).
     pub session: String,
     /// The JSON-RPC message, as JSON text.
     pub message: String,
@@ -54,6 +62,13 @@ pub enum Direction {
     /// From the session, outside any request (a log message, a request to the client), for
     /// the instance holding the session's standalone GET stream, which sends it there.
     ToClient,
+    /// A client's `tasks/update` (a JSON-RPC request whose id names the instance relaying
+    /// it, `{instance}/{n}`) for the task named by [`Routed::session`]: broadcast, taken up
+    /// only by the instance running the task.
+    TaskUpdate,
+    /// The answer of the instance running a task to a [`Direction::TaskUpdate`] (a JSON-RPC
+    /// response with the same id), forwarded to the instance its id names.
+    TaskUpdated,
 }
 
 impl Routed {
@@ -66,6 +81,18 @@ impl Routed {
     /// ([`Direction::ToClient`]).
     pub fn to_client(session: impl Into<String>, message: impl Into<String>) -> Routed {
         Routed { direction: Direction::ToClient, ..Routed::new(session, message) }
+    }
+
+    /// `message` (a `tasks/update` request) for the instance running task `task`
+    /// ([`Direction::TaskUpdate`]).
+    pub fn task_update(task: impl Into<String>, message: impl Into<String>) -> Routed {
+        Routed { direction: Direction::TaskUpdate, ..Routed::new(task, message) }
+    }
+
+    /// `message` (the answer to a relayed `tasks/update`) for the instance that relayed it
+    /// ([`Direction::TaskUpdated`]).
+    pub fn task_updated(task: impl Into<String>, message: impl Into<String>) -> Routed {
+        Routed { direction: Direction::TaskUpdated, ..Routed::new(task, message) }
     }
 }
 
@@ -100,7 +127,8 @@ pub type ClaimFuture<'a> = BoxFuture<'a, Result<bool, RouteError>>;
 /// What [`PeerRouter::standalone_holder`] returns: the ticket holding the stream, if any.
 pub type HolderFuture<'a> = BoxFuture<'a, Result<Option<String>, RouteError>>;
 
-/// How long a claim on a session's standalone GET stream lives without being renewed: 15 s.
+/// How long, by default, a claim on a session's standalone GET stream lives without being
+/// renewed: 15 s ([`HttpOptions::standalone_claim_ttl`](super::HttpOptions::standalone_claim_ttl)).
 /// The holder renews it every third of that while the stream is open; an instance that dies
 /// holding one keeps it from the others for at most this long.
 pub const STANDALONE_CLAIM_TTL: Duration = Duration::from_secs(15);
@@ -123,7 +151,10 @@ pub trait PeerRouter: Send + Sync + 'static {
     /// Claims session `session`'s standalone GET stream for `ticket` (`{instance}/{n}`, one
     /// per stream) for `ttl`: `true` if no live claim was held, or `ticket` held it (the claim
     /// is renewed); `false` if another ticket holds it. Atomic across the deployment: of two
-    /// instances claiming at once, one gets `false`.
+    /// instances claiming at once, one gets `false`. A router that can tell an instance is
+    /// gone (crashed, stopped without releasing) should treat its claims as free, so a dead
+    /// holder does not keep the stream until `ttl` runs out
+    /// ([`testing::contracts::peer_router_takeover`](crate::testing::contracts::peer_router_takeover)).
     fn claim_standalone<'a>(
         &'a self,
         session: &'a str,
@@ -133,7 +164,8 @@ pub trait PeerRouter: Send + Sync + 'static {
     /// Ends `ticket`'s claim on session `session`'s standalone GET stream; a claim held by
     /// another ticket (or none) is left as it is.
     fn release_standalone<'a>(&'a self, session: &'a str, ticket: &'a str) -> RouteFuture<'a>;
-    /// The ticket holding a live claim on session `session`'s standalone GET stream, if any.
+    /// The ticket holding a live claim on session `session`'s standalone GET stream, if any
+    /// (it may name an instance that is gone, until its claim is taken over or expires).
     fn standalone_holder<'a>(&'a self, session: &'a str) -> HolderFuture<'a>;
 }
 
@@ -175,6 +207,9 @@ pub struct MemoryPeerRouter {
     inboxes: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Routed>>>>,
     /// Each session's standalone-stream claim: its ticket and when it expires.
     claims: Arc<Mutex<HashMap<String, (String, Instant)>>>,
+    /// Each instance's life: gone once its [`MemoryInstance`] is dropped, and then its
+    /// claims may be taken by the others.
+    lives: Arc<Mutex<HashMap<String, std::sync::Weak<()>>>>,
 }
 
 /// One endpoint's side of a [`MemoryPeerRouter`].
@@ -183,6 +218,8 @@ pub struct MemoryInstance {
     name: String,
     router: MemoryPeerRouter,
     inbox: Mutex<Option<mpsc::UnboundedReceiver<Routed>>>,
+    /// Held while the instance lives (see `MemoryPeerRouter::lives`).
+    _life: Arc<()>,
 }
 
 impl MemoryPeerRouter {
@@ -198,7 +235,18 @@ impl MemoryPeerRouter {
         let (tx, rx) = mpsc::unbounded_channel();
         self.lock().insert(name.to_owned(), tx);
         let inbox = Mutex::new(Some(rx));
-        Arc::new(MemoryInstance { name: name.to_owned(), router: self.clone(), inbox })
+        let life = Arc::new(());
+        let lives = &mut self.lives.lock().unwrap_or_else(|e| e.into_inner());
+        lives.insert(name.to_owned(), Arc::downgrade(&life));
+        let name = name.to_owned();
+        Arc::new(MemoryInstance { name, router: self.clone(), inbox, _life: life })
+    }
+
+    /// Whether the instance named by `ticket` is gone (its [`MemoryInstance`] dropped).
+    fn holder_gone(&self, ticket: &str) -> bool {
+        let Some(instance) = ticket_instance(ticket) else { return false };
+        let lives = self.lives.lock().unwrap_or_else(|e| e.into_inner());
+        lives.get(instance).is_none_or(|life| life.strong_count() == 0)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Routed>>> {
@@ -248,7 +296,9 @@ impl PeerRouter for MemoryInstance {
     ) -> ClaimFuture<'a> {
         let mut claims = self.router.claims();
         let now = Instant::now();
-        let free = live_claim(&claims, session, now).is_none_or(|held| held == ticket);
+        // A claim of an instance that is gone is free: it will never be renewed or released.
+        let free = live_claim(&claims, session, now)
+            .is_none_or(|held| held == ticket || self.router.holder_gone(held));
         if free {
             // Expired claims are forgotten when a new one is made (not at each renewal), so
             // the map stays about as small as the streams open; a lookup skips an expired one.

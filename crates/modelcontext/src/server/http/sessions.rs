@@ -61,9 +61,7 @@ use super::exchange::{
     Delivery, Guard, StreamRx, StreamTx, accepted, answer, error_response, header_str, rpc_answer,
     sse_response, sse_stream,
 };
-use super::peer_router::{
-    Direction, PeerRouter, Routed, STANDALONE_CLAIM_TTL, elsewhere, ticket_instance,
-};
+use super::peer_router::{Direction, PeerRouter, Routed, elsewhere, ticket_instance};
 use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
 use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
@@ -71,6 +69,10 @@ use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The shortest claim on a GET stream (renewed every 10 ms then): a renewal period of zero
+/// would be no period at all.
+const MIN_CLAIM_TTL: Duration = Duration::from_millis(30);
 
 /// Every live session of one endpoint.
 pub(crate) struct Sessions {
@@ -98,6 +100,10 @@ pub(crate) struct Sessions {
     routing: AtomicBool,
     /// The number of the next claim on a GET stream (its ticket is `{instance}/{n}`).
     tickets: AtomicU64,
+    /// How long a claim on a GET stream lives unrenewed (renewed every third of it).
+    claim_ttl: Duration,
+    /// Where routed `tasks/update` messages go (with a router).
+    relay: Option<Arc<super::task_relay::RouterRelay>>,
 }
 
 pub(crate) struct Session {
@@ -207,7 +213,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    pub(crate) fn new(options: &super::HttpOptions) -> Sessions {
+    pub(crate) fn new(
+        options: &super::HttpOptions,
+        relay: Option<Arc<super::task_relay::RouterRelay>>,
+    ) -> Sessions {
         let sessions = Sessions {
             map: Arc::default(),
             max: options.max_sessions,
@@ -221,6 +230,8 @@ impl Sessions {
             watching: AtomicBool::new(false),
             routing: AtomicBool::new(false),
             tickets: AtomicU64::new(1),
+            claim_ttl: options.standalone_claim_ttl.max(MIN_CLAIM_TTL),
+            relay,
         };
         // Following the store from the start, before any session is held here, means no
         // change to a session this instance will hold is published before it listens.
@@ -372,15 +383,24 @@ impl Sessions {
 
     /// Hands what other instances route here to the sessions it is for, until the endpoint
     /// is gone.
-    fn start_routing(&self) {
+    pub(crate) fn start_routing(&self) {
         let Some(router) = &self.router else { return };
         if self.routing.swap(true, Ordering::Relaxed) {
             return;
         }
         let mut incoming = router.incoming();
         let map = Arc::downgrade(&self.map);
+        let relay = self.relay.clone();
         tokio::spawn(async move {
             while let Some(routed) = incoming.next().await {
+                if matches!(routed.direction, Direction::TaskUpdate | Direction::TaskUpdated) {
+                    if let Some(relay) = &relay {
+                        // Its own task: a store write may take a while, the next message not.
+                        let relay = Arc::clone(relay);
+                        tokio::spawn(async move { relay.take(routed).await });
+                    }
+                    continue;
+                }
                 let Some(map) = map.upgrade() else { return };
                 let held = lock(&map).get(&routed.session).cloned();
                 drop(map);
@@ -1011,6 +1031,8 @@ impl Session {
                     let _ = self.incoming.send(Ok(message)).await;
                 }
             }
+            // Taken by the task relay before a session is looked for.
+            Direction::TaskUpdate | Direction::TaskUpdated => {}
         }
     }
 
@@ -1476,10 +1498,11 @@ impl Sessions {
         let Some(router) = &session.router else { return Ok(None) };
         let number = self.tickets.fetch_add(1, Ordering::Relaxed);
         let ticket = format!("{}/{number}", router.instance());
-        match router.claim_standalone(&session.id, &ticket, STANDALONE_CLAIM_TTL).await {
+        match router.claim_standalone(&session.id, &ticket, self.claim_ttl).await {
             Ok(true) => {
                 let stream = (Arc::downgrade(&session.routes), tx.downgrade());
-                Ok(Some(ClaimGuard::keep(router.clone(), session.id.clone(), ticket, stream)))
+                let claim = Claim { router: router.clone(), session: session.id.clone(), ticket };
+                Ok(Some(ClaimGuard::keep(claim, self.claim_ttl, stream)))
             }
             Ok(false) => Err(second_get_stream()),
             Err(error) => {
@@ -1500,16 +1523,19 @@ struct ClaimGuard {
 type WeakStream =
     (std::sync::Weak<Mutex<Routes>>, mpsc::WeakSender<Box<super::exchange::Delivery>>);
 
+/// Who holds which session's GET stream, through which router.
+struct Claim {
+    router: Arc<dyn PeerRouter>,
+    session: String,
+    ticket: String,
+}
+
 impl ClaimGuard {
-    fn keep(
-        router: Arc<dyn PeerRouter>,
-        session: String,
-        ticket: String,
-        stream: WeakStream,
-    ) -> ClaimGuard {
+    fn keep(claim: Claim, ttl: Duration, stream: WeakStream) -> ClaimGuard {
         let (held, dropped) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            renew_claim(&*router, &session, &ticket, dropped, stream).await;
+            renew_claim(&claim, ttl, dropped, stream).await;
+            let Claim { router, session, ticket } = claim;
             if let Err(error) = router.release_standalone(&session, &ticket).await {
                 // It expires by itself within the claim's lifetime.
                 tracing::debug!(%error, session, "GET stream claim not released");
@@ -1524,20 +1550,19 @@ impl ClaimGuard {
 /// expired meanwhile); a claim another instance took meanwhile ends the stream here, so two
 /// instances never both hold it.
 async fn renew_claim(
-    router: &dyn PeerRouter,
-    session: &str,
-    ticket: &str,
+    Claim { router, session, ticket }: &Claim,
+    ttl: Duration,
     mut dropped: tokio::sync::oneshot::Receiver<()>,
     (routes, tx): WeakStream,
 ) {
-    let period = STANDALONE_CLAIM_TTL / 3;
+    let period = ttl / 3;
     let mut renewals = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     loop {
         tokio::select! {
             _ = &mut dropped => return,
             _ = renewals.tick() => {}
         }
-        match router.claim_standalone(session, ticket, STANDALONE_CLAIM_TTL).await {
+        match router.claim_standalone(session, ticket, ttl).await {
             Ok(true) => {}
             Ok(false) => {
                 tracing::warn!(session, "GET stream claimed by another instance: ended here");
