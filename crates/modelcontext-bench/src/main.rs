@@ -142,7 +142,11 @@ async fn serve(server: McpServer, options: Options) -> Result<(), modelcontext::
             serve.await
         }
         other => {
-            let known = if cfg!(feature = "http") { "stdio or http" } else { "stdio: built without `http`" };
+            let known = if cfg!(feature = "http") {
+                "stdio or http"
+            } else {
+                "stdio: built without `http`"
+            };
             eprintln!("unknown transport {other} ({known})");
             std::process::exit(2);
         }
