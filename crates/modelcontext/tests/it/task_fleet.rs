@@ -9,7 +9,6 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use modelcontext::client::ToolCall;
-use modelcontext::server::http::MemoryPeerRouter;
 use modelcontext::server::{InMemoryTaskStore, NoArgs, StoreFuture, TaskRecord, TaskStore};
 use modelcontext::server::{TaskStoreError, TaskSupport};
 use modelcontext::types::{INTERNAL_ERROR, InputResponses, Task, TaskStatus};
@@ -202,82 +201,91 @@ async fn a_cancellation_hidden_by_a_gap_on_the_bus_still_stops_the_task() {
     tokio::time::timeout(DEADLINE, stopped.notified()).await.expect("A's handler is stopped");
 }
 
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Name {
-    name: String,
-}
+/// The `tasks/update` relay between two HTTP endpoints (the peer router is the HTTP server's).
+#[cfg(feature = "http")]
+mod relay {
+    use super::*;
+    use modelcontext::server::http::MemoryPeerRouter;
 
-/// Instance `name` over HTTP: an `ask` tool that becomes a task and asks for a name, its
-/// records in `store`, its endpoint routed by `router`.
-async fn asking(
-    name: &'static str,
-    store: Arc<InMemoryTaskStore>,
-    router: Arc<modelcontext::server::http::MemoryInstance>,
-) -> std::net::SocketAddr {
-    let ask = ToolDef::new("ask", move |cx: Context, _: NoArgs| async move {
-        cx.run_as_task().await;
-        match cx.elicit::<Name>("Your name?").await {
-            Ok(modelcontext::Elicitation::Accepted(answer)) => {
-                format!("{name} heard {}", answer.name)
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Name {
+        name: String,
+    }
+
+    /// Instance `name` over HTTP: an `ask` tool that becomes a task and asks for a name, its
+    /// records in `store`, its endpoint routed by `router`.
+    async fn asking(
+        name: &'static str,
+        store: Arc<InMemoryTaskStore>,
+        router: Arc<modelcontext::server::http::MemoryInstance>,
+    ) -> std::net::SocketAddr {
+        let ask = ToolDef::new("ask", move |cx: Context, _: NoArgs| async move {
+            cx.run_as_task().await;
+            match cx.elicit::<Name>("Your name?").await {
+                Ok(modelcontext::Elicitation::Accepted(answer)) => {
+                    format!("{name} heard {}", answer.name)
+                }
+                other => format!("{name} got {other:?}"),
             }
-            other => format!("{name} got {other:?}"),
-        }
-    });
-    let server = McpServer::new("shop")
-        .task_store(Shared { store, refused: Arc::default() })
-        .task_poll_interval(Duration::from_millis(5))
-        .tool(ask.task(TaskSupport::Optional))
-        .expect("registers");
-    let options = modelcontext::HttpOptions::default().peer_router(router);
-    let endpoint = server.http_endpoint_with(options);
-    let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
-    tokio::spawn(serve);
-    addr
-}
+        });
+        let server = McpServer::new("shop")
+            .task_store(Shared { store, refused: Arc::default() })
+            .task_poll_interval(Duration::from_millis(5))
+            .tool(ask.task(TaskSupport::Optional))
+            .expect("registers");
+        let options = modelcontext::HttpOptions::default().peer_router(router);
+        let endpoint = server.http_endpoint_with(options);
+        let (addr, serve) = endpoint.bind("127.0.0.1:0").await.expect("bind");
+        tokio::spawn(serve);
+        addr
+    }
 
-/// A modern client of the endpoint at `addr`.
-async fn http_client(addr: std::net::SocketAddr) -> Client {
-    let transport =
-        modelcontext::transport::http::HttpTransport::new(&format!("http://{addr}/mcp"))
-            .expect("url");
-    Client::builder()
-        .era(EraMode::Modern)
-        .on_elicit(|_| async { Ok(modelcontext::types::ElicitResult::accept(Default::default())) })
-        .connect(transport)
+    /// A modern client of the endpoint at `addr`.
+    async fn http_client(addr: std::net::SocketAddr) -> Client {
+        let transport =
+            modelcontext::transport::http::HttpTransport::new(&format!("http://{addr}/mcp"))
+                .expect("url");
+        Client::builder()
+            .era(EraMode::Modern)
+            .on_elicit(|_| async {
+                Ok(modelcontext::types::ElicitResult::accept(Default::default()))
+            })
+            .connect(transport)
+            .await
+            .expect("connects")
+    }
+
+    /// With a peer router (in memory here), a `tasks/update` on B for a task parked on A is
+    /// relayed to A, acknowledged once A took the answer in, and the task completes with it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tasks_update_on_b_is_relayed_to_a_through_the_peer_router() {
+        let (store, routers) = (Arc::new(InMemoryTaskStore::default()), MemoryPeerRouter::new());
+        let a = asking("A", Arc::clone(&store), routers.instance("a")).await;
+        let b = asking("B", store, routers.instance("b")).await;
+        let (on_a, on_b) = (http_client(a).await, http_client(b).await);
+        let task = match on_a.call_tool_as_task("ask", json!({})).await.expect("call on A") {
+            ToolCall::Task(task) => task,
+            other => panic!("expected a task, got {other:?}"),
+        };
+        let asked = tokio::time::timeout(DEADLINE, async {
+            loop {
+                let seen = on_b.get_task(&task.task_id).await.expect("B answers tasks/get");
+                if seen.task.status == TaskStatus::InputRequired {
+                    break seen;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
         .await
-        .expect("connects")
-}
-
-/// With a peer router (in memory here), a `tasks/update` on B for a task parked on A is
-/// relayed to A, acknowledged once A took the answer in, and the task completes with it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tasks_update_on_b_is_relayed_to_a_through_the_peer_router() {
-    let (store, routers) = (Arc::new(InMemoryTaskStore::default()), MemoryPeerRouter::new());
-    let a = asking("A", Arc::clone(&store), routers.instance("a")).await;
-    let b = asking("B", store, routers.instance("b")).await;
-    let (on_a, on_b) = (http_client(a).await, http_client(b).await);
-    let task = match on_a.call_tool_as_task("ask", json!({})).await.expect("call on A") {
-        ToolCall::Task(task) => task,
-        other => panic!("expected a task, got {other:?}"),
-    };
-    let asked = tokio::time::timeout(DEADLINE, async {
-        loop {
-            let seen = on_b.get_task(&task.task_id).await.expect("B answers tasks/get");
-            if seen.task.status == TaskStatus::InputRequired {
-                break seen;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("input_required in time");
-    let key = asked.input_requests.expect("questions").into_keys().next().expect("one");
-    let answers: InputResponses = serde_json::from_value(json!({
-        key: {"action": "accept", "content": {"name": "Ada"}}
-    }))
-    .expect("answers");
-    on_b.update_task(&task.task_id, answers).await.expect("relayed to A and acknowledged");
-    let result = on_b.wait_for_task(&task).await.expect("completes");
-    let text = serde_json::to_value(&result).expect("json")["content"][0]["text"].clone();
-    assert_eq!(text, "A heard Ada");
+        .expect("input_required in time");
+        let key = asked.input_requests.expect("questions").into_keys().next().expect("one");
+        let answers: InputResponses = serde_json::from_value(json!({
+            key: {"action": "accept", "content": {"name": "Ada"}}
+        }))
+        .expect("answers");
+        on_b.update_task(&task.task_id, answers).await.expect("relayed to A and acknowledged");
+        let result = on_b.wait_for_task(&task).await.expect("completes");
+        let text = serde_json::to_value(&result).expect("json")["content"][0]["text"].clone();
+        assert_eq!(text, "A heard Ada");
+    }
 }
