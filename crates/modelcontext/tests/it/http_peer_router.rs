@@ -2,7 +2,8 @@
 //! (the Redis router has the same tests against a real Redis): the client's answer to a
 //! request A sent, POSTed to B, reaches A's handler; a cancellation POSTed to B stops the
 //! handler running on A; a session's GET stream is held by one of them, and what the session
-//! sends outside a request on the other reaches it.
+//! sends outside a request on the other reaches it. A 2025-03-26 session's answers and
+//! cancellations inside a JSON-RPC batch are routed the same way.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,6 +24,9 @@ use crate::http_server::{Http, start_with};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"reader","version":"7"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+/// The one revision with JSON-RPC batches; it has `roots/list`, not elicitation.
+const BATCHES: &str = "2025-03-26";
+const INITIALIZE_BATCHES: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{"roots":{}},"clientInfo":{"name":"reader","version":"7"}}}"#;
 /// The most any one step may take.
 const STEP: Duration = Duration::from_secs(5);
 /// The endpoints' SSE keep-alive interval: a GET stream whose client left is noticed soon.
@@ -46,7 +50,8 @@ impl Drop for Ended {
 #[derive(Clone, Default)]
 struct Raise(Arc<tokio::sync::Notify>);
 
-/// Instance `name`: `ask` elicits a name; `wait` runs until cancelled, telling `started`
+/// Instance `name`: `ask` elicits a name; `roots` lists the client's roots; `wait` runs until
+/// cancelled, telling `started`
 /// when it starts and dropping an [`Ended`] when it ends; `later` answers at once, then logs
 /// through the session, outside any request, when `raise` says so.
 fn server(
@@ -58,6 +63,15 @@ fn server(
         match cx.elicit::<Name>("Your name?").await {
             Ok(Elicitation::Accepted(answer)) => format!("{name} heard {}", answer.name),
             other => format!("{name} got {other:?}"),
+        }
+    });
+    let roots = ToolDef::new("roots", move |cx: Context, _: NoArgs| async move {
+        match cx.list_roots().await {
+            Ok(roots) => {
+                let uris: Vec<_> = roots.iter().map(|root| root.uri.as_str()).collect();
+                format!("{name} sees {}", uris.join(", "))
+            }
+            Err(error) => format!("{name} got {error}"),
         }
     });
     let signals = Arc::new(Mutex::new(signals));
@@ -88,6 +102,8 @@ fn server(
         .tool(wait)
         .expect("tool")
         .tool(later)
+        .expect("tool")
+        .tool(roots)
         .expect("tool")
 }
 
@@ -134,14 +150,27 @@ async fn get_stream(url: &str, session: &str) -> hyper::Response<Incoming> {
 
 /// A POST in `session` (or none) whose body is left to read.
 async fn post(url: &str, session: Option<&str>, body: &str) -> hyper::Response<Incoming> {
+    post_as(url, session, "2025-11-25", body).await
+}
+
+/// A POST in `session`, which negotiated `version`.
+async fn post_as(
+    url: &str,
+    session: Option<&str>,
+    version: &str,
+    body: &str,
+) -> hyper::Response<Incoming> {
     let client: HyperClient<_, Full<Bytes>> =
         HyperClient::builder(TokioExecutor::new()).build_http();
     let mut request = http::Request::post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json");
     if let Some(session) = session {
-        request =
-            request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+        request = request.header("mcp-session-id", session);
+        // The header came with 2025-06-18; a 2025-03-26 client sends none.
+        if version != BATCHES {
+            request = request.header("mcp-protocol-version", version);
+        }
     }
     let request = request.body(Full::new(Bytes::from(body.to_owned()))).expect("request");
     client.request(request).await.expect("an answer")
@@ -266,4 +295,61 @@ async fn one_endpoint_holds_the_get_stream_and_what_b_sends_outside_a_request_re
         tokio::time::sleep(KEEP_ALIVE / 2).await;
     };
     assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once A's has ended");
+}
+
+/// A 2025-03-26 session made on A and initialized on B.
+async fn batch_session(pair: &Pair) -> String {
+    let made = post_as(&pair.a.url(), None, BATCHES, INITIALIZE_BATCHES).await;
+    assert_eq!(made.status(), StatusCode::OK);
+    let id = made.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
+    drop(made.into_body().collect().await);
+    let initialized = post_as(&pair.b.url(), Some(&id), BATCHES, INITIALIZED).await;
+    assert_eq!(initialized.status(), StatusCode::ACCEPTED);
+    id
+}
+
+#[tokio::test]
+async fn an_answer_inside_a_batch_posted_to_b_reaches_the_request_waiting_on_a() {
+    let pair = pair().await;
+    let session = batch_session(&pair).await;
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots","arguments":{}}}"#;
+    let asked = post_as(&pair.a.url(), Some(&session), BATCHES, call).await;
+    assert_eq!(asked.status(), StatusCode::OK);
+    let (mut body, mut seen) = (asked.into_body(), String::new());
+    let question = next_event(&mut body, &mut seen, |m| m["method"] == "roots/list").await;
+    assert_eq!(question["id"], "A/1", "the id names the instance that asked: {question}");
+
+    // The answer shares its batch with a ping, answered by B itself.
+    let batch = serde_json::json!([
+        {"jsonrpc": "2.0", "id": question["id"], "result": {"roots": [{"uri": "file:///shelf"}]}},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]);
+    let answered = post_as(&pair.b.url(), Some(&session), BATCHES, &batch.to_string()).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    let pong = answered.into_body().collect().await.expect("body").to_bytes();
+    assert_eq!(&pong[..], br#"[{"jsonrpc":"2.0","id":3,"result":{}}]"#);
+    let result = next_event(&mut body, &mut seen, |m| m["id"] == 2).await;
+    assert_eq!(result["result"]["content"][0]["text"], "A sees file:///shelf", "{result}");
+}
+
+#[tokio::test]
+async fn a_cancellation_inside_a_batch_posted_to_b_stops_the_handler_on_a() {
+    let mut pair = pair().await;
+    let session = batch_session(&pair).await;
+    let call =
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}"#;
+    let a_url = pair.a.url();
+    let waiting = tokio::spawn({
+        let session = session.clone();
+        async move { post_as(&a_url, Some(&session), BATCHES, call).await }
+    });
+    tokio::time::timeout(STEP, pair.started.recv()).await.expect("started on A");
+
+    let cancel =
+        r#"[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}]"#;
+    let posted = post_as(&pair.b.url(), Some(&session), BATCHES, cancel).await;
+    assert_eq!(posted.status(), StatusCode::ACCEPTED);
+    let ended = tokio::time::timeout(STEP, pair.ended.recv()).await;
+    assert!(ended.is_ok(), "the handler on A still runs after B took the cancellation");
+    waiting.abort();
 }

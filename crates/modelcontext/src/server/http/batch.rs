@@ -1,8 +1,9 @@
 //! JSON-RPC batches (2025-03-26): the only revision whose schema has them
 //! (`JSONRPCBatchRequest`, `JSONRPCBatchResponse`; 2025-06-18 removed them). A batch is taken
 //! only on a session that negotiated 2025-03-26; its requests run concurrently on the session,
-//! its notifications and answers go in as any other, and the responses come back as one JSON
-//! array (`202` when it held no request).
+//! its notifications and answers go in as any other (recorded, and routed to the instance they
+//! are for in a fleet), and the responses come back as one JSON array (`202` when it held no
+//! request).
 
 use axum::response::Response;
 use futures_util::future::join_all;
@@ -86,7 +87,13 @@ async fn answer(
         }
         Ok(Message::Request(request)) => Some(session.answer_in_batch(request, headers).await),
         Ok(other) => {
-            session.forward(other).await;
+            // As if POSTed alone, so that in a fleet an answer to another instance's request
+            // and a cancellation reach that instance; a batch has no status of its own to give
+            // for one element, so a refusal is only logged.
+            let taken = session.take_message(other).await;
+            if !taken.status().is_success() {
+                tracing::warn!(status = %taken.status(), "a message of a batch was not taken");
+            }
             None
         }
     }

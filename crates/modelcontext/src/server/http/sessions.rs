@@ -900,23 +900,30 @@ impl Session {
         self.incoming.send(Ok(message)).await.is_ok()
     }
 
+    /// A notification or the client's answer to one of our requests, alone in a POST or in a
+    /// batch: recorded when it changes the session, sent on to the instance it is for (an
+    /// answer to another instance's request, a cancellation), and handed to the engine.
+    /// The POST's answer: 202 without a body, or why it was not taken.
+    pub(crate) async fn take_message(&self, message: Message) -> Response {
+        if is_initialized(&message) {
+            if let Err(error) = self.share(SessionChange::Initialized).await {
+                return store_unavailable(error);
+            }
+        }
+        if let Some(router) = &self.router {
+            if let Some(routed) = self.route_elsewhere(&**router, &message).await {
+                return routed;
+            }
+        }
+        match self.incoming.send(Ok(message)).await {
+            Ok(()) => accepted(),
+            Err(_) => session_not_found(),
+        }
+    }
+
     async fn post(&self, message: Message, headers: &HeaderMap) -> Response {
         let Message::Request(request) = message else {
-            if is_initialized(&message) {
-                if let Err(error) = self.share(SessionChange::Initialized).await {
-                    return store_unavailable(error);
-                }
-            }
-            if let Some(router) = &self.router {
-                if let Some(routed) = self.route_elsewhere(&**router, &message).await {
-                    return routed;
-                }
-            }
-            // Notifications and the client's answers to our requests: accepted, no body.
-            return match self.incoming.send(Ok(message)).await {
-                Ok(()) => accepted(),
-                Err(_) => session_not_found(),
-            };
+            return self.take_message(message).await;
         };
         let id = request.id.clone();
         // The session's limit, applied here as the engine applies it to what it reads itself.
