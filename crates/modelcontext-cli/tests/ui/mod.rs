@@ -211,10 +211,7 @@ fn the_inspector_in_a_browser() {
     connect_to(&browser, &format!("'{}' --stdio", example("confirm").display()), "delete_file");
     browser.type_into("#tool-form [data-path='path']", "notes.txt");
     browser.click("#call-button");
-    browser.wait_until(
-        "the question dialog",
-        "return document.querySelector('#question-dialog').open",
-    );
+    wait_for_question(&browser);
     browser.wait_for_text("#question-message", "Delete notes.txt?");
     browser.click("#question-body [data-path='confirm']");
     screenshot(&browser, "elicitation");
@@ -282,16 +279,19 @@ fn cancel_two_running_calls(browser: &Browser) {
     browser.click("#tabs [data-tab='tools']");
 }
 
+/// Waits until the page shows the server's question (elicitation or sampling) in its dialog.
+fn wait_for_question(browser: &Browser) {
+    let open = "return document.querySelector('#question-dialog').open";
+    browser.wait_until("the question dialog", open);
+}
+
 /// The `ask_client` example's sampling request answered in the dialog, then declined.
 fn answer_and_decline_sampling(browser: &Browser) {
     let ask = || {
         browser.click(".tool-item[data-name='summarize']");
         browser.type_into("#tool-form [data-path='text']", "hello");
         browser.click("#call-button");
-        browser.wait_until(
-            "the sampling dialog",
-            "return document.querySelector('#question-dialog').open",
-        );
+        wait_for_question(browser);
         browser.wait_for_text("#question-body", "Summarize in one line: hello");
     };
     ask();

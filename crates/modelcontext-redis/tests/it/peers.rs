@@ -176,6 +176,13 @@ async fn get_stream(proxy: SocketAddr, backend: usize, session: &str) -> hyper::
     send(proxy, Some(backend), hyper::Method::GET, Some(session), "").await
 }
 
+/// The session's GET stream, opened on A: its body.
+async fn stream_on_a(proxy: SocketAddr, session: &str) -> Incoming {
+    let held = get_stream(proxy, A, session).await;
+    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
+    held.into_body()
+}
+
 /// Makes a session (initialize on A, initialized on B): the next request goes to A.
 async fn session(proxy: SocketAddr) -> String {
     let made = post(proxy, None, INITIALIZE).await;
@@ -292,9 +299,7 @@ async fn one_instance_holds_the_get_stream_and_b_logs_reach_it_on_a() {
     let (proxy, _, raise) = fleet(&redis).await;
     let session = session(proxy).await;
 
-    let held = get_stream(proxy, A, &session).await;
-    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
-    let (mut stream, mut seen) = (held.into_body(), String::new());
+    let (mut stream, mut seen) = (stream_on_a(proxy, &session).await, String::new());
     let second = get_stream(proxy, B, &session).await;
     assert_eq!(second.status(), StatusCode::CONFLICT, "a second GET stream, on B");
 
@@ -346,9 +351,7 @@ async fn a_get_stream_whose_claim_was_overwritten_ends_and_b_takes_it() {
     let Some(redis) = RedisServer::start().await else { return };
     let (proxy, _, _) = fleet(&redis).await;
     let session = session(proxy).await;
-    let held = get_stream(proxy, A, &session).await;
-    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
-    let mut stream = held.into_body();
+    let mut stream = stream_on_a(proxy, &session).await;
 
     let mut admin = admin(&redis).await;
     let (key, ghost) = (claim_key(&session), "modelcontext:shop:alive:ghost");
@@ -375,9 +378,7 @@ async fn a_get_stream_whose_claim_vanished_ends_once_b_takes_it() {
     let Some(redis) = RedisServer::start().await else { return };
     let (proxy, _, _) = fleet(&redis).await;
     let session = session(proxy).await;
-    let held = get_stream(proxy, A, &session).await;
-    assert_eq!(held.status(), StatusCode::OK, "the GET stream opens on A");
-    let mut stream = held.into_body();
+    let mut stream = stream_on_a(proxy, &session).await;
 
     let mut admin = admin(&redis).await;
     let key = claim_key(&session);

@@ -178,11 +178,17 @@ async fn post_as(
 
 /// A session made on A and initialized on B.
 async fn session(pair: &Pair) -> String {
-    let made = post(&pair.a.url(), None, INITIALIZE).await;
+    session_as(pair, "2025-11-25", INITIALIZE).await
+}
+
+/// A session of `version`, made on A by `initialize` and initialized on B.
+async fn session_as(pair: &Pair, version: &str, initialize: &str) -> String {
+    let made = post_as(&pair.a.url(), None, version, initialize).await;
     assert_eq!(made.status(), StatusCode::OK);
     let id = made.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
     drop(made.into_body().collect().await);
-    assert_eq!(post(&pair.b.url(), Some(&id), INITIALIZED).await.status(), StatusCode::ACCEPTED);
+    let initialized = post_as(&pair.b.url(), Some(&id), version, INITIALIZED).await;
+    assert_eq!(initialized.status(), StatusCode::ACCEPTED);
     id
 }
 
@@ -297,21 +303,10 @@ async fn one_endpoint_holds_the_get_stream_and_what_b_sends_outside_a_request_re
     assert_eq!(taken.status(), StatusCode::OK, "B takes the GET stream once A's has ended");
 }
 
-/// A 2025-03-26 session made on A and initialized on B.
-async fn batch_session(pair: &Pair) -> String {
-    let made = post_as(&pair.a.url(), None, BATCHES, INITIALIZE_BATCHES).await;
-    assert_eq!(made.status(), StatusCode::OK);
-    let id = made.headers()["mcp-session-id"].to_str().expect("ascii").to_owned();
-    drop(made.into_body().collect().await);
-    let initialized = post_as(&pair.b.url(), Some(&id), BATCHES, INITIALIZED).await;
-    assert_eq!(initialized.status(), StatusCode::ACCEPTED);
-    id
-}
-
 #[tokio::test]
 async fn an_answer_inside_a_batch_posted_to_b_reaches_the_request_waiting_on_a() {
     let pair = pair().await;
-    let session = batch_session(&pair).await;
+    let session = session_as(&pair, BATCHES, INITIALIZE_BATCHES).await;
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"roots","arguments":{}}}"#;
     let asked = post_as(&pair.a.url(), Some(&session), BATCHES, call).await;
     assert_eq!(asked.status(), StatusCode::OK);
@@ -335,7 +330,7 @@ async fn an_answer_inside_a_batch_posted_to_b_reaches_the_request_waiting_on_a()
 #[tokio::test]
 async fn a_cancellation_inside_a_batch_posted_to_b_stops_the_handler_on_a() {
     let mut pair = pair().await;
-    let session = batch_session(&pair).await;
+    let session = session_as(&pair, BATCHES, INITIALIZE_BATCHES).await;
     let call =
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{}}}"#;
     let a_url = pair.a.url();
