@@ -166,6 +166,45 @@ async fn requests_run_concurrently() {
     assert_eq!(opened.expect("open").is_error, None);
 }
 
+/// A pipelining client sends a burst of requests in one write. The server answers it a slice
+/// at a time: the first answers are written while later requests of the burst are not yet
+/// handled, so the client can read and send more meanwhile (on a current-thread runtime, as
+/// `#[tokio::test]`'s, the order is deterministic: the test reads the first answer as soon
+/// as it is written). Before, every answer waited for the whole burst.
+#[tokio::test]
+async fn a_burst_of_requests_is_answered_before_it_is_all_handled() {
+    const BURST: usize = 64;
+    let handled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&handled);
+    let count = ToolDef::new("count", move || {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        async move { n.to_string() }
+    });
+    let mut wire = Wire::start(McpServer::new("counter").tool(count).expect("count"), "2026-07-28");
+    let burst: Vec<String> = (1..=BURST)
+        .map(|id| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"count","arguments":{{}},{MODERN_META}}}}}"#
+            )
+        })
+        .collect();
+    wire.send_bytes(burst.join("\n").as_bytes()).await;
+    let first = wire.recv().await;
+    let handled_when_first_answer_arrived = handled.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(first.contains(r#""id":1,"#), "{first}");
+    // With slices of 16: 16 handled. Before: 55 (the reader's buffer held 55 lines).
+    assert!(
+        handled_when_first_answer_arrived <= BURST / 2,
+        "the first answer waited for {handled_when_first_answer_arrived} of {BURST} requests"
+    );
+    // And every request of the burst is answered, in order (each handler finishes at once).
+    for id in 2..=BURST {
+        let answer = wire.recv().await;
+        assert!(answer.contains(&format!(r#""id":{id},"#)), "{answer}");
+        assert!(answer.contains(&format!(r#""text":"{id}""#)), "{answer}");
+    }
+}
+
 #[tokio::test]
 async fn progress_is_sent_only_with_a_token() {
     let slow = ToolDef::new("slow", |cx: Context, _: modelcontext::server::NoArgs| async move {
