@@ -411,7 +411,7 @@ fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
     // Nesting deeper than `limit` needs more than `limit` opening brackets: a SIMD search
     // that stops at the `limit + 1`-th settles almost every message without the stateful
     // scan below.
-    if memchr::memchr2_iter(b'[', b'{', bytes).nth(limit).is_none() {
+    if !crate::bytes::either_occurs_more_than(b'[', b'{', bytes, limit) {
         return false;
     }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
@@ -448,7 +448,7 @@ fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
 fn one_line(json: &mut [u8]) {
     // Almost every message has none: a SIMD search, not a byte loop.
     let mut from = 0;
-    while let Some(at) = memchr::memchr2(b'\n', b'\r', &json[from..]) {
+    while let Some(at) = crate::bytes::find_either(b'\n', b'\r', &json[from..]) {
         json[from + at] = b' ';
         from += at + 1;
     }

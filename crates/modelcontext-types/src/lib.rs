@@ -26,6 +26,7 @@
 //! [`ElicitMode`] (the one value form params carry; other modes get their own params type) and
 //! [`SamplingContent`] (one block or a list: the only two JSON shapes).
 
+mod bytes;
 #[macro_use]
 mod setters;
 

@@ -31,9 +31,16 @@ impl Stdio<BufReader<ProcessStdin>, ProcessStdout> {
     /// by the runtime's reactor (see [`ProcessStdin`]), so the runtime needs IO enabled, as
     /// `#[tokio::main]` has it.
     pub fn stdin_stdout() -> Self {
-        Stdio::new(BufReader::with_capacity(64 * 1024, ProcessStdin::open()), ProcessStdout::open())
+        let stdin = BufReader::with_capacity(STDIN_BUFFER_BYTES, ProcessStdin::open());
+        Stdio::new(stdin, ProcessStdout::open())
     }
 }
+
+/// The read buffer of a process's stdin: a burst of 64 pipelined requests (about 15 KiB)
+/// in one read. A longer line is gathered across reads, whatever this size. The buffer is
+/// zeroed when made, so every page of it is touched at start: 64 KiB cost a server's cold
+/// start 16 page faults for reads it never needed to be that large.
+const STDIN_BUFFER_BYTES: usize = 16 * 1024;
 
 impl<R, W> Stdio<R, W> {
     /// A transport over `reader` and `writer`.
@@ -150,7 +157,7 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
                 (n, _) => too_long(n, limit),
             });
         }
-        let Some(newline) = memchr::memchr(b'\n', available) else {
+        let Some(newline) = find_newline(available) else {
             let chunk = available.len();
             // One byte of slack: it may be the `\r` of a CRLF that ends a full-size message.
             if skipped > 0 || line.len() + chunk > limit.saturating_add(1) {
@@ -176,6 +183,18 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
         reader.consume(newline + 1);
         return Ok(frame);
     }
+}
+
+/// The first `\n` in `bytes`. On x86_64 with the SSE2 searcher, which every such CPU has:
+/// `memchr::memchr` would pick AVX2 at run time, asking the CPU on the first line, and in a
+/// virtual machine that question (`cpuid`) traps to the hypervisor: about 30 µs of a server's
+/// cold start (`modelcontext_types`' byte searches make the same choice).
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
+        return searcher.find(bytes);
+    }
+    memchr::memchr(b'\n', bytes)
 }
 
 /// A line without the `\r` of its CRLF end (only a line that ended in `\n` has one).
