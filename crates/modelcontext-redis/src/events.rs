@@ -21,10 +21,11 @@ use modelcontext::server::http::{
     Appended, EventFeed, EventStore, StoreError, StoreFuture, StoredEvent, StreamId, event_id,
 };
 use modelcontext::types::Message;
-use redis::aio::{ConnectionManager, MultiplexedConnection};
+use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::endpoint::{Connection, Endpoint};
 use crate::sessions::{millis, within};
 use crate::{Deployment, Error};
 
@@ -47,8 +48,8 @@ const BATCH: usize = 256;
 /// first instance still appends. Built by [`Deployment::event_store`]; connects on first use.
 #[derive(Clone)]
 pub struct RedisEventStore {
-    connection: ConnectionManager,
-    client: redis::Client,
+    connection: Connection,
+    endpoint: Endpoint,
     prefix: String,
     timeout: Duration,
     ttl: Duration,
@@ -74,7 +75,7 @@ impl RedisEventStore {
         let connection = deployment.lazy_connection()?;
         Ok(RedisEventStore {
             connection,
-            client: deployment.client.clone(),
+            endpoint: deployment.endpoint.clone(),
             prefix: deployment.key("events"),
             timeout,
             ttl: DEFAULT_EVENT_TTL,
@@ -296,8 +297,7 @@ impl Follow {
                 let config = AsyncConnectionConfig::new()
                     .set_connection_timeout(Some(self.store.timeout))
                     .set_response_timeout(Some(BLOCK + self.store.timeout));
-                let connecting =
-                    self.store.client.get_multiplexed_async_connection_with_config(&config);
+                let connecting = self.store.endpoint.dedicated(&config);
                 match within(self.store.timeout, connecting).await {
                     Ok(connection) => connection,
                     Err(_) => return false,
