@@ -13,6 +13,8 @@ use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, RedisResult, Valu
 
 use crate::Error;
 
+// The direct variant stays inline, as the client was before Sentinel came.
+#[cfg_attr(feature = "sentinel", allow(clippy::large_enum_variant))]
 #[derive(Clone, Debug)]
 pub(crate) enum Endpoint {
     /// One Redis at a fixed address.
@@ -64,6 +66,16 @@ impl Endpoint {
             Endpoint::Direct(_) => MasterMoves::never(),
             #[cfg(feature = "sentinel")]
             Endpoint::Sentinel(sentinels) => MasterMoves { moves: Some(sentinels.moves()) },
+        }
+    }
+
+    /// How many times the master moved so far (always 0 but on Sentinel): a dedicated
+    /// connection made before the latest move is on the wrong node.
+    pub(crate) fn switches(&self) -> u64 {
+        match self {
+            Endpoint::Direct(_) => 0,
+            #[cfg(feature = "sentinel")]
+            Endpoint::Sentinel(sentinels) => sentinels.switches(),
         }
     }
 

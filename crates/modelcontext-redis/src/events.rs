@@ -66,7 +66,8 @@ impl std::fmt::Debug for RedisEventStore {
 /// The connections feeds block on: idle ones, and permits for at most the cap in use.
 struct Followers {
     permits: Arc<Semaphore>,
-    idle: Mutex<Vec<MultiplexedConnection>>,
+    /// Each with the count of master switches when it was made (Sentinel; else always 0).
+    idle: Mutex<Vec<(u64, MultiplexedConnection)>>,
 }
 
 impl RedisEventStore {
@@ -193,6 +194,8 @@ fn is_position(text: &str) -> bool {
 /// read was cut off in the middle: that connection still waits on Redis, and is dropped).
 struct Lease {
     connection: Option<MultiplexedConnection>,
+    /// The count of master switches when the connection was made.
+    switches: u64,
     followers: Arc<Followers>,
     _permit: OwnedSemaphorePermit,
 }
@@ -201,7 +204,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
             let mut idle = self.followers.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.push(connection);
+            idle.push((self.switches, connection));
         }
     }
 }
@@ -284,13 +287,25 @@ impl Follow {
     }
 
     /// Makes sure the feed has a connection of its own if the pool allows; `true` if it has.
+    /// A connection made before the master moved (Sentinel) blocks on a node that no longer
+    /// takes the appends: it is dropped, not given back.
     async fn lease(&mut self) -> bool {
-        if self.lease.is_some() {
-            return true;
+        let switches = self.store.endpoint.switches();
+        match &mut self.lease {
+            Some(lease) if lease.switches == switches => return true,
+            Some(stale) => {
+                stale.connection = None;
+                self.lease = None;
+            }
+            None => {}
         }
         let followers = self.store.followers.clone();
         let Ok(permit) = followers.permits.clone().try_acquire_owned() else { return false };
-        let idle = followers.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let idle = {
+            let mut idle = followers.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.retain(|(made_at, _)| *made_at == switches);
+            idle.pop().map(|(_, connection)| connection)
+        };
         let connection = match idle {
             Some(connection) => connection,
             None => {
@@ -304,7 +319,8 @@ impl Follow {
                 }
             }
         };
-        self.lease = Some(Lease { connection: Some(connection), followers, _permit: permit });
+        let lease = Lease { connection: Some(connection), switches, followers, _permit: permit };
+        self.lease = Some(lease);
         true
     }
 }

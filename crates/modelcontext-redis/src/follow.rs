@@ -62,7 +62,8 @@ impl<T: Clone + Send + Sync + 'static> Follower<T> {
         Follower { connect, moves, channels, timeout, health_check, gap: None }
     }
 
-    /// Follows `channels` on the connections `connect` makes.
+    /// Follows `channels` on the connections `connect` makes (the sentinels' own).
+    #[cfg(feature = "sentinel")]
     pub(crate) fn on(
         connect: Connect,
         channels: Vec<String>,

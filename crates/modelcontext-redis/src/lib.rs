@@ -48,6 +48,41 @@
 //! - Every Redis call has a timeout ([`Deployment::command_timeout`]), and the subscription
 //!   connection is pinged ([`Deployment::health_check_interval`]), so a connection dropped
 //!   silently on the way is noticed, made again and reported as a gap.
+//!
+//! # Redis Sentinel
+//!
+//! With the feature `sentinel` (off by default), `Deployment::sentinel` finds the master of a
+//! monitored service through its sentinels, and `Deployment::sentinel_with` also says how to
+//! reach the data nodes (password, TLS, database):
+//!
+//! ```no_run
+//! # #[cfg(feature = "sentinel")]
+//! # fn sentinel() -> Result<(), modelcontext_redis::Error> {
+//! use modelcontext_redis::Deployment;
+//!
+//! let sentinels = ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/"];
+//! let deployment = Deployment::sentinel(sentinels, "mymaster", "bookshop-prod")?;
+//! # let _ = deployment;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every connection follows the master through a failover. A command connection asks the
+//! sentinels again when a call fails in a way that says the master may have moved (a lost or
+//! silent connection, `READONLY`, `MASTERDOWN`), and the deployment follows the sentinels'
+//! `+switch-master` announcements, so that a demoted master that still takes writes is left at
+//! once. Pub/sub connections subscribe again on the new master and report a gap, as after any
+//! loss; a resumed SSE stream's blocking reads move too. During the switch, calls fail as when
+//! Redis is away (a 503 for a handshake request that needs the store, an SSE event sent without
+//! id, a gap on the bus), and they work again once the sentinels named the new master (in the
+//! tests, a manual failover is followed about 70 ms after the switch is announced, a killed
+//! master within about 0.5 s of it). What Sentinel itself may lose is lost: writes the old
+//! master took but had not replicated, and, unless the data nodes have `min-replicas-to-write`,
+//! writes it took between the promotion of its replica and the announcement of the switch.
+//! See `modelcontext::docs::deployment`.
+
+// On docs.rs (nightly, `--cfg docsrs`): badges naming the feature each gated item needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod breaker;
 mod bus;
@@ -124,6 +159,7 @@ impl Deployment {
     /// Every connection follows the master through a failover: see the crate's
     /// documentation, "Redis Sentinel".
     #[cfg(feature = "sentinel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sentinel")))]
     pub fn sentinel<I>(sentinel_urls: I, service: &str, name: &str) -> Result<Deployment, Error>
     where
         I: IntoIterator,
@@ -137,6 +173,7 @@ impl Deployment {
     /// their username and password, database, protocol
     /// ([`RedisConnectionInfo`](redis::RedisConnectionInfo)) and TLS mode.
     #[cfg(feature = "sentinel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sentinel")))]
     pub fn sentinel_with<I>(
         sentinel_urls: I,
         service: &str,

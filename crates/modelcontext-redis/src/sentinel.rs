@@ -66,13 +66,10 @@ impl Sentinels {
         if service.is_empty() {
             return Err(Error::config("sentinel: give the name of the monitored service".into()));
         }
-        let client = SentinelClient::build(
-            urls,
-            service.to_owned(),
-            Some(nodes),
-            SentinelServerType::Master,
-        )
-        .map_err(|e| Error::config(format!("sentinel: {e}")))?;
+        // A `String`, not `&str`: the parameter is a `String` without the `tls` feature.
+        let name: String = service.to_owned();
+        let client = SentinelClient::build(urls, name, Some(nodes), SentinelServerType::Master)
+            .map_err(|e| Error::config(format!("sentinel: {e}")))?;
         Ok(Sentinels {
             client: Arc::new(tokio::sync::Mutex::new(client)),
             service: service.to_owned(),
@@ -96,7 +93,7 @@ impl Sentinels {
         self.master().await?.get_multiplexed_async_connection_with_config(config).await
     }
 
-    fn switches(&self) -> u64 {
+    pub(crate) fn switches(&self) -> u64 {
         *self.switches.borrow()
     }
 

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use modelcontext::server::http::{SessionRecord, SessionStore};
+use modelcontext::server::http::{EventStore, SessionRecord, SessionStore, StreamId};
 use modelcontext::testing::contracts;
+use modelcontext::types::Message;
 use modelcontext::{BusEvent, ChangeEvent, SubscriptionBus};
 use modelcontext_redis::{Deployment, RedisBus, RedisSessionStore};
 use redis::aio::MultiplexedConnection;
@@ -84,6 +85,11 @@ impl Watched {
             .ok()?;
         Some(port)
     }
+}
+
+fn note(n: u32) -> Message {
+    Message::decode_str(&format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"n":{n}}}}}"#))
+        .expect("a notification")
 }
 
 /// Whether the session `id` of deployment `failover` is stored on `server` (on a connection
@@ -261,6 +267,13 @@ impl Running {
 async fn a_session_store_and_a_bus_follow_the_master_through_a_manual_failover() {
     let fenced = ["--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"];
     let Some(watched) = Watched::start(&fenced).await else { return };
+    // A resumed SSE stream, followed (a blocking XREAD) on the master from before.
+    let events = watched.deployment("failover").event_store().expect("store");
+    let stream = StreamId { instance: 1, number: 1 };
+    events.append("s1", stream, &note(0)).stored().await.expect("stored");
+    let mut feed = events.follow("s1", stream, "0").await.expect("follow").expect("a feed");
+    let first = feed.next().await.expect("event 0").expect("read");
+    assert_eq!(first.message.encode(), note(0).encode());
     let mut running = Running::start(&watched).await;
     let started = Instant::now();
     let mut asking = connect(&watched.sentinel.url()).await;
@@ -283,6 +296,11 @@ async fn a_session_store_and_a_bus_follow_the_master_through_a_manual_failover()
         created.len()
     );
     assert_eq!(lost, 0, "a session reported created is not on the new master");
+    // The feed moved to the new master too: it reads what is appended there.
+    events.append("s1", stream, &note(1)).stored().await.expect("stored on the new master");
+    let next = tokio::time::timeout(Duration::from_secs(5), feed.next()).await;
+    let next = next.expect("the feed reads on the new master").expect("event 1");
+    assert_eq!(next.expect("read").message.encode(), note(1).encode());
 }
 
 /// The master killed (as a crash would): the sentinel sees it down after 500 ms, promotes
