@@ -141,6 +141,25 @@ async fn the_contract_suites_pass_through_a_sentinel() {
     assert_eq!(watched.named_master().await, Some(watched.master.port()));
 }
 
+/// The ACL of `docs::deployment`, with `+role` (the master is checked with `ROLE`), on the
+/// data nodes: the session store runs through the sentinel as that user.
+#[tokio::test]
+async fn a_user_limited_to_its_deployment_runs_the_session_store_through_a_sentinel() {
+    let Some(watched) = Watched::start(&[]).await else { return };
+    let rules = "on >s3cret resetchannels &modelcontext:shop:* resetkeys ~modelcontext:shop:* \
+                 -@all +publish +subscribe +ping +eval +exists +hset +hgetall +smembers +sadd \
+                 +srem +pttl +pexpire +del +role";
+    // ACLs are not replicated: each data node gets the user.
+    watched.master.add_user("shop", rules).await;
+    watched.replica.add_user("shop", rules).await;
+    let user = redis::RedisConnectionInfo::default().set_username("shop").set_password("s3cret");
+    let nodes =
+        redis::sentinel::SentinelNodeConnectionInfo::default().set_redis_connection_info(user);
+    let deployment = Deployment::sentinel_with([watched.sentinel.url()], SERVICE, nodes, "shop")
+        .expect("a deployment");
+    contracts::session_store(&deployment.session_store().expect("store")).await;
+}
+
 /// What runs through a deployment while its master changes: a session store with sessions
 /// stored (and replicated) before, and two buses that hear each other.
 struct Running {
@@ -322,4 +341,17 @@ async fn a_session_store_and_a_bus_follow_the_master_when_it_dies() {
         created.len()
     );
     assert_eq!(lost, 0, "a session reported created is not on the new master");
+}
+
+#[test]
+fn a_bad_sentinel_configuration_fails_at_once_with_a_clear_error() {
+    let nobody: [&str; 0] = [];
+    let error = Deployment::sentinel(nobody, SERVICE, "x").expect_err("no sentinel");
+    assert!(error.to_string().contains("sentinel"), "{error}");
+    let error = Deployment::sentinel(["redis://127.0.0.1:1/"], "", "x").expect_err("no service");
+    assert!(error.to_string().contains("monitored service"), "{error}");
+    let error = Deployment::sentinel(["http://nope"], SERVICE, "x").expect_err("not redis");
+    assert!(error.to_string().contains("redis backend configuration"), "{error}");
+    let error = Deployment::sentinel(["redis://127.0.0.1:1/"], SERVICE, "a b").expect_err("name");
+    assert!(error.to_string().contains("deployment name"), "{error}");
 }
