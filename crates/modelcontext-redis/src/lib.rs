@@ -171,7 +171,8 @@ impl Deployment {
 
     /// As [`Deployment::sentinel`], with how to reach the data nodes (master and replicas):
     /// their username and password, database, protocol
-    /// ([`RedisConnectionInfo`](redis::RedisConnectionInfo)) and TLS mode.
+    /// ([`RedisConnectionInfo`](redis::RedisConnectionInfo)) and TLS mode. A user limited by
+    /// an ACL needs `+role` there: the master is checked with `ROLE` before it is used.
     #[cfg(feature = "sentinel")]
     #[cfg_attr(docsrs, doc(cfg(feature = "sentinel")))]
     pub fn sentinel_with<I>(
