@@ -14,10 +14,11 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use modelcontext::{BusEvent, ChangeEvent, SubscriptionBus};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSubSink, PubSubStream};
+use redis::aio::{PubSubSink, PubSubStream};
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
+use crate::endpoint::{Connection, Endpoint, MasterMoves};
 use crate::wire::{Envelope, WireEvent};
 use crate::{Deployment, Error};
 
@@ -104,21 +105,19 @@ impl Counters {
 impl RedisBus {
     pub(crate) async fn connect(deployment: &Deployment) -> Result<RedisBus, Error> {
         let timeout = deployment.command_timeout;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_max_delay(RETRY_MAX);
-        let publisher = ConnectionManager::new_lazy_with_config(deployment.client.clone(), config)?;
+        let publisher = deployment.endpoint.connection(timeout, Some(RETRY_MAX))?;
         let channel = deployment.key("bus");
         let origin = random_origin();
         let subscriber = Subscriber {
-            client: deployment.client.clone(),
+            endpoint: deployment.endpoint.clone(),
             channel: channel.clone(),
             timeout,
             health_check: deployment.health_check,
             probe_with: publisher.clone(),
             origin: origin.clone(),
         };
+        let mut moves = deployment.endpoint.moves();
+        moves.seen();
         let first = subscriber.subscribe().await?;
         let (local, _) = broadcast::channel(LOCAL_CAPACITY);
         let (outbox, queued) = mpsc::channel(OUTBOX_CAPACITY);
@@ -128,6 +127,7 @@ impl RedisBus {
             subscriber,
             local: local.clone(),
             last_seq: HashMap::new(),
+            moves,
             stats: Arc::clone(&stats),
         };
         let tasks = [
@@ -208,13 +208,13 @@ pub(crate) fn random_origin() -> String {
 
 /// Makes the bus's subscription: a dedicated pub/sub connection on the deployment's channel.
 struct Subscriber {
-    client: redis::Client,
+    endpoint: Endpoint,
     channel: String,
     timeout: Duration,
     /// How often a live subscription is pinged.
     health_check: Duration,
     /// Publishes the probe that proves a new subscription works.
-    probe_with: ConnectionManager,
+    probe_with: Connection,
     origin: String,
 }
 
@@ -227,7 +227,7 @@ impl Subscriber {
         let probe = Envelope { origin: self.origin.clone(), seq: 0, event: WireEvent::Probe };
         let probe = serde_json::to_string(&probe).unwrap_or_default();
         let attempt = async {
-            let mut pubsub = self.client.get_async_pubsub().await?;
+            let mut pubsub = self.endpoint.pubsub().await?;
             pubsub.subscribe(&self.channel).await?;
             let (pings, mut messages) = pubsub.split();
             let mut publisher = self.probe_with.clone();
@@ -257,7 +257,7 @@ struct Subscription {
 
 /// The publisher task's side: the connection and where it publishes.
 struct Sender {
-    connection: ConnectionManager,
+    connection: Connection,
     channel: String,
     timeout: Duration,
 }
@@ -305,6 +305,8 @@ struct Listener {
     local: broadcast::Sender<BusEvent>,
     /// The last sequence number seen from each other origin.
     last_seq: HashMap<String, u64>,
+    /// Tells when the master moved (Sentinel): the subscription is made again there.
+    moves: MasterMoves,
     stats: Arc<Counters>,
 }
 
@@ -316,6 +318,7 @@ impl Listener {
             tracing::warn!(%channel, "lost the Redis subscription; resubscribing");
             // Closes the old connection before the new one is made.
             drop(subscription);
+            self.moves.seen();
             subscription = self.resubscribe().await;
             Counters::add(&self.stats.reconnects, 1);
             // Whatever was published while we were away is lost to us: say so, once.
@@ -338,6 +341,7 @@ impl Listener {
                     Some(message) => self.deliver(message.get_payload_bytes()),
                     None => return,
                 },
+                _ = self.moves.next() => return,
                 _ = health.tick() => {
                     let ping = subscription.pings.ping::<redis::Value>();
                     let answered = tokio::time::timeout(self.subscriber.timeout, ping).await;

@@ -21,10 +21,11 @@ use modelcontext::server::http::{
     Appended, EventFeed, EventStore, StoreError, StoreFuture, StoredEvent, StreamId, event_id,
 };
 use modelcontext::types::Message;
-use redis::aio::{ConnectionManager, MultiplexedConnection};
+use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::endpoint::{Connection, Endpoint};
 use crate::sessions::{millis, within};
 use crate::{Deployment, Error};
 
@@ -47,8 +48,8 @@ const BATCH: usize = 256;
 /// first instance still appends. Built by [`Deployment::event_store`]; connects on first use.
 #[derive(Clone)]
 pub struct RedisEventStore {
-    connection: ConnectionManager,
-    client: redis::Client,
+    connection: Connection,
+    endpoint: Endpoint,
     prefix: String,
     timeout: Duration,
     ttl: Duration,
@@ -65,7 +66,8 @@ impl std::fmt::Debug for RedisEventStore {
 /// The connections feeds block on: idle ones, and permits for at most the cap in use.
 struct Followers {
     permits: Arc<Semaphore>,
-    idle: Mutex<Vec<MultiplexedConnection>>,
+    /// Each with the count of master switches when it was made (Sentinel; else always 0).
+    idle: Mutex<Vec<(u64, MultiplexedConnection)>>,
 }
 
 impl RedisEventStore {
@@ -74,7 +76,7 @@ impl RedisEventStore {
         let connection = deployment.lazy_connection()?;
         Ok(RedisEventStore {
             connection,
-            client: deployment.client.clone(),
+            endpoint: deployment.endpoint.clone(),
             prefix: deployment.key("events"),
             timeout,
             ttl: DEFAULT_EVENT_TTL,
@@ -192,6 +194,8 @@ fn is_position(text: &str) -> bool {
 /// read was cut off in the middle: that connection still waits on Redis, and is dropped).
 struct Lease {
     connection: Option<MultiplexedConnection>,
+    /// The count of master switches when the connection was made.
+    switches: u64,
     followers: Arc<Followers>,
     _permit: OwnedSemaphorePermit,
 }
@@ -200,7 +204,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(connection) = self.connection.take() {
             let mut idle = self.followers.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.push(connection);
+            idle.push((self.switches, connection));
         }
     }
 }
@@ -283,28 +287,40 @@ impl Follow {
     }
 
     /// Makes sure the feed has a connection of its own if the pool allows; `true` if it has.
+    /// A connection made before the master moved (Sentinel) blocks on a node that no longer
+    /// takes the appends: it is dropped, not given back.
     async fn lease(&mut self) -> bool {
-        if self.lease.is_some() {
-            return true;
+        let switches = self.store.endpoint.switches();
+        match &mut self.lease {
+            Some(lease) if lease.switches == switches => return true,
+            Some(stale) => {
+                stale.connection = None;
+                self.lease = None;
+            }
+            None => {}
         }
         let followers = self.store.followers.clone();
         let Ok(permit) = followers.permits.clone().try_acquire_owned() else { return false };
-        let idle = followers.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let idle = {
+            let mut idle = followers.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.retain(|(made_at, _)| *made_at == switches);
+            idle.pop().map(|(_, connection)| connection)
+        };
         let connection = match idle {
             Some(connection) => connection,
             None => {
                 let config = AsyncConnectionConfig::new()
                     .set_connection_timeout(Some(self.store.timeout))
                     .set_response_timeout(Some(BLOCK + self.store.timeout));
-                let connecting =
-                    self.store.client.get_multiplexed_async_connection_with_config(&config);
+                let connecting = self.store.endpoint.dedicated(&config);
                 match within(self.store.timeout, connecting).await {
                     Ok(connection) => connection,
                     Err(_) => return false,
                 }
             }
         };
-        self.lease = Some(Lease { connection: Some(connection), followers, _permit: permit });
+        let lease = Lease { connection: Some(connection), switches, followers, _permit: permit };
+        self.lease = Some(lease);
         true
     }
 }

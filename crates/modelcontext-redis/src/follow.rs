@@ -3,11 +3,15 @@
 //! ping every health-check interval, and the reader can be told that a loss happened. The
 //! session store's events and the peer router both follow their channels this way.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use tokio::sync::mpsc;
+
+use crate::endpoint::{Endpoint, MasterMoves};
 
 /// Items queued for the reader before the follower waits for it.
 const CAPACITY: usize = 1024;
@@ -18,9 +22,15 @@ const RETRY_MAX: Duration = Duration::from_secs(2);
 /// What a payload means to the reader: `None` to skip it.
 type Read<T> = Box<dyn Fn(&[u8]) -> Option<T> + Send + Sync>;
 
+/// Makes a new pub/sub connection each time it is called.
+pub(crate) type Connect =
+    Arc<dyn Fn() -> BoxFuture<'static, redis::RedisResult<redis::aio::PubSub>> + Send + Sync>;
+
 /// Follows some channels until the stream it returns is dropped.
 pub(crate) struct Follower<T> {
-    client: redis::Client,
+    connect: Connect,
+    /// Tells when the subscription must be made again on a new master.
+    moves: MasterMoves,
     channels: Vec<String>,
     timeout: Duration,
     health_check: Duration,
@@ -36,13 +46,32 @@ struct Running<T> {
 }
 
 impl<T: Clone + Send + Sync + 'static> Follower<T> {
+    /// Follows `channels` on the deployment's Redis (its master as named now, on Sentinel).
     pub(crate) fn new(
-        client: &redis::Client,
+        endpoint: &Endpoint,
         channels: Vec<String>,
         timeout: Duration,
         health_check: Duration,
     ) -> Follower<T> {
-        Follower { client: client.clone(), channels, timeout, health_check, gap: None }
+        let moves = endpoint.moves();
+        let endpoint = endpoint.clone();
+        let connect: Connect = Arc::new(move || {
+            let endpoint = endpoint.clone();
+            Box::pin(async move { endpoint.pubsub().await })
+        });
+        Follower { connect, moves, channels, timeout, health_check, gap: None }
+    }
+
+    /// Follows `channels` on the connections `connect` makes (the sentinels' own).
+    #[cfg(feature = "sentinel")]
+    pub(crate) fn on(
+        connect: Connect,
+        channels: Vec<String>,
+        timeout: Duration,
+        health_check: Duration,
+    ) -> Follower<T> {
+        let moves = MasterMoves::never();
+        Follower { connect, moves, channels, timeout, health_check, gap: None }
     }
 
     /// Tells `gap` after each lost subscription is made again.
@@ -65,13 +94,14 @@ impl<T: Clone + Send + Sync + 'static> Follower<T> {
 }
 
 impl<T: Clone + Send + Sync + 'static> Running<T> {
-    async fn run(self) {
+    async fn run(mut self) {
         let mut wait = RETRY_FIRST;
         // What was published before the first subscription is not owed to the reader (it
         // follows from its start); after any loss, it may be.
         let mut owes_gap = false;
         let channels = self.follower.channels.join(" ");
         loop {
+            self.follower.moves.seen();
             let subscribed = tokio::time::timeout(self.follower.timeout, self.subscribe()).await;
             match subscribed {
                 Ok(Ok((pings, messages))) => {
@@ -107,15 +137,16 @@ impl<T: Clone + Send + Sync + 'static> Running<T> {
     async fn subscribe(
         &self,
     ) -> redis::RedisResult<(redis::aio::PubSubSink, redis::aio::PubSubStream)> {
-        let mut pubsub = self.follower.client.get_async_pubsub().await?;
+        let mut pubsub = (self.follower.connect)().await?;
         pubsub.subscribe(&self.follower.channels).await?;
         Ok(pubsub.split())
     }
 
     /// Hands on what arrives until the subscription is lost (`true`) or nobody reads any
-    /// more (`false`). A ping every health-check interval notices a half-open connection.
+    /// more (`false`). A ping every health-check interval notices a half-open connection; a
+    /// master that moved (Sentinel) counts as a loss.
     async fn listen(
-        &self,
+        &mut self,
         mut pings: redis::aio::PubSubSink,
         mut messages: redis::aio::PubSubStream,
     ) -> bool {
@@ -134,6 +165,7 @@ impl<T: Clone + Send + Sync + 'static> Running<T> {
                         _ => return true,
                     }
                 }
+                _ = self.follower.moves.next() => return true,
                 _ = self.tx.closed() => return false,
             };
             if let Some(item) = item {

@@ -48,13 +48,51 @@
 //! - Every Redis call has a timeout ([`Deployment::command_timeout`]), and the subscription
 //!   connection is pinged ([`Deployment::health_check_interval`]), so a connection dropped
 //!   silently on the way is noticed, made again and reported as a gap.
+//!
+//! # Redis Sentinel
+//!
+//! With the feature `sentinel` (off by default), `Deployment::sentinel` finds the master of a
+//! monitored service through its sentinels, and `Deployment::sentinel_with` also says how to
+//! reach the data nodes (password, TLS, database):
+//!
+//! ```no_run
+//! # #[cfg(feature = "sentinel")]
+//! # fn sentinel() -> Result<(), modelcontext_redis::Error> {
+//! use modelcontext_redis::Deployment;
+//!
+//! let sentinels = ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/"];
+//! let deployment = Deployment::sentinel(sentinels, "mymaster", "bookshop-prod")?;
+//! # let _ = deployment;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every connection follows the master through a failover. A command connection asks the
+//! sentinels again when a call fails in a way that says the master may have moved (a lost or
+//! silent connection, `READONLY`, `MASTERDOWN`), and the deployment follows the sentinels'
+//! `+switch-master` announcements, so that a demoted master that still takes writes is left at
+//! once. Pub/sub connections subscribe again on the new master and report a gap, as after any
+//! loss; a resumed SSE stream's blocking reads move too. During the switch, calls fail as when
+//! Redis is away (a 503 for a handshake request that needs the store, an SSE event sent without
+//! id, a gap on the bus), and they work again once the sentinels named the new master (in the
+//! tests, a manual failover is followed about 70 ms after the switch is announced, a killed
+//! master within about 0.5 s of it). What Sentinel itself may lose is lost: writes the old
+//! master took but had not replicated, and, unless the data nodes have `min-replicas-to-write`,
+//! writes it took between the promotion of its replica and the announcement of the switch.
+//! See `modelcontext::docs::deployment`.
+
+// On docs.rs (nightly, `--cfg docsrs`): badges naming the feature each gated item needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod breaker;
 mod bus;
+mod endpoint;
 mod error;
 mod events;
 mod follow;
 mod router;
+#[cfg(feature = "sentinel")]
+mod sentinel;
 mod sessions;
 mod tasks;
 mod wire;
@@ -64,6 +102,7 @@ use std::time::Duration;
 use breaker::Breaker;
 pub use breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 pub use bus::{BusStats, RedisBus};
+use endpoint::Endpoint;
 pub use error::Error;
 pub use events::{
     DEFAULT_EVENT_TTL, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_FOLLOWERS, RedisEventStore,
@@ -88,7 +127,7 @@ pub const DEFAULT_HEALTH_CHECK_INTERVAL: Duration = Duration::from_secs(10);
 /// same one. Use the same name as the audience of the deployment's key ring.
 #[derive(Clone, Debug)]
 pub struct Deployment {
-    client: redis::Client,
+    endpoint: Endpoint,
     name: String,
     command_timeout: Duration,
     health_check: Duration,
@@ -107,6 +146,51 @@ impl Deployment {
 
     /// A deployment on a Redis client you configured yourself.
     pub fn from_client(client: redis::Client, name: &str) -> Result<Deployment, Error> {
+        Deployment::on(Endpoint::Direct(client), name)
+    }
+
+    /// A deployment named `name` on the master of `service`, found through the Redis
+    /// Sentinels at `sentinel_urls` (`redis://[user:password@]host:port`, the sentinels' own
+    /// address and credentials; give several, any one that answers will do). The data nodes
+    /// are reached without password, TLS or database: see [`Deployment::sentinel_with`].
+    /// Nothing is connected yet. Fails on a malformed URL, an empty list or service name, or
+    /// a bad deployment name.
+    ///
+    /// Every connection follows the master through a failover: see the crate's
+    /// documentation, "Redis Sentinel".
+    #[cfg(feature = "sentinel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sentinel")))]
+    pub fn sentinel<I>(sentinel_urls: I, service: &str, name: &str) -> Result<Deployment, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let nodes = redis::sentinel::SentinelNodeConnectionInfo::default();
+        Deployment::sentinel_with(sentinel_urls, service, nodes, name)
+    }
+
+    /// As [`Deployment::sentinel`], with how to reach the data nodes (master and replicas):
+    /// their username and password, database, protocol
+    /// ([`RedisConnectionInfo`](redis::RedisConnectionInfo)) and TLS mode. A user limited by
+    /// an ACL needs `+role` there: the master is checked with `ROLE` before it is used.
+    #[cfg(feature = "sentinel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sentinel")))]
+    pub fn sentinel_with<I>(
+        sentinel_urls: I,
+        service: &str,
+        nodes: redis::sentinel::SentinelNodeConnectionInfo,
+        name: &str,
+    ) -> Result<Deployment, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let urls = sentinel_urls.into_iter().map(|url| url.as_ref().to_owned()).collect();
+        let sentinels = sentinel::Sentinels::new(urls, service, nodes)?;
+        Deployment::on(Endpoint::Sentinel(std::sync::Arc::new(sentinels)), name)
+    }
+
+    fn on(endpoint: Endpoint, name: &str) -> Result<Deployment, Error> {
         let bad = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
         if name.is_empty() || name.chars().any(bad) {
             return Err(Error::config(format!(
@@ -115,7 +199,7 @@ impl Deployment {
         }
         let name = name.to_owned();
         Ok(Deployment {
-            client,
+            endpoint,
             name,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             health_check: DEFAULT_HEALTH_CHECK_INTERVAL,
@@ -195,11 +279,8 @@ impl Deployment {
 
     /// A multiplexed connection that reconnects by itself, made on first use, with the
     /// deployment's timeout on connecting and on every answer.
-    fn lazy_connection(&self) -> Result<redis::aio::ConnectionManager, Error> {
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.command_timeout))
-            .set_response_timeout(Some(self.command_timeout));
-        Ok(redis::aio::ConnectionManager::new_lazy_with_config(self.client.clone(), config)?)
+    fn lazy_connection(&self) -> Result<endpoint::Connection, Error> {
+        self.endpoint.connection(self.command_timeout, None)
     }
 
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.

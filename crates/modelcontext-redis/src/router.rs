@@ -37,10 +37,10 @@ use futures_util::stream::BoxStream;
 use modelcontext::server::http::{
     ClaimFuture, Direction, HolderFuture, PeerRouter, RouteError, RouteFuture, Routed,
 };
-use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
+use crate::endpoint::{Connection, Endpoint};
 use crate::follow::Follower;
 use crate::{Breaker, Deployment, Error};
 
@@ -49,7 +49,7 @@ use crate::{Breaker, Deployment, Error};
 /// deployment's command timeout on every call and a circuit breaker.
 #[derive(Clone)]
 pub struct RedisPeerRouter {
-    connection: ConnectionManager,
+    connection: Connection,
     instance: String,
     /// `modelcontext:{deployment}:peer:` — an instance's channel is this and its name.
     prefix: String,
@@ -58,7 +58,7 @@ pub struct RedisPeerRouter {
     /// `modelcontext:{deployment}:session`, as the session store names its records: a
     /// session's GET-stream claim is `{sessions}:{ID}:standalone`.
     sessions: String,
-    client: redis::Client,
+    endpoint: Endpoint,
     timeout: Duration,
     health_check: Duration,
     breaker: Arc<Breaker>,
@@ -171,7 +171,7 @@ impl RedisPeerRouter {
             prefix: deployment.key("peer:"),
             everyone: deployment.key("peers"),
             sessions: deployment.key("session"),
-            client: deployment.client.clone(),
+            endpoint: deployment.endpoint.clone(),
             timeout,
             health_check: deployment.health_check,
             breaker: Arc::new(Breaker::new(DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOL_DOWN)),
@@ -276,7 +276,7 @@ impl RedisPeerRouter {
 
 /// What renews an instance's liveness key: the router's connection, breaker and timeout.
 struct Beats {
-    connection: ConnectionManager,
+    connection: Connection,
     breaker: Arc<Breaker>,
     timeout: Duration,
 }
@@ -366,7 +366,7 @@ impl PeerRouter for RedisPeerRouter {
         let channels = vec![format!("{}{}", self.prefix, self.instance), self.everyone.clone()];
         let origin = self.instance.clone();
         // No gap: a message lost in an outage is not sent again (see the module's doc).
-        Follower::new(&self.client, channels, self.timeout, self.health_check)
+        Follower::new(&self.endpoint, channels, self.timeout, self.health_check)
             .follow(move |payload| read(&origin, payload))
     }
 }

@@ -23,10 +23,10 @@ use futures_util::stream::BoxStream;
 use modelcontext::server::http::{
     SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError, StoreFuture,
 };
-use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
+use crate::endpoint::{Connection, Endpoint};
 use crate::follow::Follower;
 use crate::{Breaker, Deployment, Error};
 
@@ -66,7 +66,7 @@ return 1";
 /// [`Deployment::session_store`]; connects on first use, and reconnects by itself.
 #[derive(Clone)]
 pub struct RedisSessionStore {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     timeout: Duration,
     /// Where updates and deletes are told (`modelcontext:{deployment}:sessions`).
@@ -74,7 +74,7 @@ pub struct RedisSessionStore {
     /// This store's id in what it publishes: its own messages are not handed back to it.
     origin: String,
     /// For the events' dedicated pub/sub connections.
-    client: redis::Client,
+    endpoint: Endpoint,
     health_check: Duration,
     breaker: Arc<Breaker>,
 }
@@ -128,7 +128,7 @@ impl RedisSessionStore {
             timeout,
             channel: deployment.key("sessions"),
             origin: crate::bus::random_origin(),
-            client: deployment.client.clone(),
+            endpoint: deployment.endpoint.clone(),
             health_check: deployment.health_check,
             breaker: Arc::new(Breaker::new(DEFAULT_BREAKER_THRESHOLD, DEFAULT_BREAKER_COOL_DOWN)),
         })
@@ -296,7 +296,7 @@ impl SessionStore for RedisSessionStore {
     fn events(&self) -> BoxStream<'static, SessionEvent> {
         let origin = self.origin.clone();
         let channels = vec![self.channel.clone()];
-        Follower::new(&self.client, channels, self.timeout, self.health_check)
+        Follower::new(&self.endpoint, channels, self.timeout, self.health_check)
             .gap(SessionEvent::Gap)
             .follow(move |payload| read(&origin, payload))
     }

@@ -28,10 +28,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use modelcontext::server::{StoreFuture, TaskRecord, TaskStore, TaskStoreError};
 use modelcontext::types::DetailedTask;
-use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
+use crate::endpoint::Connection;
 use crate::sessions::millis;
 use crate::{Breaker, Deployment, Error};
 
@@ -95,7 +95,7 @@ return 1";
 /// task expires, and Redis's own `maxmemory` bounds the rest.
 #[derive(Clone)]
 pub struct RedisTaskStore {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     /// The prefix of the per-principal sets of unfinished tasks.
     running: String,

@@ -9,6 +9,8 @@ mod handshake;
 mod peers;
 mod proxy;
 mod resume;
+#[cfg(feature = "sentinel")]
+mod sentinel;
 mod sessions;
 mod support;
 mod task_updates;

@@ -25,13 +25,22 @@ impl RedisServer {
     /// A fresh server, or `None` (after saying why) when `redis-server` is not installed and
     /// `CI` is not set.
     pub async fn start() -> Option<RedisServer> {
+        RedisServer::start_with(&[]).await
+    }
+
+    /// A fresh server started with `extra` flags (`--replicaof HOST PORT`, say).
+    #[cfg_attr(not(feature = "sentinel"), allow(dead_code))]
+    pub async fn start_with(extra: &[&str]) -> Option<RedisServer> {
         let binary = find_binary()?;
-        let port = free_port();
-        let dir =
-            std::env::temp_dir().join(format!("modelcontext-redis-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary folder");
-        let child = launch(&binary, port, &dir, &[]).await;
+        let (port, dir) = free_port_and_dir();
+        let extra: Vec<String> = extra.iter().map(|flag| (*flag).to_owned()).collect();
+        let child = launch(&binary, port, &dir, &extra).await;
         Some(RedisServer { child, port, dir, binary, tls: Vec::new() })
+    }
+
+    #[cfg_attr(not(feature = "sentinel"), allow(dead_code))]
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// A fresh server that speaks only TLS, with a certificate for 127.0.0.1 signed by a CA
@@ -88,6 +97,15 @@ impl Drop for RedisServer {
     }
 }
 
+/// A free loopback port, and a new temporary folder named after it.
+fn free_port_and_dir() -> (u16, PathBuf) {
+    let port = free_port();
+    let dir =
+        std::env::temp_dir().join(format!("modelcontext-redis-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    (port, dir)
+}
+
 fn find_binary() -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths).map(|dir| dir.join("redis-server")).find(|p| p.is_file())
@@ -141,7 +159,55 @@ fn test_certificates(dir: &std::path::Path) -> (String, Vec<String>) {
 /// Starts `redis-server` (with `extra` flags) and returns once it logged that it accepts
 /// connections.
 async fn launch(binary: &PathBuf, port: u16, dir: &PathBuf, extra: &[String]) -> Child {
+    launch_logging(binary, None, port, dir, extra, "Ready to accept connections").await
+}
+
+/// A Redis Sentinel of the test's own on a free loopback port, with `config` as its
+/// configuration file (in a temporary folder: the sentinel rewrites it), killed when dropped.
+#[cfg(feature = "sentinel")]
+pub struct SentinelServer {
+    _child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+#[cfg(feature = "sentinel")]
+impl SentinelServer {
+    /// Returns once the sentinel monitors its first master.
+    pub async fn start(config: &str) -> Option<SentinelServer> {
+        let binary = find_binary()?;
+        let (port, dir) = free_port_and_dir();
+        let file = dir.join("sentinel.conf");
+        std::fs::write(&file, config).expect("sentinel.conf written");
+        let sentinel = ["--sentinel".to_owned()];
+        let child = launch_logging(&binary, Some(&file), port, &dir, &sentinel, "+monitor").await;
+        Some(SentinelServer { _child: child, port, dir })
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+#[cfg(feature = "sentinel")]
+impl Drop for SentinelServer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts `redis-server` (on `config` if given, with `extra` flags) and returns once it
+/// logged a line with `ready` in it.
+async fn launch_logging(
+    binary: &PathBuf,
+    config: Option<&std::path::Path>,
+    port: u16,
+    dir: &PathBuf,
+    extra: &[String],
+    ready: &str,
+) -> Child {
     let mut child = Command::new(binary)
+        .args(config)
         .args([
             "--port",
             &port.to_string(),
@@ -164,7 +230,7 @@ async fn launch(binary: &PathBuf, port: u16, dir: &PathBuf, extra: &[String]) ->
     let mut lines = BufReader::new(stdout).lines();
     let ready = async {
         while let Some(line) = lines.next_line().await.expect("its log") {
-            if line.contains("Ready to accept connections") {
+            if line.contains(ready) {
                 return;
             }
         }

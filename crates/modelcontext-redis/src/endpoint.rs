@@ -1,0 +1,170 @@
+//! Where a deployment's connections go: one Redis named by its address, or (feature
+//! `sentinel`) the master that a set of Redis Sentinels names at the moment of connecting.
+//!
+//! The stores never see the difference: they take a [`Connection`] for their commands, and
+//! ask the [`Endpoint`] for a pub/sub or a dedicated connection when they (re)make one.
+
+use std::time::Duration;
+
+use redis::aio::{
+    ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
+};
+use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, RedisResult, Value};
+
+use crate::Error;
+
+// The direct variant stays inline, as the client was before Sentinel came.
+#[cfg_attr(feature = "sentinel", allow(clippy::large_enum_variant))]
+#[derive(Clone, Debug)]
+pub(crate) enum Endpoint {
+    /// One Redis at a fixed address.
+    Direct(redis::Client),
+    /// The master of a service, as its sentinels name it.
+    #[cfg(feature = "sentinel")]
+    Sentinel(std::sync::Arc<crate::sentinel::Sentinels>),
+}
+
+impl Endpoint {
+    /// A multiplexed connection for the stores' commands, made on first use, with `timeout`
+    /// on connecting and on every answer; `retry_max` caps the wait between reconnections.
+    pub(crate) fn connection(
+        &self,
+        timeout: Duration,
+        retry_max: Option<Duration>,
+    ) -> Result<Connection, Error> {
+        match self {
+            Endpoint::Direct(client) => {
+                let mut config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(timeout))
+                    .set_response_timeout(Some(timeout));
+                if let Some(retry_max) = retry_max {
+                    config = config.set_max_delay(retry_max);
+                }
+                let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
+                Ok(Connection::Direct(manager))
+            }
+            #[cfg(feature = "sentinel")]
+            Endpoint::Sentinel(sentinels) => Ok(Connection::Sentinel(
+                crate::sentinel::FailoverConnection::new(sentinels, timeout),
+            )),
+        }
+    }
+
+    /// A new pub/sub connection (to the master as named now, on Sentinel).
+    pub(crate) async fn pubsub(&self) -> RedisResult<redis::aio::PubSub> {
+        match self {
+            Endpoint::Direct(client) => client.get_async_pubsub().await,
+            #[cfg(feature = "sentinel")]
+            Endpoint::Sentinel(sentinels) => sentinels.master().await?.get_async_pubsub().await,
+        }
+    }
+
+    /// Tells when the master moved (never, but on Sentinel): a subscription made before should
+    /// be made again.
+    pub(crate) fn moves(&self) -> MasterMoves {
+        match self {
+            Endpoint::Direct(_) => MasterMoves::never(),
+            #[cfg(feature = "sentinel")]
+            Endpoint::Sentinel(sentinels) => MasterMoves { moves: Some(sentinels.moves()) },
+        }
+    }
+
+    /// How many times the master moved so far (always 0 but on Sentinel): a dedicated
+    /// connection made before the latest move is on the wrong node.
+    pub(crate) fn switches(&self) -> u64 {
+        match self {
+            Endpoint::Direct(_) => 0,
+            #[cfg(feature = "sentinel")]
+            Endpoint::Sentinel(sentinels) => sentinels.switches(),
+        }
+    }
+
+    /// A new multiplexed connection of its own (to the master as named now, on Sentinel).
+    pub(crate) async fn dedicated(
+        &self,
+        config: &AsyncConnectionConfig,
+    ) -> RedisResult<MultiplexedConnection> {
+        match self {
+            Endpoint::Direct(client) => {
+                client.get_multiplexed_async_connection_with_config(config).await
+            }
+            #[cfg(feature = "sentinel")]
+            Endpoint::Sentinel(sentinels) => sentinels.connect(config).await,
+        }
+    }
+}
+
+/// Tells a pub/sub follower that the master moved: its subscription may be on a node that no
+/// longer hears what is published.
+pub(crate) struct MasterMoves {
+    #[cfg(feature = "sentinel")]
+    moves: Option<tokio::sync::watch::Receiver<u64>>,
+}
+
+impl MasterMoves {
+    pub(crate) fn never() -> MasterMoves {
+        MasterMoves {
+            #[cfg(feature = "sentinel")]
+            moves: None,
+        }
+    }
+
+    /// Forgets the moves told so far (call it before subscribing).
+    pub(crate) fn seen(&mut self) {
+        #[cfg(feature = "sentinel")]
+        if let Some(moves) = &mut self.moves {
+            moves.borrow_and_update();
+        }
+    }
+
+    /// Returns at the next move; never, for one Redis at a fixed address.
+    pub(crate) async fn next(&mut self) {
+        #[cfg(feature = "sentinel")]
+        if let Some(moves) = &mut self.moves {
+            if moves.changed().await.is_ok() {
+                return;
+            }
+        }
+        std::future::pending::<()>().await
+    }
+}
+
+/// The stores' command connection. Without the `sentinel` feature this is a
+/// [`ConnectionManager`] and nothing else (one variant: the match costs nothing).
+#[derive(Clone)]
+pub(crate) enum Connection {
+    Direct(ConnectionManager),
+    #[cfg(feature = "sentinel")]
+    Sentinel(crate::sentinel::FailoverConnection),
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Connection::Direct(manager) => manager.req_packed_command(cmd),
+            #[cfg(feature = "sentinel")]
+            Connection::Sentinel(failover) => failover.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Connection::Direct(manager) => manager.req_packed_commands(cmd, offset, count),
+            #[cfg(feature = "sentinel")]
+            Connection::Sentinel(failover) => failover.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Connection::Direct(manager) => manager.get_db(),
+            #[cfg(feature = "sentinel")]
+            Connection::Sentinel(failover) => failover.get_db(),
+        }
+    }
+}
