@@ -21,11 +21,10 @@ use modelcontext::server::http::{
     Appended, EventFeed, EventStore, StoreError, StoreFuture, StoredEvent, StreamId, event_id,
 };
 use modelcontext::types::Message;
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Value};
+use redis::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::endpoint::{Connection, Endpoint};
+use crate::endpoint::{Connection, Dedicated, Endpoint};
 use crate::sessions::{millis, within};
 use crate::{Deployment, Error};
 
@@ -67,7 +66,7 @@ impl std::fmt::Debug for RedisEventStore {
 struct Followers {
     permits: Arc<Semaphore>,
     /// Each with the count of master switches when it was made (Sentinel; else always 0).
-    idle: Mutex<Vec<(u64, MultiplexedConnection)>>,
+    idle: Mutex<Vec<(u64, Dedicated)>>,
 }
 
 impl RedisEventStore {
@@ -193,7 +192,7 @@ fn is_position(text: &str) -> bool {
 /// A connection a feed blocks on, back to the pool when the feed is done with it (unless a
 /// read was cut off in the middle: that connection still waits on Redis, and is dropped).
 struct Lease {
-    connection: Option<MultiplexedConnection>,
+    connection: Option<Dedicated>,
     /// The count of master switches when the connection was made.
     switches: u64,
     followers: Arc<Followers>,
@@ -309,10 +308,8 @@ impl Follow {
         let connection = match idle {
             Some(connection) => connection,
             None => {
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(self.store.timeout))
-                    .set_response_timeout(Some(BLOCK + self.store.timeout));
-                let connecting = self.store.endpoint.dedicated(&config);
+                let timeout = self.store.timeout;
+                let connecting = self.store.endpoint.dedicated(timeout, BLOCK + timeout);
                 match within(self.store.timeout, connecting).await {
                     Ok(connection) => connection,
                     Err(_) => return false,

@@ -86,6 +86,8 @@
 
 mod breaker;
 mod bus;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod endpoint;
 mod error;
 mod events;
@@ -190,6 +192,26 @@ impl Deployment {
         Deployment::on(Endpoint::Sentinel(std::sync::Arc::new(sentinels)), name)
     }
 
+    /// A deployment named `name` on the Redis Cluster whose nodes (some or all: any one
+    /// that answers tells the others) are at `node_urls` (`redis://[user:password@]host:port`,
+    /// or `rediss://`; every node takes the same credentials). Nothing is connected yet. Fails
+    /// on a malformed URL, an empty list, or a bad deployment name.
+    ///
+    /// Commands go to the node owning their key's slot; pub/sub uses one of the nodes given
+    /// at a time, so give several (all masters, ideally): see the crate's documentation,
+    /// "Redis Cluster".
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    pub fn cluster<I>(node_urls: I, name: &str) -> Result<Deployment, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let urls = node_urls.into_iter().map(|url| url.as_ref().to_owned()).collect();
+        let nodes = cluster::Nodes::new(urls)?;
+        Deployment::on(Endpoint::Cluster(std::sync::Arc::new(nodes)), name)
+    }
+
     fn on(endpoint: Endpoint, name: &str) -> Result<Deployment, Error> {
         let bad = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
         if name.is_empty() || name.chars().any(bad) {
@@ -286,5 +308,13 @@ impl Deployment {
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.
     fn key(&self, what: &str) -> String {
         format!("modelcontext:{}:{what}", self.name)
+    }
+
+    /// `modelcontext:{name}:{what}:{{name}}`: a key with the deployment's name as its Redis
+    /// Cluster hash tag, for the keys one script must touch together whatever their session
+    /// (all in one slot, on one node of a cluster). Still under `modelcontext:{name}:`, as
+    /// the deployment's ACL patterns expect.
+    fn slot_key(&self, what: &str) -> String {
+        format!("modelcontext:{0}:{what}:{{{0}}}", self.name)
     }
 }

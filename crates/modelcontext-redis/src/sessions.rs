@@ -62,6 +62,14 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1";
 
+/// Deletes the record, then says so on the events channel (whoever hears it finds no record).
+/// ARGV: the channel, the message. A script, not a pipeline: on Redis Cluster a pipeline goes
+/// to one node, and the channel's name hashes to another slot than the keys'.
+const DELETE: &str = r"
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return 1";
+
 /// A [`SessionStore`] in Redis, shared by every instance of a [`Deployment`]. Built by
 /// [`Deployment::session_store`]; connects on first use, and reconnects by itself.
 #[derive(Clone)]
@@ -283,13 +291,8 @@ impl SessionStore for RedisSessionStore {
 
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let Some((record, subscriptions)) = self.keys(id) else { return Ok(()) };
-            // One round trip; the note follows the delete, so whoever hears it finds no record.
-            let mut pipe = redis::pipe();
-            pipe.cmd("DEL").arg(record).arg(subscriptions).ignore();
-            pipe.cmd("PUBLISH").arg(&self.channel).arg(self.note(id, What::Deleted)).ignore();
-            let mut connection = self.connection.clone();
-            self.guarded(pipe.query_async::<()>(&mut connection)).await
+            let note = self.note(id, What::Deleted);
+            self.script(DELETE, id, &[self.channel.as_str(), note.as_str()]).await.map(|_| ())
         })
     }
 

@@ -1,7 +1,8 @@
 //! [`RedisTaskStore`]: the tasks extension's records in Redis.
 //!
-//! One key per task, `modelcontext:{deployment}:task:{ID}` (the task id in braces, a Redis
-//! Cluster hash tag, as a session's id is for its keys), holding the record as JSON. The key
+//! One key per task, `modelcontext:{deployment}:task:{{deployment}}:{ID}` (the deployment's
+//! name in braces is the key's Redis Cluster hash tag: see below), holding the record as JSON.
+//! The key
 //! expires when the task does: its `ttlMs` counted from its creation, or
 //! [`DEFAULT_UNTIMED_TASK_TTL`] for a task created without a TTL, so nothing stays in Redis
 //! for ever. A taken id is refused at creation (see below); an update is a short Lua
@@ -11,13 +12,14 @@
 //! Each principal may have at most [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks in
 //! the deployment, as in the in-memory store, and the deployment at most [`DEFAULT_MAX_RUNNING`]
 //! in all: a sorted set per principal, `modelcontext:{deployment}:tasks-running:…`, and one for
-//! the deployment, `modelcontext:{deployment}:tasks-running`, hold the unfinished task ids
-//! scored by their expiry. One Lua script creates a task: it forgets expired places, refuses a
-//! taken id, a principal at its limit or a full deployment, and otherwise takes both places
-//! and writes the record, all at once, so a refused or failed create holds no place. A task's
-//! end gives both places back. The script touches the record and both sets, which are in
-//! different hash slots: the store needs one Redis primary (replicas and Sentinel are fine),
-//! not Redis Cluster.
+//! the deployment, `modelcontext:{deployment}:tasks-running:{{deployment}}`, hold the
+//! unfinished task ids scored by their expiry. One Lua script creates a task: it forgets
+//! expired places, refuses a taken id, a principal at its limit or a full deployment, and
+//! otherwise takes both places and writes the record, all at once, so a refused or failed
+//! create holds no place. A task's end gives both places back. The script touches the record
+//! and both sets, so all of a deployment's task keys share one hash tag, the deployment's
+//! name: on Redis Cluster they live in one slot, on one node (the limits are exact there too;
+//! the tasks of one deployment do not spread over the cluster).
 //!
 //! Every call has the deployment's command timeout and goes through a circuit breaker; a
 //! failed call is [`TaskStoreError::Unavailable`], which the server answers with an internal
@@ -145,8 +147,8 @@ impl RedisTaskStore {
     pub(crate) fn new(deployment: &Deployment) -> Result<RedisTaskStore, Error> {
         Ok(RedisTaskStore {
             connection: deployment.lazy_connection()?,
-            prefix: deployment.key("task"),
-            running: deployment.key("tasks-running"),
+            prefix: deployment.slot_key("task"),
+            running: deployment.slot_key("tasks-running"),
             timeout: deployment.command_timeout,
             untimed_ttl: DEFAULT_UNTIMED_TASK_TTL,
             max_running: DEFAULT_MAX_RUNNING_PER_PRINCIPAL,
@@ -183,10 +185,10 @@ impl RedisTaskStore {
         self.breaker.stats()
     }
 
-    /// The task's key; `None` for an id that cannot be a hash tag (with braces), which no task
-    /// of ours has.
+    /// The task's key; `None` for an id with braces, which no task of ours has (refused, as
+    /// the other stores refuse such ids, though the deployment's tag comes first here).
     fn key(&self, id: &str) -> Option<String> {
-        (!id.contains(['{', '}'])).then(|| format!("{}:{{{id}}}", self.prefix))
+        (!id.contains(['{', '}'])).then(|| format!("{}:{id}", self.prefix))
     }
 
     /// The set of `owner`'s unfinished tasks (`-` for tasks made without authentication, `:`

@@ -1,0 +1,287 @@
+//! A deployment on Redis Cluster (feature `cluster`): three masters of the test's own on free
+//! loopback ports, their slots assigned and the nodes introduced by hand (no `redis-cli`
+//! needed). The contract suites pass on the cluster, a deployment's sessions spread over the
+//! nodes while its task keys share one, and buses subscribed on different nodes hear each
+//! other, also after one's node is lost.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use modelcontext::server::http::{SessionChange, SessionRecord, SessionStore};
+use modelcontext::server::{TaskRecord, TaskStore};
+use modelcontext::testing::contracts;
+use modelcontext::types::{DetailedTask, Task, TaskStatus};
+use modelcontext::{BusEvent, ChangeEvent, SubscriptionBus};
+use modelcontext_redis::{Deployment, RedisBus};
+use redis::aio::MultiplexedConnection;
+
+use crate::support::{Deadline, RedisServer, connect};
+
+/// The slots of a cluster.
+const SLOTS: u16 = 16384;
+
+/// Three masters sharing the slots, no replicas.
+struct Cluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl Cluster {
+    async fn start() -> Option<Cluster> {
+        let flags = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "1000",
+            // A lost master without a replica leaves its slots unserved; the other nodes
+            // keep serving theirs (by default they would refuse every key).
+            "--cluster-require-full-coverage",
+            "no",
+        ];
+        let mut nodes = Vec::new();
+        for _ in 0..3 {
+            nodes.push(RedisServer::start_with(&flags).await?);
+        }
+        let share = SLOTS / 3 + 1;
+        for (n, node) in nodes.iter().enumerate() {
+            let mut admin = connect(&node.url()).await;
+            let first = share * n as u16;
+            let slots: Vec<u16> = (first..(first + share).min(SLOTS)).collect();
+            let () =
+                cluster(&["ADDSLOTS"]).arg(slots).query_async(&mut admin).await.expect("ADDSLOTS");
+            // Distinct epochs, as `redis-cli --cluster create` gives: no conflict to settle.
+            let epoch = (n + 1).to_string();
+            let () = cluster(&["SET-CONFIG-EPOCH", &epoch])
+                .query_async(&mut admin)
+                .await
+                .expect("epoch");
+        }
+        let mut first = connect(&nodes[0].url()).await;
+        for node in &nodes[1..] {
+            let port = node.port().to_string();
+            let () =
+                cluster(&["MEET", "127.0.0.1", &port]).query_async(&mut first).await.expect("MEET");
+        }
+        let cluster = Cluster { nodes };
+        cluster.wait_until_ok(&[0, 1, 2]).await;
+        Some(cluster)
+    }
+
+    /// Waits until each node of `which` sees the whole cluster served (`cluster_state:ok`)
+    /// and knows every node.
+    async fn wait_until_ok(&self, which: &[usize]) {
+        let deadline = Deadline::new("the cluster is ok", Duration::from_secs(20));
+        for n in which {
+            let mut asking = connect(&self.nodes[*n].url()).await;
+            loop {
+                let info: String = cluster(&["INFO"]).query_async(&mut asking).await.expect("INFO");
+                if info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") {
+                    break;
+                }
+                deadline.next().await;
+            }
+        }
+    }
+
+    /// Waits until node 0 has marked node `n` failed.
+    async fn wait_until_failed(&self, n: usize) {
+        let deadline = Deadline::new("the node is marked failed", Duration::from_secs(20));
+        let port = format!("127.0.0.1:{}", self.nodes[n].port());
+        let mut asking = connect(&self.nodes[0].url()).await;
+        loop {
+            let nodes: String = cluster(&["NODES"]).query_async(&mut asking).await.expect("NODES");
+            let line = nodes.lines().find(|line| line.contains(&port)).unwrap_or_default();
+            if line.contains("fail") && !line.contains("fail?") {
+                return;
+            }
+            deadline.next().await;
+        }
+    }
+
+    fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    fn deployment(&self, name: &str) -> Deployment {
+        Deployment::cluster(self.urls(), name).expect("a deployment")
+    }
+
+    /// How many keys matching `pattern` each node holds.
+    async fn keys_per_node(&self, pattern: &str) -> Vec<usize> {
+        let mut counts = Vec::new();
+        for node in &self.nodes {
+            let mut asking = connect(&node.url()).await;
+            let keys: Vec<String> =
+                redis::cmd("KEYS").arg(pattern).query_async(&mut asking).await.expect("KEYS");
+            counts.push(keys.len());
+        }
+        counts
+    }
+
+    /// How many subscribers `channel` has on each node.
+    async fn subscribers_per_node(&self, channel: &str) -> Vec<u64> {
+        let mut counts = Vec::new();
+        for node in &self.nodes {
+            let mut asking = connect(&node.url()).await;
+            let numsub: BTreeMap<String, u64> = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg(channel)
+                .query_async(&mut asking)
+                .await
+                .expect("PUBSUB NUMSUB");
+            counts.push(numsub.get(channel).copied().unwrap_or_default());
+        }
+        counts
+    }
+}
+
+/// `CLUSTER words…`.
+fn cluster(words: &[&str]) -> redis::Cmd {
+    let mut command = redis::cmd("CLUSTER");
+    command.arg(words);
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_contract_suites_pass_on_a_three_node_cluster() {
+    let Some(cluster) = Cluster::start().await else { return };
+    contracts::session_store(&cluster.deployment("sessions").session_store().expect("store")).await;
+    let events = (cluster.deployment("events"), cluster.deployment("events"));
+    let events = (events.0.event_store().expect("store"), events.1.event_store().expect("store"));
+    contracts::event_store(&events.0, &events.1).await;
+    contracts::task_store(&cluster.deployment("tasks").task_store().expect("store")).await;
+    let routers = cluster.deployment("routers");
+    let (a, b) = (routers.peer_router().expect("router"), routers.peer_router().expect("router"));
+    contracts::peer_router(&a, &b).await;
+    let buses = cluster.deployment("bus");
+    let a = buses.bus().await.expect("bus a");
+    let b = buses.bus().await.expect("bus b");
+    contracts::subscription_bus(&a, &b).await;
+}
+
+const IDLE: Duration = Duration::from_secs(600);
+
+/// Sessions hash by their id, so a deployment's sessions spread over the nodes; its task keys
+/// share the deployment's tag, so they sit on one node (one script admits a task).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_spread_over_the_nodes_and_a_deployments_task_keys_share_one() {
+    let Some(cluster) = Cluster::start().await else { return };
+    let deployment = cluster.deployment("spread");
+    let store = deployment.session_store().expect("store");
+    for n in 0..30 {
+        let record = SessionRecord::new(format!("s{n}"), "2025-11-25", "{}");
+        assert!(store.create(record.clone(), IDLE).await.expect("created"));
+        store.update(&record.id, SessionChange::Subscribe("r".into())).await.expect("subscribed");
+        assert!(store.load(&record.id).await.expect("loaded").is_some());
+    }
+    let sessions = cluster.keys_per_node("modelcontext:spread:session:*").await;
+    assert_eq!(sessions.iter().sum::<usize>(), 60, "{sessions:?}");
+    assert!(sessions.iter().all(|&count| count > 0), "on every node: {sessions:?}");
+    // A session's two keys are on one node: the record and its subscriptions.
+    for node in &cluster.nodes {
+        let mut asking = connect(&node.url()).await;
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg("modelcontext:spread:session:*")
+            .query_async(&mut asking)
+            .await
+            .expect("KEYS");
+        assert_eq!(keys.len() % 2, 0, "{keys:?}");
+    }
+    let tasks = deployment.task_store().expect("store");
+    for n in 0..10 {
+        tasks.create(task(&format!("t{n}"))).await.expect("created");
+    }
+    let task_keys = cluster.keys_per_node("modelcontext:spread:task*").await;
+    assert_eq!(task_keys.iter().filter(|&&count| count > 0).count(), 1, "{task_keys:?}");
+    for n in 0..30 {
+        store.delete(&format!("s{n}")).await.expect("deleted");
+    }
+    assert_eq!(cluster.keys_per_node("modelcontext:spread:session:*").await, [0, 0, 0]);
+}
+
+/// Two buses of one deployment subscribe on different nodes, and hear each other; the node of
+/// one is killed: it subscribes again on another, reports a gap, and hears the other again.
+/// The session store keeps answering for the sessions on the nodes still up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buses_on_different_nodes_hear_each_other_and_one_moves_when_its_node_dies() {
+    let Some(mut cluster) = Cluster::start().await else { return };
+    let deployment = cluster.deployment("moving").command_timeout(Duration::from_millis(500));
+    let (a, b) = (deployment.bus().await.expect("bus a"), deployment.bus().await.expect("bus b"));
+    let channel = "modelcontext:moving:bus";
+    let subscribed = cluster.subscribers_per_node(channel).await;
+    assert_eq!(subscribed, [1, 1, 0], "one bus on each of the first two nodes");
+    let mut heard = b.subscribe();
+    a.publish(ChangeEvent::ToolsListChanged);
+    let first = tokio::time::timeout(Duration::from_secs(5), heard.next()).await;
+    assert_eq!(first.expect("in time"), Some(BusEvent::Change(ChangeEvent::ToolsListChanged)));
+
+    let store = deployment.session_store().expect("store");
+    let ids: Vec<String> = (0..20).map(|n| format!("m{n}")).collect();
+    for id in &ids {
+        assert!(
+            store.create(SessionRecord::new(id, "2025-11-25", "{}"), IDLE).await.expect("made")
+        );
+    }
+    // Bus b subscribed on node 1: kill it.
+    let started = Instant::now();
+    cluster.nodes[1].kill().await;
+    hears_again(&a, &mut heard).await;
+    let back = started.elapsed();
+    let stats = b.stats();
+    assert!(stats.reconnects >= 1 && stats.gaps >= 1, "{stats:?}");
+    // Once the others marked node 1 failed (its slots, without a replica, stay away), the
+    // sessions on nodes 0 and 2 still answer.
+    cluster.wait_until_failed(1).await;
+    let failed = started.elapsed();
+    let on_node_1 = session_slots_on(&cluster, &ids).await;
+    let mut answered = 0;
+    for (id, lost) in ids.iter().zip(&on_node_1) {
+        if !lost {
+            assert!(store.load(id).await.expect("answered").is_some(), "{id}");
+            answered += 1;
+        }
+    }
+    assert!(answered > 0);
+    eprintln!(
+        "node killed: bus b heard bus a again after {back:?}; node marked failed after \
+         {failed:?}; {answered} sessions on the other nodes answered"
+    );
+}
+
+/// Publishes on `a` until `b` hears it (after a gap).
+async fn hears_again(a: &RedisBus, heard: &mut futures_util::stream::BoxStream<'static, BusEvent>) {
+    let deadline = Deadline::new("bus b hears bus a again", Duration::from_secs(15));
+    loop {
+        a.publish(ChangeEvent::PromptsListChanged);
+        let wait = Duration::from_millis(100);
+        while let Ok(event) = tokio::time::timeout(wait, heard.next()).await {
+            if event == Some(BusEvent::Change(ChangeEvent::PromptsListChanged)) {
+                return;
+            }
+        }
+        deadline.next().await;
+    }
+}
+
+/// For each session id, whether its slot is one node 1 was given (asked of node 0).
+async fn session_slots_on(cluster: &Cluster, ids: &[String]) -> Vec<bool> {
+    let mut asking: MultiplexedConnection = connect(&cluster.nodes[0].url()).await;
+    let share = SLOTS / 3 + 1;
+    let mut on_node_1 = Vec::new();
+    for id in ids {
+        let key = format!("modelcontext:moving:session:{{{id}}}");
+        let slot: u16 =
+            self::cluster(&["KEYSLOT", &key]).query_async(&mut asking).await.expect("KEYSLOT");
+        on_node_1.push(slot / share == 1);
+    }
+    on_node_1
+}
+
+/// An unfinished task of alice's, living a minute.
+fn task(id: &str) -> TaskRecord {
+    let stamp = "2026-07-28T00:00:00.000Z";
+    let task = Task::new(id, TaskStatus::Working, stamp, stamp, Some(60_000));
+    TaskRecord::new(DetailedTask::from(task), Some("alice".into()), std::time::SystemTime::now())
+}
