@@ -202,6 +202,23 @@ pub(crate) enum Connection {
     Cluster(crate::cluster::LazyCluster),
 }
 
+impl Connection {
+    /// Whether this is a Redis Cluster connection. A pipeline sent through one goes to the
+    /// node of its first key, and a `MOVED` or `ASK` answered inside it (a slot moving) is
+    /// not followed, as it is for a single command: there, commands that must go together
+    /// are one script.
+    pub(crate) fn is_cluster(&self) -> bool {
+        #[cfg(feature = "cluster")]
+        {
+            matches!(self, Connection::Cluster(_))
+        }
+        #[cfg(not(feature = "cluster"))]
+        {
+            false
+        }
+    }
+}
+
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {

@@ -135,13 +135,23 @@ impl EventStore for RedisEventStore {
             return Appended::Ready(Err(StoreError::unavailable("a session id with braces")));
         };
         let ttl = millis(self.ttl);
+        let (mut connection, timeout) = (self.connection.clone(), self.timeout);
+        if connection.is_cluster() {
+            let mut command = redis::cmd("EVAL");
+            command.arg(APPEND).arg(2).arg(&key).arg(&index).arg(self.per_stream);
+            command.arg(message.encode()).arg(&ttl).arg(stream.to_string());
+            return Appended::Pending(Box::pin(async move {
+                let position: String =
+                    within(timeout, command.query_async(&mut connection)).await?;
+                Ok(event_id(stream, position))
+            }));
+        }
         let mut pipe = redis::pipe();
         pipe.cmd("XADD").arg(&key).arg("MAXLEN").arg("~").arg(self.per_stream).arg("*");
         pipe.arg("m").arg(message.encode());
         pipe.cmd("PEXPIRE").arg(&key).arg(&ttl).ignore();
         pipe.cmd("SADD").arg(&index).arg(stream.to_string()).ignore();
         pipe.cmd("PEXPIRE").arg(&index).arg(&ttl).ignore();
-        let (mut connection, timeout) = (self.connection.clone(), self.timeout);
         Appended::Pending(Box::pin(async move {
             let (position,): (String,) = within(timeout, pipe.query_async(&mut connection)).await?;
             Ok(event_id(stream, position))
@@ -173,6 +183,16 @@ impl EventStore for RedisEventStore {
         })
     }
 }
+
+/// The append's pipeline as one script, on Redis Cluster (see `Connection::is_cluster`).
+/// KEYS: the stream, the index. ARGV: the events kept, the message, the lifetime in ms, the
+/// stream's name. Returns the entry's id.
+const APPEND: &str = r"
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return id";
 
 /// Deletes a session's streams and their index. KEYS: the index; its members are the stream
 /// names, each key being `<index>:<name>` (same hash slot).

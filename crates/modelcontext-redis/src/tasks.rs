@@ -76,9 +76,16 @@ end
 redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
 return 1";
 
-/// Replaces a live record that has not ended, keeping its expiry. KEYS: the record. ARGV: the
-/// new record. 1 if replaced.
+/// Replaces a live record that has not ended, keeping its expiry; for an end, first gives back
+/// the task's places (given back already if the record ended before: removing it again
+/// changes nothing). KEYS: the record, the owner's set, the deployment's set. ARGV: the new
+/// record, 1 if it is an end, the task's id. 1 if replaced. (One script, not a pipeline, so a
+/// cluster's `MOVED` and `ASK` are followed: see `Connection::is_cluster`.)
 const UPDATE: &str = r"
+if ARGV[2] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[3])
+end
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
 if cjson.decode(current).terminal then return 0 end
@@ -234,14 +241,6 @@ impl RedisTaskStore {
         }
     }
 
-    /// Gives back `record`'s places among its owner's and the deployment's unfinished tasks.
-    fn release(&self, pipe: &mut redis::Pipeline, record: &TaskRecord) {
-        let id = &record.task.task.task_id;
-        let key = self.running_key(record.owner.as_deref());
-        pipe.cmd("ZREM").arg(key).arg(id).ignore();
-        pipe.cmd("ZREM").arg(&self.running).arg(id).ignore();
-    }
-
     /// How long the record has left at `now`: its TTL from its creation, or the untimed one.
     fn remaining(&self, record: &TaskRecord, now: SystemTime) -> Duration {
         let Some(ttl) = record.task.task.ttl_ms else { return self.untimed_ttl };
@@ -311,21 +310,18 @@ impl TaskStore for RedisTaskStore {
     fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<bool, TaskStoreError>> {
         Box::pin(async move {
             let Some(key) = self.key(&record.task.task.task_id) else { return Ok(false) };
-            // One round trip: the record, and for an end, the owner's place given back (given
-            // back already if the record ended before: removing it again changes nothing).
-            let mut pipe = redis::pipe();
-            pipe.cmd("EVAL").arg(UPDATE).arg(1).arg(key).arg(json(&record));
-            if record.task.task.status.is_terminal() {
-                self.release(&mut pipe, &record);
-            }
-            let mut connection = self.connection.clone();
-            let answer = pipe.query_async::<(i64,)>(&mut connection);
-            let (replaced,) = self
-                .breaker
-                .call(self.timeout, answer)
-                .await
-                .map_err(TaskStoreError::Unavailable)?;
-            Ok(replaced == 1)
+            let ended = record.task.task.status.is_terminal();
+            let mut command = redis::cmd("EVAL");
+            command
+                .arg(UPDATE)
+                .arg(3)
+                .arg(key)
+                .arg(self.running_key(record.owner.as_deref()))
+                .arg(&self.running)
+                .arg(json(&record))
+                .arg(if ended { "1" } else { "0" })
+                .arg(&record.task.task.task_id);
+            Ok(self.run::<i64>(command).await? == 1)
         })
     }
 }

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use modelcontext::server::http::{SessionChange, SessionRecord, SessionStore};
+use modelcontext::server::http::{
+    EventStore, SessionChange, SessionRecord, SessionStore, StreamId,
+};
 use modelcontext::server::{TaskRecord, TaskStore};
 use modelcontext::testing::contracts;
 use modelcontext::types::{DetailedTask, Task, TaskStatus};
@@ -284,4 +286,96 @@ fn task(id: &str) -> TaskRecord {
     let stamp = "2026-07-28T00:00:00.000Z";
     let task = Task::new(id, TaskStatus::Working, stamp, stamp, Some(60_000));
     TaskRecord::new(DetailedTask::from(task), Some("alice".into()), std::time::SystemTime::now())
+}
+
+/// A session's slot migrated to another node mid-run (`CLUSTER SETSLOT … MIGRATING` and
+/// `IMPORTING`, `MIGRATE`, then `SETSLOT … NODE`), while a resumed SSE stream of the session
+/// is followed: during the migration the store answers through `ASK`, after it through
+/// `MOVED`, and the feed reads what is appended on the new node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_slot_migrated_mid_run_is_followed() {
+    let Some(cluster) = Cluster::start().await else { return };
+    let deployment = cluster.deployment("migrating");
+    let store = deployment.session_store().expect("store");
+    let events = deployment.event_store().expect("store");
+    let record = SessionRecord::new("s1", "2025-11-25", "{}");
+    assert!(store.create(record.clone(), IDLE).await.expect("created"));
+    store.update("s1", SessionChange::Subscribe("r".into())).await.expect("subscribed");
+    let stream = StreamId { instance: 1, number: 1 };
+    events.append("s1", stream, &note(0)).stored().await.expect("stored");
+    let mut feed = events.follow("s1", stream, "0").await.expect("follow").expect("a feed");
+    let first = feed.next().await.expect("event 0").expect("read");
+    assert_eq!(first.message.encode(), note(0).encode());
+
+    let mut asking = connect(&cluster.nodes[0].url()).await;
+    let slot: u16 =
+        self::cluster(&["KEYSLOT", "{s1}"]).query_async(&mut asking).await.expect("slot");
+    let from = usize::from(slot / (SLOTS / 3 + 1));
+    let to = (from + 1) % 3;
+    let started = Instant::now();
+    let keys = cluster.migrate_keys(slot, from, to).await;
+    assert_eq!(keys.len(), 4, "record, subscriptions, stream index, stream: {keys:?}");
+    // Moved, but the slot still belongs to the old node: it answers `ASK`.
+    let loaded = store.load("s1").await.expect("loaded through ASK");
+    assert_eq!(loaded.map(|record| record.subscriptions.len()), Some(1));
+    cluster.assign_slot(slot, to).await;
+    let loaded = store.load("s1").await.expect("loaded through MOVED");
+    assert_eq!(loaded.map(|record| record.subscriptions.len()), Some(1));
+    events.append("s1", stream, &note(1)).stored().await.expect("stored on the new node");
+    let next = tokio::time::timeout(Duration::from_secs(5), feed.next()).await;
+    let next = next.expect("the feed reads on the new node").expect("event 1");
+    assert_eq!(next.expect("read").message.encode(), note(1).encode());
+    let mut on_new_node = connect(&cluster.nodes[to].url()).await;
+    let there: bool = redis::cmd("EXISTS")
+        .arg("modelcontext:migrating:session:{s1}")
+        .query_async(&mut on_new_node)
+        .await
+        .expect("EXISTS");
+    assert!(there, "the record is on the new node");
+    eprintln!("slot migrated: the store and the feed followed within {:?}", started.elapsed());
+}
+
+fn note(n: u32) -> modelcontext::types::Message {
+    let text = format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"n":{n}}}}}"#);
+    modelcontext::types::Message::decode_str(&text).expect("a notification")
+}
+
+impl Cluster {
+    async fn node_id(&self, n: usize) -> String {
+        let mut asking = connect(&self.nodes[n].url()).await;
+        cluster(&["MYID"]).query_async(&mut asking).await.expect("MYID")
+    }
+
+    /// Marks `slot` migrating from node `from` to node `to`, and moves its keys there; the
+    /// slot still belongs to `from`. Returns the keys moved.
+    async fn migrate_keys(&self, slot: u16, from: usize, to: usize) -> Vec<String> {
+        let (from_id, to_id) = (self.node_id(from).await, self.node_id(to).await);
+        let slot = slot.to_string();
+        let mut source = connect(&self.nodes[from].url()).await;
+        let mut target = connect(&self.nodes[to].url()).await;
+        let importing = cluster(&["SETSLOT", &slot, "IMPORTING", &from_id]);
+        let () = importing.query_async(&mut target).await.expect("IMPORTING");
+        let migrating = cluster(&["SETSLOT", &slot, "MIGRATING", &to_id]);
+        let () = migrating.query_async(&mut source).await.expect("MIGRATING");
+        let keys: Vec<String> = cluster(&["GETKEYSINSLOT", &slot, "100"])
+            .query_async(&mut source)
+            .await
+            .expect("GETKEYSINSLOT");
+        let mut migrate = redis::cmd("MIGRATE");
+        migrate.arg("127.0.0.1").arg(self.nodes[to].port()).arg("").arg(0).arg(5000);
+        migrate.arg("KEYS").arg(&keys);
+        let () = migrate.query_async(&mut source).await.expect("MIGRATE");
+        keys
+    }
+
+    /// Gives `slot` to node `n`, telling every node.
+    async fn assign_slot(&self, slot: u16, n: usize) {
+        let id = self.node_id(n).await;
+        let slot = slot.to_string();
+        for node in &self.nodes {
+            let mut admin = connect(&node.url()).await;
+            let assign = cluster(&["SETSLOT", &slot, "NODE", &id]);
+            let () = assign.query_async(&mut admin).await.expect("SETSLOT NODE");
+        }
+    }
 }
