@@ -80,6 +80,43 @@
 //! master took but had not replicated, and, unless the data nodes have `min-replicas-to-write`,
 //! writes it took between the promotion of its replica and the announcement of the switch.
 //! See `modelcontext::docs::deployment`.
+//!
+//! # Redis Cluster
+//!
+//! With the feature `cluster` (off by default), `Deployment::cluster` runs a deployment on a
+//! Redis Cluster, given the URLs of some or all of its nodes (they share one username and
+//! password; `rediss://` for TLS):
+//!
+//! ```no_run
+//! # #[cfg(feature = "cluster")]
+//! # fn cluster() -> Result<(), modelcontext_redis::Error> {
+//! use modelcontext_redis::Deployment;
+//!
+//! let nodes = ["redis://10.0.0.1:6379/", "redis://10.0.0.2:6379/", "redis://10.0.0.3:6379/"];
+//! let deployment = Deployment::cluster(nodes, "bookshop-prod")?;
+//! # let _ = deployment;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Commands go through a cluster connection of the `redis` crate: each to the master owning its
+//! key's slot, following `MOVED` and `ASK` when slots move. Every script keeps its keys in one
+//! slot. A session's keys (its record and subscriptions, its SSE streams and their index, its
+//! GET-stream claim) share the session id as hash tag: one slot per session, and the sessions
+//! spread over the cluster. A deployment's task keys (the records and the sets of unfinished
+//! tasks, which one script admits together) share the deployment's name as hash tag: they live
+//! in one slot, on one node. The `redis` crate does not follow a redirection answered inside a
+//! pipeline, so on a cluster a session's load and an event's append are one script each (on
+//! one Redis they stay pipelines).
+//!
+//! A message published on any node reaches the subscribers of every node, so each
+//! subscription (the bus's, the session events', the peer router's) is a plain connection to
+//! one of the nodes given, each new one starting a node further; when its node is lost it is
+//! made again on the next and reports a gap, as after any loss. A resumed SSE stream's blocking
+//! reads use a cluster connection of their own (one connection per master), which finds the
+//! stream's node. While a node is lost the keys of its slots fail as when Redis is away, until
+//! the cluster promotes its replica; the other nodes keep serving theirs only with
+//! `cluster-require-full-coverage no`. See `modelcontext::docs::deployment`.
 
 // On docs.rs (nightly, `--cfg docsrs`): badges naming the feature each gated item needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -310,8 +347,8 @@ impl Deployment {
         format!("modelcontext:{}:{what}", self.name)
     }
 
-    /// `modelcontext:{name}:{what}:{{name}}`: a key with the deployment's name as its Redis
-    /// Cluster hash tag, for the keys one script must touch together whatever their session
+    /// `modelcontext:{name}:{what}:` and the name in braces (`modelcontext:shop:task:{shop}`):
+    /// a key with the deployment's name as its Redis Cluster hash tag, for the keys one script must touch together whatever their session
     /// (all in one slot, on one node of a cluster). Still under `modelcontext:{name}:`, as
     /// the deployment's ACL patterns expect.
     fn slot_key(&self, what: &str) -> String {

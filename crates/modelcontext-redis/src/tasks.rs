@@ -1,25 +1,24 @@
 //! [`RedisTaskStore`]: the tasks extension's records in Redis.
 //!
-//! One key per task, `modelcontext:{deployment}:task:{{deployment}}:{ID}` (the deployment's
-//! name in braces is the key's Redis Cluster hash tag: see below), holding the record as JSON.
-//! The key
-//! expires when the task does: its `ttlMs` counted from its creation, or
-//! [`DEFAULT_UNTIMED_TASK_TTL`] for a task created without a TTL, so nothing stays in Redis
-//! for ever. A taken id is refused at creation (see below); an update is a short Lua
-//! script that only replaces a live record that has not ended (the first end wins) and keeps
-//! its expiry.
+//! One key per task, `modelcontext:{deployment}:task:` then the deployment's name in braces
+//! (the key's Redis Cluster hash tag: see below) and the task id (for deployment `shop`,
+//! `modelcontext:shop:task:{shop}:t1`), holding the record as JSON. The key expires when the
+//! task does: its `ttlMs` counted from its creation, or [`DEFAULT_UNTIMED_TASK_TTL`] for a task
+//! created without a TTL, so nothing stays in Redis for ever. A taken id is refused at creation
+//! (see below); an update is a short Lua script that only replaces a live record that has not
+//! ended (the first end wins) and keeps its expiry.
 //!
 //! Each principal may have at most [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks in
 //! the deployment, as in the in-memory store, and the deployment at most [`DEFAULT_MAX_RUNNING`]
-//! in all: a sorted set per principal, `modelcontext:{deployment}:tasks-running:…`, and one for
-//! the deployment, `modelcontext:{deployment}:tasks-running:{{deployment}}`, hold the
-//! unfinished task ids scored by their expiry. One Lua script creates a task: it forgets
-//! expired places, refuses a taken id, a principal at its limit or a full deployment, and
-//! otherwise takes both places and writes the record, all at once, so a refused or failed
-//! create holds no place. A task's end gives both places back. The script touches the record
-//! and both sets, so all of a deployment's task keys share one hash tag, the deployment's
-//! name: on Redis Cluster they live in one slot, on one node (the limits are exact there too;
-//! the tasks of one deployment do not spread over the cluster).
+//! in all: a sorted set per principal, `modelcontext:shop:tasks-running:{shop}:…` (for
+//! deployment `shop`), and one for the deployment, `modelcontext:shop:tasks-running:{shop}`,
+//! hold the unfinished task ids scored by their expiry. One Lua script creates a task: it
+//! forgets expired places, refuses a taken id, a principal at its limit or a full deployment,
+//! and otherwise takes both places and writes the record, all at once, so a refused or failed
+//! create holds no place. A task's end gives both places back, in the update's script. The
+//! scripts touch the record and both sets, so all of a deployment's task keys share one hash
+//! tag, the deployment's name: on Redis Cluster they live in one slot, on one node (the limits
+//! are exact there too; the tasks of one deployment do not spread over the cluster).
 //!
 //! Every call has the deployment's command timeout and goes through a circuit breaker; a
 //! failed call is [`TaskStoreError::Unavailable`], which the server answers with an internal
