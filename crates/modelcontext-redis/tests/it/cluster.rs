@@ -379,3 +379,27 @@ impl Cluster {
         }
     }
 }
+
+/// The ACL of `docs::deployment` with the event store's `+xadd +xread` and the cluster's
+/// `+cluster|slots +asking`, given on every node: the session, event and task stores run on
+/// the cluster as that user (without `+cluster|slots` the first call fails with `NOPERM`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_limited_to_its_deployment_runs_the_stores_on_the_cluster() {
+    let Some(cluster) = Cluster::start().await else { return };
+    let rules = "on >s3cret resetchannels &modelcontext:shop:* resetkeys ~modelcontext:shop:* \
+                 -@all +publish +subscribe +ping +eval +exists +hset +hgetall +smembers +sadd \
+                 +srem +pttl +pexpire +del +get +set +zadd +zrem +zcard +zremrangebyscore \
+                 +xadd +xread +cluster|slots +asking";
+    // ACLs are per node.
+    for node in &cluster.nodes {
+        node.add_user("shop", rules).await;
+    }
+    let urls =
+        cluster.nodes.iter().map(|node| format!("redis://shop:s3cret@127.0.0.1:{}/", node.port()));
+    let deployment = Deployment::cluster(urls, "shop").expect("a deployment");
+    contracts::session_store(&deployment.session_store().expect("store")).await;
+    let events =
+        (deployment.event_store().expect("store"), deployment.event_store().expect("store"));
+    contracts::event_store(&events.0, &events.1).await;
+    contracts::task_store(&deployment.task_store().expect("store")).await;
+}
