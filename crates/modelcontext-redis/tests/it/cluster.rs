@@ -23,13 +23,19 @@ use crate::support::{Deadline, RedisServer, connect};
 /// The slots of a cluster.
 const SLOTS: u16 = 16384;
 
-/// Three masters sharing the slots, no replicas.
+/// Three masters sharing the slots (nodes 0 to 2), and a replica of each (nodes 3 to 5) or
+/// none.
 struct Cluster {
     nodes: Vec<RedisServer>,
 }
 
 impl Cluster {
     async fn start() -> Option<Cluster> {
+        Cluster::start_with(0).await
+    }
+
+    /// Three masters, and `replicas` replicas of each.
+    async fn start_with(replicas: usize) -> Option<Cluster> {
         let flags = [
             "--cluster-enabled",
             "yes",
@@ -43,19 +49,22 @@ impl Cluster {
             "no",
         ];
         let mut nodes = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..3 * (1 + replicas) {
             nodes.push(RedisServer::start_with(&flags).await?);
         }
         let share = SLOTS / 3 + 1;
-        for (n, node) in nodes.iter().enumerate() {
+        for (n, node) in nodes.iter().take(3).enumerate() {
             let mut admin = connect(&node.url()).await;
             let first = share * n as u16;
             let slots: Vec<u16> = (first..(first + share).min(SLOTS)).collect();
-            let () =
-                cluster(&["ADDSLOTS"]).arg(slots).query_async(&mut admin).await.expect("ADDSLOTS");
+            let () = cluster_command(&["ADDSLOTS"])
+                .arg(slots)
+                .query_async(&mut admin)
+                .await
+                .expect("ADDSLOTS");
             // Distinct epochs, as `redis-cli --cluster create` gives: no conflict to settle.
             let epoch = (n + 1).to_string();
-            let () = cluster(&["SET-CONFIG-EPOCH", &epoch])
+            let () = cluster_command(&["SET-CONFIG-EPOCH", &epoch])
                 .query_async(&mut admin)
                 .await
                 .expect("epoch");
@@ -63,12 +72,40 @@ impl Cluster {
         let mut first = connect(&nodes[0].url()).await;
         for node in &nodes[1..] {
             let port = node.port().to_string();
-            let () =
-                cluster(&["MEET", "127.0.0.1", &port]).query_async(&mut first).await.expect("MEET");
+            let () = cluster_command(&["MEET", "127.0.0.1", &port])
+                .query_async(&mut first)
+                .await
+                .expect("MEET");
         }
         let cluster = Cluster { nodes };
-        cluster.wait_until_ok(&[0, 1, 2]).await;
+        let all: Vec<usize> = (0..cluster.nodes.len()).collect();
+        cluster.wait_until_ok(&all).await;
+        for n in 3..cluster.nodes.len() {
+            let master = cluster.node_id(n % 3).await;
+            let mut admin = connect(&cluster.nodes[n].url()).await;
+            let () = cluster_command(&["REPLICATE", &master])
+                .query_async(&mut admin)
+                .await
+                .expect("REPLICATE");
+        }
+        for n in 3..cluster.nodes.len() {
+            cluster.wait_until_in_sync(n).await;
+        }
         Some(cluster)
+    }
+
+    /// Waits until replica `n` is in sync with its master.
+    async fn wait_until_in_sync(&self, n: usize) {
+        let deadline = Deadline::new("the replica is in sync", Duration::from_secs(20));
+        let mut asking = connect(&self.nodes[n].url()).await;
+        loop {
+            let info: String =
+                redis::cmd("INFO").arg("replication").query_async(&mut asking).await.expect("INFO");
+            if info.contains("master_link_status:up") {
+                return;
+            }
+            deadline.next().await;
+        }
     }
 
     /// Waits until each node of `which` sees the whole cluster served (`cluster_state:ok`)
@@ -78,8 +115,10 @@ impl Cluster {
         for n in which {
             let mut asking = connect(&self.nodes[*n].url()).await;
             loop {
-                let info: String = cluster(&["INFO"]).query_async(&mut asking).await.expect("INFO");
-                if info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") {
+                let info: String =
+                    cluster_command(&["INFO"]).query_async(&mut asking).await.expect("INFO");
+                let known = format!("cluster_known_nodes:{}", self.nodes.len());
+                if info.contains("cluster_state:ok") && info.contains(&known) {
                     break;
                 }
                 deadline.next().await;
@@ -93,7 +132,8 @@ impl Cluster {
         let port = format!("127.0.0.1:{}", self.nodes[n].port());
         let mut asking = connect(&self.nodes[0].url()).await;
         loop {
-            let nodes: String = cluster(&["NODES"]).query_async(&mut asking).await.expect("NODES");
+            let nodes: String =
+                cluster_command(&["NODES"]).query_async(&mut asking).await.expect("NODES");
             let line = nodes.lines().find(|line| line.contains(&port)).unwrap_or_default();
             if line.contains("fail") && !line.contains("fail?") {
                 return;
@@ -140,7 +180,7 @@ impl Cluster {
 }
 
 /// `CLUSTER words…`.
-fn cluster(words: &[&str]) -> redis::Cmd {
+fn cluster_command(words: &[&str]) -> redis::Cmd {
     let mut command = redis::cmd("CLUSTER");
     command.arg(words);
     command
@@ -275,7 +315,7 @@ async fn session_slots_on(cluster: &Cluster, ids: &[String]) -> Vec<bool> {
     for id in ids {
         let key = format!("modelcontext:moving:session:{{{id}}}");
         let slot: u16 =
-            self::cluster(&["KEYSLOT", &key]).query_async(&mut asking).await.expect("KEYSLOT");
+            cluster_command(&["KEYSLOT", &key]).query_async(&mut asking).await.expect("KEYSLOT");
         on_node_1.push(slot / share == 1);
     }
     on_node_1
@@ -309,7 +349,7 @@ async fn a_sessions_slot_migrated_mid_run_is_followed() {
 
     let mut asking = connect(&cluster.nodes[0].url()).await;
     let slot: u16 =
-        self::cluster(&["KEYSLOT", "{s1}"]).query_async(&mut asking).await.expect("slot");
+        cluster_command(&["KEYSLOT", "{s1}"]).query_async(&mut asking).await.expect("slot");
     let from = usize::from(slot / (SLOTS / 3 + 1));
     let to = (from + 1) % 3;
     let started = Instant::now();
@@ -343,7 +383,7 @@ fn note(n: u32) -> modelcontext::types::Message {
 impl Cluster {
     async fn node_id(&self, n: usize) -> String {
         let mut asking = connect(&self.nodes[n].url()).await;
-        cluster(&["MYID"]).query_async(&mut asking).await.expect("MYID")
+        cluster_command(&["MYID"]).query_async(&mut asking).await.expect("MYID")
     }
 
     /// Marks `slot` migrating from node `from` to node `to`, and moves its keys there; the
@@ -353,11 +393,11 @@ impl Cluster {
         let slot = slot.to_string();
         let mut source = connect(&self.nodes[from].url()).await;
         let mut target = connect(&self.nodes[to].url()).await;
-        let importing = cluster(&["SETSLOT", &slot, "IMPORTING", &from_id]);
+        let importing = cluster_command(&["SETSLOT", &slot, "IMPORTING", &from_id]);
         let () = importing.query_async(&mut target).await.expect("IMPORTING");
-        let migrating = cluster(&["SETSLOT", &slot, "MIGRATING", &to_id]);
+        let migrating = cluster_command(&["SETSLOT", &slot, "MIGRATING", &to_id]);
         let () = migrating.query_async(&mut source).await.expect("MIGRATING");
-        let keys: Vec<String> = cluster(&["GETKEYSINSLOT", &slot, "100"])
+        let keys: Vec<String> = cluster_command(&["GETKEYSINSLOT", &slot, "100"])
             .query_async(&mut source)
             .await
             .expect("GETKEYSINSLOT");
@@ -374,7 +414,7 @@ impl Cluster {
         let slot = slot.to_string();
         for node in &self.nodes {
             let mut admin = connect(&node.url()).await;
-            let assign = cluster(&["SETSLOT", &slot, "NODE", &id]);
+            let assign = cluster_command(&["SETSLOT", &slot, "NODE", &id]);
             let () = assign.query_async(&mut admin).await.expect("SETSLOT NODE");
         }
     }
@@ -402,4 +442,72 @@ async fn a_user_limited_to_its_deployment_runs_the_stores_on_the_cluster() {
         (deployment.event_store().expect("store"), deployment.event_store().expect("store"));
     contracts::event_store(&events.0, &events.1).await;
     contracts::task_store(&deployment.task_store().expect("store")).await;
+}
+
+/// A master killed while its replica is in sync: the cluster promotes the replica, and the
+/// session store finds the sessions of the lost master's slots there. The time until they load
+/// again is printed (`--nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_follows_a_masters_failover_to_its_replica() {
+    let Some(mut cluster) = Cluster::start_with(1).await else { return };
+    let deployment = cluster.deployment("failover").command_timeout(Duration::from_millis(500));
+    let store = deployment.session_store().expect("store");
+    let ids: Vec<String> = (0..30).map(|n| format!("f{n}")).collect();
+    for id in &ids {
+        assert!(
+            store.create(SessionRecord::new(id, "2025-11-25", "{}"), IDLE).await.expect("made")
+        );
+    }
+    let share = SLOTS / 3 + 1;
+    let mut asking = connect(&cluster.nodes[0].url()).await;
+    let mut on_node_1 = Vec::new();
+    for id in &ids {
+        let key = format!("modelcontext:failover:session:{{{id}}}");
+        let slot: u16 =
+            cluster_command(&["KEYSLOT", &key]).query_async(&mut asking).await.expect("KEYSLOT");
+        if slot / share == 1 {
+            on_node_1.push((id.clone(), key));
+        }
+    }
+    assert!(!on_node_1.is_empty());
+    // Replicated before the kill: node 4 is node 1's replica.
+    let mut replica = connect(&cluster.nodes[4].url()).await;
+    let deadline = Deadline::new("the sessions reach the replica", Duration::from_secs(10));
+    for (_, key) in &on_node_1 {
+        loop {
+            let mut exists = redis::pipe();
+            exists.cmd("READONLY").ignore().cmd("EXISTS").arg(key);
+            let (there,): (bool,) = exists.query_async(&mut replica).await.expect("EXISTS");
+            if there {
+                break;
+            }
+            deadline.next().await;
+        }
+    }
+    let started = Instant::now();
+    cluster.nodes[1].kill().await;
+    let mut failed = 0;
+    let deadline = Deadline::new("the store loads them again", Duration::from_secs(30));
+    let mut first = None;
+    for (id, _) in &on_node_1 {
+        loop {
+            match store.load(id).await {
+                Ok(loaded) => {
+                    assert!(loaded.is_some(), "a replicated session lost: {id}");
+                    first.get_or_insert(started.elapsed());
+                    break;
+                }
+                Err(_) => failed += 1,
+            }
+            deadline.next().await;
+        }
+    }
+    let (first, all) = (first.unwrap_or_default(), started.elapsed());
+    let made = SessionRecord::new("after", "2025-11-25", "{}");
+    assert!(store.create(made, IDLE).await.expect("created after the failover"));
+    eprintln!(
+        "master killed: its sessions load again from the promoted replica after {first:?}, all \
+         {} of them after {all:?} ({failed} calls failed meanwhile)",
+        on_node_1.len()
+    );
 }
