@@ -6,7 +6,8 @@
 //! instance appends. A set `…:events:{SESSION}` names the session's streams, for
 //! [`EventStore::end_session`]. The session id is the hash tag: one session's keys share a
 //! Redis Cluster slot. Each append is one pipeline (one round trip): `XADD … MAXLEN ~ N`,
-//! `PEXPIRE` of the stream, `SADD` and `PEXPIRE` of the set.
+//! `PEXPIRE` of the stream, `SADD` and `PEXPIRE` of the set; on a cluster, the same four in one
+//! script (a redirection inside a pipeline is not followed).
 //!
 //! A resumed stream follows its log with `XREAD BLOCK` on a connection of its own (a blocked
 //! connection serves nobody else), taken from a pool of at most

@@ -511,3 +511,14 @@ async fn the_store_follows_a_masters_failover_to_its_replica() {
         on_node_1.len()
     );
 }
+
+#[test]
+fn a_bad_cluster_configuration_fails_at_once_with_a_clear_error() {
+    let nobody: [&str; 0] = [];
+    let error = Deployment::cluster(nobody, "x").expect_err("no node");
+    assert!(error.to_string().contains("at least one node"), "{error}");
+    let error = Deployment::cluster(["http://nope"], "x").expect_err("not redis");
+    assert!(error.to_string().contains("cluster"), "{error}");
+    let error = Deployment::cluster(["redis://127.0.0.1:1/"], "a{b}").expect_err("name");
+    assert!(error.to_string().contains("deployment name"), "{error}");
+}
