@@ -1,5 +1,6 @@
-//! Where a deployment's connections go: one Redis named by its address, or (feature
-//! `sentinel`) the master that a set of Redis Sentinels names at the moment of connecting.
+//! Where a deployment's connections go: one Redis named by its address, (feature `sentinel`)
+//! the master that a set of Redis Sentinels names at the moment of connecting, or (feature
+//! `cluster`) the nodes of a Redis Cluster.
 //!
 //! The stores never see the difference: they take a [`Connection`] for their commands, and
 //! ask the [`Endpoint`] for a pub/sub or a dedicated connection when they (re)make one.
@@ -14,7 +15,7 @@ use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, RedisResult, Valu
 use crate::Error;
 
 // The direct variant stays inline, as the client was before Sentinel came.
-#[cfg_attr(feature = "sentinel", allow(clippy::large_enum_variant))]
+#[cfg_attr(any(feature = "sentinel", feature = "cluster"), allow(clippy::large_enum_variant))]
 #[derive(Clone, Debug)]
 pub(crate) enum Endpoint {
     /// One Redis at a fixed address.
@@ -22,6 +23,9 @@ pub(crate) enum Endpoint {
     /// The master of a service, as its sentinels name it.
     #[cfg(feature = "sentinel")]
     Sentinel(std::sync::Arc<crate::sentinel::Sentinels>),
+    /// The nodes of a cluster.
+    #[cfg(feature = "cluster")]
+    Cluster(std::sync::Arc<crate::cluster::Nodes>),
 }
 
 impl Endpoint {
@@ -47,25 +51,33 @@ impl Endpoint {
             Endpoint::Sentinel(sentinels) => Ok(Connection::Sentinel(
                 crate::sentinel::FailoverConnection::new(sentinels, timeout),
             )),
+            #[cfg(feature = "cluster")]
+            Endpoint::Cluster(nodes) => {
+                Ok(Connection::Cluster(crate::cluster::LazyCluster::new(nodes, timeout)))
+            }
         }
     }
 
-    /// A new pub/sub connection (to the master as named now, on Sentinel).
+    /// A new pub/sub connection (to the master as named now, on Sentinel; to one node, on a
+    /// cluster).
     pub(crate) async fn pubsub(&self) -> RedisResult<redis::aio::PubSub> {
         match self {
             Endpoint::Direct(client) => client.get_async_pubsub().await,
             #[cfg(feature = "sentinel")]
             Endpoint::Sentinel(sentinels) => sentinels.master().await?.get_async_pubsub().await,
+            #[cfg(feature = "cluster")]
+            Endpoint::Cluster(nodes) => nodes.pubsub().await,
         }
     }
 
     /// Tells when the master moved (never, but on Sentinel): a subscription made before should
-    /// be made again.
+    /// be made again. (On a cluster any node hears every channel: a subscription stays until
+    /// its node is lost.)
     pub(crate) fn moves(&self) -> MasterMoves {
         match self {
-            Endpoint::Direct(_) => MasterMoves::never(),
             #[cfg(feature = "sentinel")]
             Endpoint::Sentinel(sentinels) => MasterMoves { moves: Some(sentinels.moves()) },
+            _ => MasterMoves::never(),
         }
     }
 
@@ -73,23 +85,73 @@ impl Endpoint {
     /// connection made before the latest move is on the wrong node.
     pub(crate) fn switches(&self) -> u64 {
         match self {
-            Endpoint::Direct(_) => 0,
             #[cfg(feature = "sentinel")]
             Endpoint::Sentinel(sentinels) => sentinels.switches(),
+            _ => 0,
         }
     }
 
-    /// A new multiplexed connection of its own (to the master as named now, on Sentinel).
+    /// A new connection of its own, `connect` to connect, `answer` for each answer: to the
+    /// master as named now, on Sentinel; on a cluster, a cluster connection (it finds the node
+    /// of each key by itself).
     pub(crate) async fn dedicated(
         &self,
-        config: &AsyncConnectionConfig,
-    ) -> RedisResult<MultiplexedConnection> {
+        connect: Duration,
+        answer: Duration,
+    ) -> RedisResult<Dedicated> {
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(connect))
+            .set_response_timeout(Some(answer));
         match self {
-            Endpoint::Direct(client) => {
-                client.get_multiplexed_async_connection_with_config(config).await
-            }
+            Endpoint::Direct(client) => client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+                .map(Dedicated::One),
             #[cfg(feature = "sentinel")]
-            Endpoint::Sentinel(sentinels) => sentinels.connect(config).await,
+            Endpoint::Sentinel(sentinels) => sentinels.connect(&config).await.map(Dedicated::One),
+            #[cfg(feature = "cluster")]
+            Endpoint::Cluster(nodes) => {
+                nodes.connect(connect, answer).await.map(Dedicated::Cluster)
+            }
+        }
+    }
+}
+
+/// A connection of one user's own (a blocking read): to one node, or on a cluster, to the
+/// cluster.
+pub(crate) enum Dedicated {
+    One(MultiplexedConnection),
+    #[cfg(feature = "cluster")]
+    Cluster(redis::cluster_async::ClusterConnection),
+}
+
+impl ConnectionLike for Dedicated {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Dedicated::One(connection) => connection.req_packed_command(cmd),
+            #[cfg(feature = "cluster")]
+            Dedicated::Cluster(connection) => connection.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Dedicated::One(connection) => connection.req_packed_commands(cmd, offset, count),
+            #[cfg(feature = "cluster")]
+            Dedicated::Cluster(connection) => connection.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Dedicated::One(connection) => connection.get_db(),
+            #[cfg(feature = "cluster")]
+            Dedicated::Cluster(_) => 0,
         }
     }
 }
@@ -129,13 +191,32 @@ impl MasterMoves {
     }
 }
 
-/// The stores' command connection. Without the `sentinel` feature this is a
+/// The stores' command connection. Without the `sentinel` and `cluster` features this is a
 /// [`ConnectionManager`] and nothing else (one variant: the match costs nothing).
 #[derive(Clone)]
 pub(crate) enum Connection {
     Direct(ConnectionManager),
     #[cfg(feature = "sentinel")]
     Sentinel(crate::sentinel::FailoverConnection),
+    #[cfg(feature = "cluster")]
+    Cluster(crate::cluster::LazyCluster),
+}
+
+impl Connection {
+    /// Whether this is a Redis Cluster connection. A pipeline sent through one goes to the
+    /// node of its first key, and a `MOVED` or `ASK` answered inside it (a slot moving) is
+    /// not followed, as it is for a single command: there, commands that must go together
+    /// are one script.
+    pub(crate) fn is_cluster(&self) -> bool {
+        #[cfg(feature = "cluster")]
+        {
+            matches!(self, Connection::Cluster(_))
+        }
+        #[cfg(not(feature = "cluster"))]
+        {
+            false
+        }
+    }
 }
 
 impl ConnectionLike for Connection {
@@ -144,6 +225,8 @@ impl ConnectionLike for Connection {
             Connection::Direct(manager) => manager.req_packed_command(cmd),
             #[cfg(feature = "sentinel")]
             Connection::Sentinel(failover) => failover.req_packed_command(cmd),
+            #[cfg(feature = "cluster")]
+            Connection::Cluster(cluster) => cluster.req_packed_command(cmd),
         }
     }
 
@@ -157,6 +240,8 @@ impl ConnectionLike for Connection {
             Connection::Direct(manager) => manager.req_packed_commands(cmd, offset, count),
             #[cfg(feature = "sentinel")]
             Connection::Sentinel(failover) => failover.req_packed_commands(cmd, offset, count),
+            #[cfg(feature = "cluster")]
+            Connection::Cluster(cluster) => cluster.req_packed_commands(cmd, offset, count),
         }
     }
 
@@ -165,6 +250,8 @@ impl ConnectionLike for Connection {
             Connection::Direct(manager) => manager.get_db(),
             #[cfg(feature = "sentinel")]
             Connection::Sentinel(failover) => failover.get_db(),
+            #[cfg(feature = "cluster")]
+            Connection::Cluster(_) => 0,
         }
     }
 }

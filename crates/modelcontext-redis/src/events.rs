@@ -6,7 +6,8 @@
 //! instance appends. A set `…:events:{SESSION}` names the session's streams, for
 //! [`EventStore::end_session`]. The session id is the hash tag: one session's keys share a
 //! Redis Cluster slot. Each append is one pipeline (one round trip): `XADD … MAXLEN ~ N`,
-//! `PEXPIRE` of the stream, `SADD` and `PEXPIRE` of the set.
+//! `PEXPIRE` of the stream, `SADD` and `PEXPIRE` of the set; on a cluster, the same four in one
+//! script (a redirection inside a pipeline is not followed).
 //!
 //! A resumed stream follows its log with `XREAD BLOCK` on a connection of its own (a blocked
 //! connection serves nobody else), taken from a pool of at most
@@ -21,11 +22,10 @@ use modelcontext::server::http::{
     Appended, EventFeed, EventStore, StoreError, StoreFuture, StoredEvent, StreamId, event_id,
 };
 use modelcontext::types::Message;
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Value};
+use redis::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::endpoint::{Connection, Endpoint};
+use crate::endpoint::{Connection, Dedicated, Endpoint};
 use crate::sessions::{millis, within};
 use crate::{Deployment, Error};
 
@@ -67,7 +67,7 @@ impl std::fmt::Debug for RedisEventStore {
 struct Followers {
     permits: Arc<Semaphore>,
     /// Each with the count of master switches when it was made (Sentinel; else always 0).
-    idle: Mutex<Vec<(u64, MultiplexedConnection)>>,
+    idle: Mutex<Vec<(u64, Dedicated)>>,
 }
 
 impl RedisEventStore {
@@ -136,13 +136,23 @@ impl EventStore for RedisEventStore {
             return Appended::Ready(Err(StoreError::unavailable("a session id with braces")));
         };
         let ttl = millis(self.ttl);
+        let (mut connection, timeout) = (self.connection.clone(), self.timeout);
+        if connection.is_cluster() {
+            let mut command = redis::cmd("EVAL");
+            command.arg(APPEND).arg(2).arg(&key).arg(&index).arg(self.per_stream);
+            command.arg(message.encode()).arg(&ttl).arg(stream.to_string());
+            return Appended::Pending(Box::pin(async move {
+                let position: String =
+                    within(timeout, command.query_async(&mut connection)).await?;
+                Ok(event_id(stream, position))
+            }));
+        }
         let mut pipe = redis::pipe();
         pipe.cmd("XADD").arg(&key).arg("MAXLEN").arg("~").arg(self.per_stream).arg("*");
         pipe.arg("m").arg(message.encode());
         pipe.cmd("PEXPIRE").arg(&key).arg(&ttl).ignore();
         pipe.cmd("SADD").arg(&index).arg(stream.to_string()).ignore();
         pipe.cmd("PEXPIRE").arg(&index).arg(&ttl).ignore();
-        let (mut connection, timeout) = (self.connection.clone(), self.timeout);
         Appended::Pending(Box::pin(async move {
             let (position,): (String,) = within(timeout, pipe.query_async(&mut connection)).await?;
             Ok(event_id(stream, position))
@@ -175,6 +185,16 @@ impl EventStore for RedisEventStore {
     }
 }
 
+/// The append's pipeline as one script, on Redis Cluster (see `Connection::is_cluster`).
+/// KEYS: the stream, the index. ARGV: the events kept, the message, the lifetime in ms, the
+/// stream's name. Returns the entry's id.
+const APPEND: &str = r"
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return id";
+
 /// Deletes a session's streams and their index. KEYS: the index; its members are the stream
 /// names, each key being `<index>:<name>` (same hash slot).
 const END_SESSION: &str = r"
@@ -193,7 +213,7 @@ fn is_position(text: &str) -> bool {
 /// A connection a feed blocks on, back to the pool when the feed is done with it (unless a
 /// read was cut off in the middle: that connection still waits on Redis, and is dropped).
 struct Lease {
-    connection: Option<MultiplexedConnection>,
+    connection: Option<Dedicated>,
     /// The count of master switches when the connection was made.
     switches: u64,
     followers: Arc<Followers>,
@@ -309,10 +329,8 @@ impl Follow {
         let connection = match idle {
             Some(connection) => connection,
             None => {
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(self.store.timeout))
-                    .set_response_timeout(Some(BLOCK + self.store.timeout));
-                let connecting = self.store.endpoint.dedicated(&config);
+                let timeout = self.store.timeout;
+                let connecting = self.store.endpoint.dedicated(timeout, BLOCK + timeout);
                 match within(self.store.timeout, connecting).await {
                     Ok(connection) => connection,
                     Err(_) => return false,

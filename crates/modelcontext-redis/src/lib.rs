@@ -80,12 +80,51 @@
 //! master took but had not replicated, and, unless the data nodes have `min-replicas-to-write`,
 //! writes it took between the promotion of its replica and the announcement of the switch.
 //! See `modelcontext::docs::deployment`.
+//!
+//! # Redis Cluster
+//!
+//! With the feature `cluster` (off by default), `Deployment::cluster` runs a deployment on a
+//! Redis Cluster, given the URLs of some or all of its nodes (they share one username and
+//! password; `rediss://` for TLS):
+//!
+//! ```no_run
+//! # #[cfg(feature = "cluster")]
+//! # fn cluster() -> Result<(), modelcontext_redis::Error> {
+//! use modelcontext_redis::Deployment;
+//!
+//! let nodes = ["redis://10.0.0.1:6379/", "redis://10.0.0.2:6379/", "redis://10.0.0.3:6379/"];
+//! let deployment = Deployment::cluster(nodes, "bookshop-prod")?;
+//! # let _ = deployment;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Commands go through a cluster connection of the `redis` crate: each to the master owning its
+//! key's slot, following `MOVED` and `ASK` when slots move. Every script keeps its keys in one
+//! slot. A session's keys (its record and subscriptions, its SSE streams and their index, its
+//! GET-stream claim) share the session id as hash tag: one slot per session, and the sessions
+//! spread over the cluster. A deployment's task keys (the records and the sets of unfinished
+//! tasks, which one script admits together) share the deployment's name as hash tag: they live
+//! in one slot, on one node. The `redis` crate does not follow a redirection answered inside a
+//! pipeline, so on a cluster a session's load and an event's append are one script each (on
+//! one Redis they stay pipelines).
+//!
+//! A message published on any node reaches the subscribers of every node, so each
+//! subscription (the bus's, the session events', the peer router's) is a plain connection to
+//! one of the nodes given, each new one starting a node further; when its node is lost it is
+//! made again on the next and reports a gap, as after any loss. A resumed SSE stream's blocking
+//! reads use a cluster connection of their own (one connection per master), which finds the
+//! stream's node. While a node is lost the keys of its slots fail as when Redis is away, until
+//! the cluster promotes its replica; the other nodes keep serving theirs only with
+//! `cluster-require-full-coverage no`. See `modelcontext::docs::deployment`.
 
 // On docs.rs (nightly, `--cfg docsrs`): badges naming the feature each gated item needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod breaker;
 mod bus;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod endpoint;
 mod error;
 mod events;
@@ -190,6 +229,26 @@ impl Deployment {
         Deployment::on(Endpoint::Sentinel(std::sync::Arc::new(sentinels)), name)
     }
 
+    /// A deployment named `name` on the Redis Cluster whose nodes (some or all: any one
+    /// that answers tells the others) are at `node_urls` (`redis://[user:password@]host:port`,
+    /// or `rediss://`; every node takes the same credentials). Nothing is connected yet. Fails
+    /// on a malformed URL, an empty list, or a bad deployment name.
+    ///
+    /// Commands go to the node owning their key's slot; pub/sub uses one of the nodes given
+    /// at a time, so give several (all masters, ideally): see the crate's documentation,
+    /// "Redis Cluster".
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    pub fn cluster<I>(node_urls: I, name: &str) -> Result<Deployment, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let urls = node_urls.into_iter().map(|url| url.as_ref().to_owned()).collect();
+        let nodes = cluster::Nodes::new(urls)?;
+        Deployment::on(Endpoint::Cluster(std::sync::Arc::new(nodes)), name)
+    }
+
     fn on(endpoint: Endpoint, name: &str) -> Result<Deployment, Error> {
         let bad = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
         if name.is_empty() || name.chars().any(bad) {
@@ -286,5 +345,13 @@ impl Deployment {
     /// `modelcontext:{name}:{what}`: every key and channel of the deployment.
     fn key(&self, what: &str) -> String {
         format!("modelcontext:{}:{what}", self.name)
+    }
+
+    /// `modelcontext:{name}:{what}:` and the name in braces (`modelcontext:shop:task:{shop}`):
+    /// a key with the deployment's name as its Redis Cluster hash tag, for the keys one script must touch together whatever their session
+    /// (all in one slot, on one node of a cluster). Still under `modelcontext:{name}:`, as
+    /// the deployment's ACL patterns expect.
+    fn slot_key(&self, what: &str) -> String {
+        format!("modelcontext:{0}:{what}:{{{0}}}", self.name)
     }
 }

@@ -62,6 +62,19 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1";
 
+/// Reads the record and its subscriptions (on Redis Cluster, instead of a pipeline: see
+/// `Connection::is_cluster`).
+const LOAD: &str = r"
+return {redis.call('HGETALL', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}";
+
+/// Deletes the record, then says so on the events channel (whoever hears it finds no record).
+/// ARGV: the channel, the message. A script, not a pipeline: on Redis Cluster a pipeline goes
+/// to one node, and the channel's name hashes to another slot than the keys'.
+const DELETE: &str = r"
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return 1";
+
 /// A [`SessionStore`] in Redis, shared by every instance of a [`Deployment`]. Built by
 /// [`Deployment::session_store`]; connects on first use, and reconnects by itself.
 #[derive(Clone)]
@@ -243,11 +256,17 @@ impl SessionStore for RedisSessionStore {
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SessionRecord>> {
         Box::pin(async move {
             let Some((record, subscriptions)) = self.keys(id) else { return Ok(None) };
-            // One round trip: both keys read in one pipeline.
-            let mut pipe = redis::pipe();
-            pipe.cmd("HGETALL").arg(&record).cmd("SMEMBERS").arg(&subscriptions);
+            // One round trip: both keys read in one pipeline, or one script on a cluster.
             let mut connection = self.connection.clone();
-            let (hash, members) = self.guarded(pipe.query_async(&mut connection)).await?;
+            let (hash, members) = if connection.is_cluster() {
+                let mut command = redis::cmd("EVAL");
+                command.arg(LOAD).arg(2).arg(&record).arg(&subscriptions);
+                self.guarded(command.query_async(&mut connection)).await?
+            } else {
+                let mut pipe = redis::pipe();
+                pipe.cmd("HGETALL").arg(&record).cmd("SMEMBERS").arg(&subscriptions);
+                self.guarded(pipe.query_async(&mut connection)).await?
+            };
             Ok(record_from(id, hash, members))
         })
     }
@@ -283,13 +302,8 @@ impl SessionStore for RedisSessionStore {
 
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let Some((record, subscriptions)) = self.keys(id) else { return Ok(()) };
-            // One round trip; the note follows the delete, so whoever hears it finds no record.
-            let mut pipe = redis::pipe();
-            pipe.cmd("DEL").arg(record).arg(subscriptions).ignore();
-            pipe.cmd("PUBLISH").arg(&self.channel).arg(self.note(id, What::Deleted)).ignore();
-            let mut connection = self.connection.clone();
-            self.guarded(pipe.query_async::<()>(&mut connection)).await
+            let note = self.note(id, What::Deleted);
+            self.script(DELETE, id, &[self.channel.as_str(), note.as_str()]).await.map(|_| ())
         })
     }
 

@@ -1,23 +1,24 @@
 //! [`RedisTaskStore`]: the tasks extension's records in Redis.
 //!
-//! One key per task, `modelcontext:{deployment}:task:{ID}` (the task id in braces, a Redis
-//! Cluster hash tag, as a session's id is for its keys), holding the record as JSON. The key
-//! expires when the task does: its `ttlMs` counted from its creation, or
-//! [`DEFAULT_UNTIMED_TASK_TTL`] for a task created without a TTL, so nothing stays in Redis
-//! for ever. A taken id is refused at creation (see below); an update is a short Lua
-//! script that only replaces a live record that has not ended (the first end wins) and keeps
-//! its expiry.
+//! One key per task, `modelcontext:{deployment}:task:` then the deployment's name in braces
+//! (the key's Redis Cluster hash tag: see below) and the task id (for deployment `shop`,
+//! `modelcontext:shop:task:{shop}:t1`), holding the record as JSON. The key expires when the
+//! task does: its `ttlMs` counted from its creation, or [`DEFAULT_UNTIMED_TASK_TTL`] for a task
+//! created without a TTL, so nothing stays in Redis for ever. A taken id is refused at creation
+//! (see below); an update is a short Lua script that only replaces a live record that has not
+//! ended (the first end wins) and keeps its expiry.
 //!
 //! Each principal may have at most [`DEFAULT_MAX_RUNNING_PER_PRINCIPAL`] unfinished tasks in
 //! the deployment, as in the in-memory store, and the deployment at most [`DEFAULT_MAX_RUNNING`]
-//! in all: a sorted set per principal, `modelcontext:{deployment}:tasks-running:…`, and one for
-//! the deployment, `modelcontext:{deployment}:tasks-running`, hold the unfinished task ids
-//! scored by their expiry. One Lua script creates a task: it forgets expired places, refuses a
-//! taken id, a principal at its limit or a full deployment, and otherwise takes both places
-//! and writes the record, all at once, so a refused or failed create holds no place. A task's
-//! end gives both places back. The script touches the record and both sets, which are in
-//! different hash slots: the store needs one Redis primary (replicas and Sentinel are fine),
-//! not Redis Cluster.
+//! in all: a sorted set per principal, `modelcontext:shop:tasks-running:{shop}:…` (for
+//! deployment `shop`), and one for the deployment, `modelcontext:shop:tasks-running:{shop}`,
+//! hold the unfinished task ids scored by their expiry. One Lua script creates a task: it
+//! forgets expired places, refuses a taken id, a principal at its limit or a full deployment,
+//! and otherwise takes both places and writes the record, all at once, so a refused or failed
+//! create holds no place. A task's end gives both places back, in the update's script. The
+//! scripts touch the record and both sets, so all of a deployment's task keys share one hash
+//! tag, the deployment's name: on Redis Cluster they live in one slot, on one node (the limits
+//! are exact there too; the tasks of one deployment do not spread over the cluster).
 //!
 //! Every call has the deployment's command timeout and goes through a circuit breaker; a
 //! failed call is [`TaskStoreError::Unavailable`], which the server answers with an internal
@@ -74,9 +75,16 @@ end
 redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
 return 1";
 
-/// Replaces a live record that has not ended, keeping its expiry. KEYS: the record. ARGV: the
-/// new record. 1 if replaced.
+/// Replaces a live record that has not ended, keeping its expiry; for an end, first gives back
+/// the task's places (given back already if the record ended before: removing it again
+/// changes nothing). KEYS: the record, the owner's set, the deployment's set. ARGV: the new
+/// record, 1 if it is an end, the task's id. 1 if replaced. (One script, not a pipeline, so a
+/// cluster's `MOVED` and `ASK` are followed: see `Connection::is_cluster`.)
 const UPDATE: &str = r"
+if ARGV[2] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[3])
+end
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
 if cjson.decode(current).terminal then return 0 end
@@ -145,8 +153,8 @@ impl RedisTaskStore {
     pub(crate) fn new(deployment: &Deployment) -> Result<RedisTaskStore, Error> {
         Ok(RedisTaskStore {
             connection: deployment.lazy_connection()?,
-            prefix: deployment.key("task"),
-            running: deployment.key("tasks-running"),
+            prefix: deployment.slot_key("task"),
+            running: deployment.slot_key("tasks-running"),
             timeout: deployment.command_timeout,
             untimed_ttl: DEFAULT_UNTIMED_TASK_TTL,
             max_running: DEFAULT_MAX_RUNNING_PER_PRINCIPAL,
@@ -183,10 +191,10 @@ impl RedisTaskStore {
         self.breaker.stats()
     }
 
-    /// The task's key; `None` for an id that cannot be a hash tag (with braces), which no task
-    /// of ours has.
+    /// The task's key; `None` for an id with braces, which no task of ours has (refused, as
+    /// the other stores refuse such ids, though the deployment's tag comes first here).
     fn key(&self, id: &str) -> Option<String> {
-        (!id.contains(['{', '}'])).then(|| format!("{}:{{{id}}}", self.prefix))
+        (!id.contains(['{', '}'])).then(|| format!("{}:{id}", self.prefix))
     }
 
     /// The set of `owner`'s unfinished tasks (`-` for tasks made without authentication, `:`
@@ -230,14 +238,6 @@ impl RedisTaskStore {
             3 => Err(TaskStoreError::Full { capacity: self.max_total }),
             _ => Err(TaskStoreError::TooManyRunning { limit: self.max_running }),
         }
-    }
-
-    /// Gives back `record`'s places among its owner's and the deployment's unfinished tasks.
-    fn release(&self, pipe: &mut redis::Pipeline, record: &TaskRecord) {
-        let id = &record.task.task.task_id;
-        let key = self.running_key(record.owner.as_deref());
-        pipe.cmd("ZREM").arg(key).arg(id).ignore();
-        pipe.cmd("ZREM").arg(&self.running).arg(id).ignore();
     }
 
     /// How long the record has left at `now`: its TTL from its creation, or the untimed one.
@@ -309,21 +309,18 @@ impl TaskStore for RedisTaskStore {
     fn update(&self, record: TaskRecord) -> StoreFuture<'_, Result<bool, TaskStoreError>> {
         Box::pin(async move {
             let Some(key) = self.key(&record.task.task.task_id) else { return Ok(false) };
-            // One round trip: the record, and for an end, the owner's place given back (given
-            // back already if the record ended before: removing it again changes nothing).
-            let mut pipe = redis::pipe();
-            pipe.cmd("EVAL").arg(UPDATE).arg(1).arg(key).arg(json(&record));
-            if record.task.task.status.is_terminal() {
-                self.release(&mut pipe, &record);
-            }
-            let mut connection = self.connection.clone();
-            let answer = pipe.query_async::<(i64,)>(&mut connection);
-            let (replaced,) = self
-                .breaker
-                .call(self.timeout, answer)
-                .await
-                .map_err(TaskStoreError::Unavailable)?;
-            Ok(replaced == 1)
+            let ended = record.task.task.status.is_terminal();
+            let mut command = redis::cmd("EVAL");
+            command
+                .arg(UPDATE)
+                .arg(3)
+                .arg(key)
+                .arg(self.running_key(record.owner.as_deref()))
+                .arg(&self.running)
+                .arg(json(&record))
+                .arg(if ended { "1" } else { "0" })
+                .arg(&record.task.task.task_id);
+            Ok(self.run::<i64>(command).await? == 1)
         })
     }
 }

@@ -3,6 +3,8 @@
 //! tests print why and pass, unless `CI` is set: there a missing binary fails.
 
 mod bus;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod events;
 mod fleet;
 mod handshake;

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::{Deadline, RedisServer, SentinelServer, connect};
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use modelcontext::server::http::{EventStore, SessionRecord, SessionStore, StreamId};
@@ -11,9 +12,6 @@ use modelcontext::testing::contracts;
 use modelcontext::types::Message;
 use modelcontext::{BusEvent, ChangeEvent, SubscriptionBus};
 use modelcontext_redis::{Deployment, RedisBus, RedisSessionStore};
-use redis::aio::MultiplexedConnection;
-
-use crate::support::{RedisServer, SentinelServer};
 
 /// The name the sentinel monitors the master by.
 const SERVICE: &str = "mymaster";
@@ -98,29 +96,6 @@ async fn session_on(server: &RedisServer, id: &str) -> bool {
     let key = format!("modelcontext:failover:session:{{{id}}}");
     let there = redis::cmd("EXISTS").arg(key).query_async(&mut connect(&server.url()).await).await;
     there.expect("EXISTS")
-}
-
-async fn connect(url: &str) -> MultiplexedConnection {
-    let client = redis::Client::open(url).expect("url");
-    client.get_multiplexed_async_connection().await.expect("connected")
-}
-
-/// The bound of a polling loop: [`Deadline::next`] waits 10 ms, and fails the test past it.
-struct Deadline {
-    what: &'static str,
-    bound: Duration,
-    at: Instant,
-}
-
-impl Deadline {
-    fn new(what: &'static str, bound: Duration) -> Deadline {
-        Deadline { what, bound, at: Instant::now() + bound }
-    }
-
-    async fn next(&self) {
-        assert!(Instant::now() < self.at, "{}: not within {:?}", self.what, self.bound);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

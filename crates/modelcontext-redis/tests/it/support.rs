@@ -29,7 +29,7 @@ impl RedisServer {
     }
 
     /// A fresh server started with `extra` flags (`--replicaof HOST PORT`, say).
-    #[cfg_attr(not(feature = "sentinel"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "sentinel", feature = "cluster")), allow(dead_code))]
     pub async fn start_with(extra: &[&str]) -> Option<RedisServer> {
         let binary = find_binary()?;
         let (port, dir) = free_port_and_dir();
@@ -38,7 +38,7 @@ impl RedisServer {
         Some(RedisServer { child, port, dir, binary, tls: Vec::new() })
     }
 
-    #[cfg_attr(not(feature = "sentinel"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "sentinel", feature = "cluster")), allow(dead_code))]
     pub fn port(&self) -> u16 {
         self.port
     }
@@ -268,5 +268,33 @@ impl RedisServer {
         let client = redis::Client::open(self.url()).expect("url");
         let mut connection = client.get_multiplexed_async_connection().await.expect("connected");
         commands_run(&mut connection, &BOOKKEEPING).await.expect("INFO commandstats")
+    }
+}
+
+/// A connection of the test's own to the server at `url`.
+#[cfg(any(feature = "sentinel", feature = "cluster"))]
+pub async fn connect(url: &str) -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(url).expect("url");
+    client.get_multiplexed_async_connection().await.expect("connected")
+}
+
+/// The bound of a polling loop: [`Deadline::next`] waits 10 ms, and fails the test past it.
+#[cfg(any(feature = "sentinel", feature = "cluster"))]
+pub struct Deadline {
+    what: &'static str,
+    bound: Duration,
+    at: std::time::Instant,
+}
+
+#[cfg(any(feature = "sentinel", feature = "cluster"))]
+impl Deadline {
+    pub fn new(what: &'static str, bound: Duration) -> Deadline {
+        Deadline { what, bound, at: std::time::Instant::now() + bound }
+    }
+
+    pub async fn next(&self) {
+        let late = std::time::Instant::now() >= self.at;
+        assert!(!late, "{}: not within {:?}", self.what, self.bound);
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -43,14 +43,14 @@ async fn a_task_key_expires_with_the_task_and_ids_with_braces_are_refused() {
     let Some(redis) = RedisServer::start().await else { return };
     let store = redis.deployment("shop").task_store().expect("store");
     store.create(record("t1", Some(60_000))).await.expect("create");
-    let left = pttl(&redis, "modelcontext:shop:task:{t1}").await;
+    let left = pttl(&redis, "modelcontext:shop:task:{shop}:t1").await;
     assert!((55_000..=60_000).contains(&left), "the task's TTL: {left} ms");
     let untimed = store.clone().untimed_ttl(Duration::from_secs(600));
     untimed.create(record("t2", None)).await.expect("create");
-    let left = pttl(&redis, "modelcontext:shop:task:{t2}").await;
+    let left = pttl(&redis, "modelcontext:shop:task:{shop}:t2").await;
     assert!((595_000..=600_000).contains(&left), "the untimed TTL: {left} ms");
 
-    assert!(store.create(record("t{1}", None)).await.is_err(), "braces are hash tags");
+    assert!(store.create(record("t{1}", None)).await.is_err(), "braces are refused");
     assert_eq!(store.get("t{1}").await.expect("get"), None);
     let staging = redis.deployment("staging").task_store().expect("store");
     assert_eq!(staging.get("t1").await.expect("get"), None, "another deployment's task");
