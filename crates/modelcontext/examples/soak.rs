@@ -249,8 +249,20 @@ impl Server {
         Server::start_as("serve").await
     }
 
+    /// Starts `soak COMMAND`; with `SOAK_WRAP` set (`heaptrack`, say), under that program,
+    /// whose own lines before the server's are skipped. Memory figures are then the
+    /// wrapper's process, not the server's.
     async fn start_as(command: &str) -> Result<Server, Error> {
-        let mut child = Command::new(std::env::current_exe()?)
+        let wrapper = std::env::var("SOAK_WRAP").ok().filter(|w| !w.is_empty());
+        let mut child = match &wrapper {
+            Some(wrapper) => {
+                let mut child = Command::new(wrapper);
+                child.arg(std::env::current_exe()?);
+                child
+            }
+            None => Command::new(std::env::current_exe()?),
+        };
+        let mut child = child
             .arg(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -258,8 +270,15 @@ impl Server {
             .spawn()?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
-        let line = BufReader::new(stdout).lines().next_line().await?.ok_or("server exited")?;
-        let addr = line.strip_prefix("listening ").ok_or("unexpected output")?.parse()?;
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = loop {
+            let line = lines.next_line().await?.ok_or("server exited")?;
+            match line.strip_prefix("listening ") {
+                Some(addr) => break addr.parse()?,
+                None if wrapper.is_some() => continue,
+                None => return Err("unexpected output".into()),
+            }
+        };
         let pid = child.id().ok_or("no pid")?;
         Ok(Server { child, stdin, addr, pid })
     }
@@ -368,7 +387,8 @@ async fn open_get_stream(addr: SocketAddr) -> Result<Stream, Error> {
         return Err(format!("GET: {}", get.status()).into());
     }
     let mut body = get.into_body();
-    read_until(&mut body, "id: 0-0").await?;
+    // The priming event: an id (its form is the event store's) and no data.
+    read_until(&mut body, "id: ").await?;
     Ok((sender, body))
 }
 
