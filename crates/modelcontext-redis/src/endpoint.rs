@@ -81,6 +81,7 @@ impl Endpoint {
         }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
     /// How many times the master moved so far (always 0 but on Sentinel): a dedicated
     /// connection made before the latest move is on the wrong node.
     pub(crate) fn switches(&self) -> u64 {
@@ -91,6 +92,7 @@ impl Endpoint {
         }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
     /// A new connection of its own, `connect` to connect, `answer` for each answer: to the
     /// master as named now, on Sentinel; on a cluster, a cluster connection (it finds the node
     /// of each key by itself).
@@ -117,6 +119,7 @@ impl Endpoint {
     }
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
 /// A connection of one user's own (a blocking read): to one node, or on a cluster, to the
 /// cluster.
 pub(crate) enum Dedicated {
@@ -203,6 +206,7 @@ pub(crate) enum Connection {
 }
 
 impl Connection {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
     /// Whether this is a Redis Cluster connection. A pipeline sent through one goes to the
     /// node of its first key, and a `MOVED` or `ASK` answered inside it (a slot moving) is
     /// not followed, as it is for a single command: there, commands that must go together

@@ -26,7 +26,8 @@ use redis::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::endpoint::{Connection, Dedicated, Endpoint};
-use crate::sessions::{millis, within};
+use crate::millis;
+use crate::sessions::within;
 use crate::{Deployment, Error};
 
 /// Default time an SSE stream is kept after its last event: one hour.

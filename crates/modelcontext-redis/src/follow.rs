@@ -47,6 +47,7 @@ struct Running<T> {
 
 impl<T: Clone + Send + Sync + 'static> Follower<T> {
     /// Follows `channels` on the deployment's Redis (its master as named now, on Sentinel).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
     pub(crate) fn new(
         endpoint: &Endpoint,
         channels: Vec<String>,

@@ -127,11 +127,15 @@ mod bus;
 mod cluster;
 mod endpoint;
 mod error;
+#[cfg(feature = "http")]
 mod events;
+#[cfg(any(feature = "http", feature = "sentinel"))]
 mod follow;
+#[cfg(feature = "http")]
 mod router;
 #[cfg(feature = "sentinel")]
 mod sentinel;
+#[cfg(feature = "http")]
 mod sessions;
 mod tasks;
 mod wire;
@@ -143,15 +147,22 @@ pub use breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRES
 pub use bus::{BusStats, RedisBus};
 use endpoint::Endpoint;
 pub use error::Error;
+#[cfg(feature = "http")]
 pub use events::{
     DEFAULT_EVENT_TTL, DEFAULT_EVENTS_PER_STREAM, DEFAULT_MAX_FOLLOWERS, RedisEventStore,
 };
-pub use router::{DEFAULT_INSTANCE_LIVENESS, RedisPeerRouter};
+#[cfg(feature = "http")]
+pub use router::RedisPeerRouter;
+#[cfg(feature = "http")]
 pub use sessions::RedisSessionStore;
 pub use tasks::{
     DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_PER_PRINCIPAL, DEFAULT_UNTIMED_TASK_TTL,
     RedisTaskStore,
 };
+
+/// How long, by default, a [`RedisPeerRouter`]'s liveness key lives unrenewed: a claim of an
+/// instance that died is taken over by another at most this long after its last renewal.
+pub const DEFAULT_INSTANCE_LIVENESS: Duration = Duration::from_secs(3);
 
 /// The default timeout of one Redis call (connect, subscribe, a pipeline of publishes, a ping).
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -307,6 +318,8 @@ impl Deployment {
         RedisBus::connect(self).await
     }
 
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     /// A [`RedisSessionStore`] for this deployment: handshake-era session records with an
     /// idle expiry, for [`HttpOptions::session_store`](modelcontext::HttpOptions::session_store).
     /// Connects on first use.
@@ -314,6 +327,8 @@ impl Deployment {
         RedisSessionStore::new(self)
     }
 
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     /// A [`RedisEventStore`] for this deployment: the SSE event logs of handshake-era sessions
     /// (`HttpOptions::event_store`), so a stream cut on one instance resumes on any other and
     /// follows what the first still sends. Connects on first use.
@@ -328,6 +343,8 @@ impl Deployment {
         RedisTaskStore::new(self)
     }
 
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     /// A [`RedisPeerRouter`] for this deployment, with a fresh random instance name: the
     /// client's answers and cancellations reach the instance that runs their request, for
     /// [`HttpOptions::peer_router`](modelcontext::HttpOptions::peer_router). Connects on first
@@ -354,4 +371,9 @@ impl Deployment {
     fn slot_key(&self, what: &str) -> String {
         format!("modelcontext:{0}:{what}:{{{0}}}", self.name)
     }
+}
+
+/// A duration as Redis takes it in `PX` and `PEXPIRE`: whole milliseconds, at least one.
+fn millis(duration: Duration) -> String {
+    duration.as_millis().max(1).to_string()
 }

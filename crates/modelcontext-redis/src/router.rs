@@ -68,10 +68,6 @@ pub struct RedisPeerRouter {
     alive: String,
 }
 
-/// How long, by default, an instance's liveness key lives unrenewed: a claim of an instance
-/// that died is taken over by another at most this long after its last renewal.
-pub const DEFAULT_INSTANCE_LIVENESS: Duration = Duration::from_secs(3);
-
 /// This instance's liveness: its key, and the claims that make it worth keeping.
 struct Liveness {
     /// `modelcontext:{deployment}:alive:{instance}`.
@@ -96,7 +92,7 @@ impl Liveness {
     /// `SET alive 1 PX liveness`.
     fn beat(&self) -> redis::Cmd {
         let mut command = redis::cmd("SET");
-        command.arg(&self.key).arg(1).arg("PX").arg(crate::sessions::millis(self.ttl));
+        command.arg(&self.key).arg(1).arg("PX").arg(crate::millis(self.ttl));
         command
     }
 }
@@ -237,7 +233,7 @@ impl RedisPeerRouter {
     /// Takes or renews `ticket`'s claim at `key`; a claim held by an instance that is not
     /// alive is taken over.
     async fn claim(&self, key: String, ticket: &str, ttl: Duration) -> Result<bool, RouteError> {
-        let lifetime = crate::sessions::millis(ttl);
+        let lifetime = crate::millis(ttl);
         let answer: redis::Value = self.eval(CLAIM, key.clone(), &[ticket, &lifetime]).await?;
         let held = match answer {
             redis::Value::Int(1) => return Ok(true),

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 use crate::endpoint::{Connection, Endpoint};
 use crate::follow::Follower;
+use crate::millis;
 use crate::{Breaker, Deployment, Error};
 
 /// Creates the record if no live one has its id. KEYS: record, subscriptions. ARGV: idle
@@ -199,10 +200,6 @@ pub(crate) async fn within<T>(
     answer: impl Future<Output = redis::RedisResult<T>>,
 ) -> Result<T, StoreError> {
     crate::breaker::timed(timeout, answer).await.map_err(StoreError::unavailable)
-}
-
-pub(crate) fn millis(duration: Duration) -> String {
-    duration.as_millis().max(1).to_string()
 }
 
 /// The hash's fields for `record` (absent options are absent fields).

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 use crate::endpoint::Connection;
-use crate::sessions::millis;
+use crate::millis;
 use crate::{Breaker, Deployment, Error};
 
 /// How long a task created without a TTL (`McpServer::task_ttl(None)`) is kept.

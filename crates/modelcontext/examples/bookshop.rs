@@ -6,7 +6,11 @@
 //! `--tls-cert cert.pem --tls-key key.pem` serves `https://127.0.0.1:8000/mcp` (HTTP/1.1 and
 //! HTTP/2) from a PEM certificate chain and key. `--signing-key <64 hex digits>` (repeatable:
 //! the first seals, all open) makes several instances one deployment: a cursor or an MRTR
-//! `requestState` from one is accepted by all.
+//! `requestState` from one is accepted by all. Add `--redis redis://127.0.0.1:6379/` (with
+//! `--http` and a signing key) and they share everything else through Redis
+//! (`modelcontext-redis`): change notifications, 2025-11-25 sessions, their SSE event logs,
+//! and the client's answers and cancellations, so a request of either era may reach any
+//! instance through any load balancer, with no stickiness (`docs::deployment`).
 
 use modelcontext::server::http::HttpOptions;
 use modelcontext::types::INVALID_PARAMS;
@@ -94,10 +98,17 @@ struct Args {
     tls_key: Option<String>,
     /// `--signing-key HEX`, repeatable: the key ring shared by every instance.
     signing_keys: Vec<String>,
+    /// `--redis URL`: one deployment with the other instances on this Redis.
+    redis: Option<String>,
 }
 
 const USAGE: &str = "usage: bookshop [--http HOST:PORT [--legacy-sse] [--tls-cert CHAIN.pem \
-                     --tls-key KEY.pem]] [--signing-key HEX]...";
+                     --tls-key KEY.pem] [--redis URL]] [--signing-key HEX]... \
+                     (--redis needs --http and a --signing-key)";
+
+/// The deployment's name: the key prefix in Redis and the key ring's audience, the same on
+/// every instance.
+const DEPLOYMENT: &str = "bookshop";
 
 fn parse_args() -> Option<Args> {
     let mut args = Args::default();
@@ -109,12 +120,15 @@ fn parse_args() -> Option<Args> {
             "--tls-cert" => args.tls_cert = Some(words.next()?),
             "--tls-key" => args.tls_key = Some(words.next()?),
             "--signing-key" => args.signing_keys.push(words.next()?),
+            "--redis" => args.redis = Some(words.next()?),
             _ => return None,
         }
     }
     let tls_alone = args.http.is_none() && (args.legacy_sse || args.tls_cert.is_some());
     let half_tls = args.tls_cert.is_some() != args.tls_key.is_some();
-    (!tls_alone && !half_tls).then_some(args)
+    // A fleet serves HTTP, and its instances must open each other's cursors and MRTR state.
+    let lone_redis = args.redis.is_some() && (args.http.is_none() || args.signing_keys.is_empty());
+    (!tls_alone && !half_tls && !lone_redis).then_some(args)
 }
 
 /// The HTTP options the flags ask for; a bad certificate or key stops the server here.
@@ -134,9 +148,25 @@ fn http_options(args: &Args) -> Result<HttpOptions, modelcontext::Error> {
     }
 }
 
+/// With `--redis`: the bus on the server, and the stores and router of the handshake era in
+/// `options`, all on the deployment's Redis.
+async fn join_fleet(
+    url: &str,
+    server: McpServer,
+    options: HttpOptions,
+) -> Result<(McpServer, HttpOptions), modelcontext_redis::Error> {
+    let deployment = modelcontext_redis::Deployment::new(url, DEPLOYMENT)?;
+    let server = server.subscription_bus(deployment.bus().await?);
+    let options = options
+        .session_store(std::sync::Arc::new(deployment.session_store()?))
+        .event_store(std::sync::Arc::new(deployment.event_store()?))
+        .peer_router(std::sync::Arc::new(deployment.peer_router()?));
+    Ok((server, options))
+}
+
 #[allow(dead_code)]
 #[tokio::main]
-async fn main() -> Result<(), modelcontext::Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
     // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
     tracing_subscriber::fmt()
@@ -154,10 +184,14 @@ async fn main() -> Result<(), modelcontext::Error> {
     if !args.signing_keys.is_empty() {
         // The audience is the deployment's name, the same on every instance.
         let ring = modelcontext::server::KeyRing::from_hex(&args.signing_keys)?;
-        server = server.key_ring(ring.audience("bookshop"));
+        server = server.key_ring(ring.audience(DEPLOYMENT));
     }
-    let Some(addr) = &args.http else { return server.run_stdio().await };
-    let options = http_options(&args)?;
+    let Some(addr) = &args.http else { return Ok(server.run_stdio().await?) };
+    let mut options = http_options(&args)?;
+    if let Some(url) = &args.redis {
+        (server, options) = join_fleet(url, server, options).await?;
+    }
     let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
-    server.http_endpoint_with(options).serve(listener).await
+    eprintln!("bookshop on http://{}/mcp", listener.local_addr()?);
+    Ok(server.http_endpoint_with(options).serve(listener).await?)
 }
