@@ -22,8 +22,8 @@ use tokio::sync::mpsc;
 
 use crate::http_server::{Http, start_with};
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"reader","version":"7"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"reader","version":"7"}}}"#;
+pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 /// The one revision with JSON-RPC batches; it has `roots/list`, not elicitation.
 const BATCHES: &str = "2025-03-26";
 const INITIALIZE_BATCHES: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{"roots":{}},"clientInfo":{"name":"reader","version":"7"}}}"#;
@@ -149,7 +149,11 @@ async fn get_stream(url: &str, session: &str) -> hyper::Response<Incoming> {
 }
 
 /// A POST in `session` (or none) whose body is left to read.
-async fn post(url: &str, session: Option<&str>, body: &str) -> hyper::Response<Incoming> {
+pub(crate) async fn post(
+    url: &str,
+    session: Option<&str>,
+    body: &str,
+) -> hyper::Response<Incoming> {
     post_as(url, session, "2025-11-25", body).await
 }
 

@@ -18,6 +18,8 @@ mod elicitation_forms;
 mod engine;
 #[cfg(feature = "http")]
 mod faults;
+#[cfg(feature = "http")]
+mod fleet_example;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 #[cfg(feature = "http")]
