@@ -94,13 +94,14 @@ struct Limits {
     json_depth: usize,
 }
 
-/// How many messages the reader decodes in a row before it lets the engine and the writer
-/// run. A pipelining peer sends a burst of requests in one write; decoding the whole burst
-/// before answering any of it would hold every answer until the last request is handled, so
-/// the peer and the server would take turns instead of working at once. With answers going
-/// out a slice at a time, a peer that sends 64 requests at once (mcpbench's stdio C=64)
-/// reads the first answers and sends more requests while the server is still at the rest of
-/// the burst: 1.7x the calls per second, and half the median latency (BENCHMARKS.md).
+/// Every this many messages the reader lets the engine and the writer run before it decodes
+/// more, so it never decodes more than this many in a row. A pipelining peer sends a burst of
+/// requests in one write; decoding the whole burst before answering any of it would hold
+/// every answer until the last request is handled, so the peer and the server would take
+/// turns instead of working at once. With answers going out a slice at a time, a peer that
+/// sends 64 requests at once (mcpbench's stdio C=64) reads the first answers and sends more
+/// requests while the server is still at the rest of the burst: 1.7x the calls per second,
+/// and half the median latency (BENCHMARKS.md).
 const READ_SLICE: usize = 16;
 
 async fn read_lines<R: AsyncBufRead + Unpin>(

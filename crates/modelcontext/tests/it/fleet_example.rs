@@ -86,6 +86,13 @@ async fn delete(url: &str, session: &str) -> StatusCode {
 struct RedisServer {
     _process: Child,
     port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 impl RedisServer {
@@ -123,7 +130,7 @@ impl RedisServer {
             assert!(Instant::now() < deadline, "redis-server listens within 10 s");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Some(RedisServer { _process: process, port })
+        Some(RedisServer { _process: process, port, dir })
     }
 
     fn url(&self) -> String {
