@@ -141,13 +141,31 @@ impl Drop for Working {
     }
 }
 
+/// The loop on `connection`, whose end of input means the peer is gone (see
+/// [`start`](super::start)).
 pub(super) fn start_with<D: Dispatch>(
     connection: Connection,
     dispatch: D,
-    input_end_is_peer_gone: bool,
-) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop, Handover) {
+) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
     let Connection { sender, receiver, shutdown } = connection;
     let peer = Peer::new(sender);
+    let (run, stop, _handover) = run_for(peer.clone(), receiver, dispatch, true);
+    let run = async move {
+        run.await;
+        if let Some(shutdown) = shutdown {
+            shutdown.await;
+        }
+    };
+    (peer, run, stop)
+}
+
+/// The loop for `peer`, which exists already, reading `incoming`.
+pub(super) fn run_for<D: Dispatch>(
+    peer: Peer,
+    incoming: mpsc::Receiver<Incoming>,
+    dispatch: D,
+    input_end_is_peer_gone: bool,
+) -> (impl Future<Output = ()> + Send + 'static, Stop, Handover) {
     let (finished_tx, finished_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
     let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
@@ -155,20 +173,15 @@ pub(super) fn start_with<D: Dispatch>(
     let handover = Handover { adopt: adopt_tx, working: Arc::clone(&working) };
     let engine = Engine {
         dispatch,
-        peer: peer.clone(),
+        peer,
         running: HashMap::new(),
         streams: Default::default(),
         input_end_is_peer_gone,
         finished_tx,
         working,
     };
-    let run = async move {
-        engine.run(receiver, adopt_rx, finished_rx, stop_rx).await;
-        if let Some(shutdown) = shutdown {
-            shutdown.await;
-        }
-    };
-    (peer, run, Stop(stop_tx), handover)
+    let run = engine.run(incoming, adopt_rx, finished_rx, stop_rx);
+    (run, Stop(stop_tx), handover)
 }
 
 impl<D: Dispatch> Engine<D> {

@@ -29,6 +29,8 @@ pub(crate) use incoming::catching_panics;
 #[cfg(feature = "http")]
 pub(crate) use incoming::{Handover, admit, poll_once};
 pub use peer::Peer;
+#[cfg(feature = "http")]
+pub(crate) use peer::{Deliver, Delivering};
 pub(crate) use peer::{ProgressCallback, RequestOptions, WeakPeer};
 
 use incoming::start_with;
@@ -97,18 +99,19 @@ pub(crate) fn start<D: Dispatch>(
     connection: Connection,
     dispatch: D,
 ) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
-    let (peer, run, stop, _handover) = start_with(connection, dispatch, true);
-    (peer, run, stop)
+    start_with(connection, dispatch)
 }
 
-/// [`start`] for a transport whose input ends before the peer is gone (an HTTP session: its
-/// requests arrive on separate POSTs, which answer what they can themselves through the
-/// [`Handover`]). Streams keep running after end of input, until the [`Stop`] handle is
-/// dropped.
+/// The loop of an HTTP session, started once a handler outlives the POST that started it
+/// (or at once for a 2024-11-05 session, whose messages all come through `incoming`): `peer`
+/// is the session's, made before. The POSTs answer what they can themselves and hand the
+/// rest over through the [`Handover`]. Streams keep running after end of input, until the
+/// [`Stop`] handle is dropped.
 #[cfg(feature = "http")]
-pub(crate) fn start_until_stopped<D: Dispatch>(
-    connection: Connection,
+pub(crate) fn attach<D: Dispatch>(
+    peer: Peer,
+    incoming: tokio::sync::mpsc::Receiver<crate::transport::Incoming>,
     dispatch: D,
-) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop, Handover) {
-    start_with(connection, dispatch, false)
+) -> (impl Future<Output = ()> + Send + 'static, Stop, Handover) {
+    incoming::run_for(peer, incoming, dispatch, false)
 }

@@ -30,7 +30,7 @@ pub struct Peer {
 }
 
 struct PeerInner {
-    outgoing: mpsc::Sender<Message>,
+    outgoing: Outbox,
     next_id: AtomicI64,
     /// What our request ids start with, when they must name this instance (a deployment
     /// with a peer router): then they are strings, `{prefix}{n}`.
@@ -61,6 +61,63 @@ impl WeakPeer {
     /// The peer, while the connection is alive.
     pub(crate) fn upgrade(&self) -> Option<Peer> {
         self.inner.upgrade().map(|inner| Peer { inner })
+    }
+}
+
+/// Where a [`Peer`]'s messages go.
+#[derive(Clone)]
+pub(crate) enum Outbox {
+    /// A queue that the transport's writer drains (stdio, memory, a client's HTTP, the
+    /// notifications of one stateless request).
+    Queue(mpsc::Sender<Message>),
+    /// Delivered by the task that sends, with no queue and no task between (an HTTP session:
+    /// each message goes to the stream it belongs on).
+    #[cfg(feature = "http")]
+    Direct(Arc<dyn Deliver>),
+}
+
+/// Takes a session's outgoing messages to where they go, in the sender's own task.
+#[cfg(feature = "http")]
+pub(crate) trait Deliver: Send + Sync + 'static {
+    /// Delivers `message`; done once it is on its way (or has nowhere to go).
+    fn deliver(&self, message: Message) -> Delivering<'_>;
+}
+
+/// The future of one [`Deliver::deliver`].
+#[cfg(feature = "http")]
+pub(crate) type Delivering<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+
+/// The outbox's receiving end is gone.
+pub(crate) struct Closed;
+
+impl Outbox {
+    pub(crate) async fn send(&self, message: Message) -> Result<(), Closed> {
+        match self {
+            Outbox::Queue(queue) => queue.send(message).await.map_err(|_| Closed),
+            #[cfg(feature = "http")]
+            Outbox::Direct(deliver) => {
+                deliver.deliver(message).await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends without waiting: at once when there is room, else from a task of its own (for a
+    /// drop, which cannot await).
+    fn send_detached(&self, message: Message) {
+        let message = match self {
+            Outbox::Queue(queue) => match queue.try_send(message) {
+                Err(mpsc::error::TrySendError::Full(message)) => message,
+                _ => return,
+            },
+            #[cfg(feature = "http")]
+            Outbox::Direct(_) => message,
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let outbox = self.clone();
+            runtime.spawn(async move { outbox.send(message).await });
+        }
     }
 }
 
@@ -132,6 +189,16 @@ impl Peer {
     /// A peer whose messages go to `outgoing`. Without an engine loop nothing answers its
     /// requests: that is for one stateless request, whose handler only notifies.
     pub(crate) fn new(outgoing: mpsc::Sender<Message>) -> Peer {
+        Peer::with_outbox(Outbox::Queue(outgoing))
+    }
+
+    /// A peer whose messages are delivered by `deliver`, from the sending task.
+    #[cfg(feature = "http")]
+    pub(crate) fn delivering(deliver: Arc<dyn Deliver>) -> Peer {
+        Peer::with_outbox(Outbox::Direct(deliver))
+    }
+
+    fn with_outbox(outgoing: Outbox) -> Peer {
         let inner = PeerInner {
             outgoing,
             next_id: AtomicI64::new(1),
@@ -175,7 +242,7 @@ impl Peer {
     /// Sends any message, a response included.
     pub(crate) async fn send(&self, message: Message) -> Result<(), McpError> {
         self.inner.sent.fetch_add(1, Ordering::Relaxed);
-        self.inner.outgoing.send(message).await.map_err(|_| closed_error())
+        self.inner.outgoing.send(message).await.map_err(|Closed| closed_error())
     }
 
     /// How many messages were sent so far (see [`PeerInner::sent`]).
@@ -283,7 +350,7 @@ impl Peer {
         }
     }
 
-    pub(super) fn complete(&self, response: Response) {
+    pub(crate) fn complete(&self, response: Response) {
         let Some(id) = response.id else {
             tracing::warn!(error = ?response.result.err(), "peer sent an error with a null id");
             return;
@@ -296,7 +363,7 @@ impl Peer {
         }
     }
 
-    pub(super) fn route_progress(&self, params: Option<&RawValue>) {
+    pub(crate) fn route_progress(&self, params: Option<&RawValue>) {
         let Some(params) = params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok()) else {
             return;
         };
@@ -314,20 +381,13 @@ impl Peer {
         let Ok(notification) = Notification::new(method::CANCELLED, &params) else {
             return;
         };
-        let message: Message = notification.into();
         self.inner.sent.fetch_add(1, Ordering::Relaxed);
-        if let Err(mpsc::error::TrySendError::Full(message)) = self.inner.outgoing.try_send(message)
-        {
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let outgoing = self.inner.outgoing.clone();
-                runtime.spawn(async move { outgoing.send(message).await });
-            }
-        }
+        self.inner.outgoing.send_detached(notification.into());
     }
 
-    /// The queue to the peer, for a handler's task to send its answer on. Sending there
+    /// The way to the peer, for a handler's task to send its answer on. Sending there
     /// directly is not counted in [`PeerInner::sent`].
-    pub(super) fn outgoing(&self) -> mpsc::Sender<Message> {
+    pub(super) fn outgoing(&self) -> Outbox {
         self.inner.outgoing.clone()
     }
 
@@ -336,7 +396,9 @@ impl Peer {
         self.pending().closed
     }
 
-    pub(super) fn close(&self) {
+    /// Ends the connection for outgoing requests: those waiting are answered `Connection
+    /// closed`, later ones fail at once.
+    pub(crate) fn close(&self) {
         let mut pending = self.pending();
         pending.closed = true;
         for (_, tx) in pending.responses.drain() {

@@ -96,17 +96,6 @@ pub(crate) use context::ClientView;
 #[cfg(feature = "http")]
 pub(crate) use session::{SharedSession, modern_view, removed_in_modern};
 
-/// What [`McpServer::start_session_with`] starts: the engine's loop to spawn and its handles.
-#[cfg(feature = "http")]
-pub(crate) struct SessionParts<R> {
-    pub run: R,
-    pub stop: crate::engine::Stop,
-    /// Sends to the client; what a POST's handlers send goes through it, in order.
-    pub peer: crate::engine::Peer,
-    pub handover: crate::engine::Handover,
-    pub dispatch: SharedSession,
-}
-
 use resource::TemplateEntry;
 use tool::ToolEntry;
 
@@ -790,27 +779,17 @@ impl McpServer {
         session::answer_stateless(&self.inner, request, request_id, client, peer, extensions)
     }
 
-    /// Starts a connection whose requests its transport answers itself where it can (an HTTP
-    /// session: each POST runs its request's handler once in its own task, and hands the
-    /// engine only what does not finish at once), with what the transport knows about the
-    /// connection (see [`McpServer::serve_with`]). The caller spawns [`SessionParts::run`];
-    /// dropping [`SessionParts::stop`] ends the connection and aborts its running handlers.
+    /// The state of a new HTTP session, whose handlers see `extensions` (what the transport
+    /// knows about the connection, see [`McpServer::serve_with`]). Each POST dispatches its
+    /// own request with it; the session starts an engine for it ([`crate::engine::attach`])
+    /// only when a handler outlives its POST.
     #[cfg(feature = "http")]
-    pub(crate) fn start_session_with(
-        &self,
-        connection: Connection,
-        extensions: Extensions,
-        session_id: &str,
-    ) -> SessionParts<impl std::future::Future<Output = ()> + Send + 'static> {
+    pub(crate) fn http_session(&self, extensions: Extensions, session_id: &str) -> SharedSession {
         let link = layer::Link::new(&self.inner, crate::observe::TCP, Some(session_id.into()));
         let session = session::ServerSession::new(self.inner.clone())
             .with_extensions(extensions)
             .with_link(link);
-        let dispatch = session::SharedSession::new(session);
-        // The transport's input ends when the session does, not when a client goes away.
-        let (peer, run, stop, handover) =
-            crate::engine::start_until_stopped(connection, dispatch.clone());
-        SessionParts { run, stop, peer, handover, dispatch }
+        SharedSession::new(session)
     }
 
     /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.

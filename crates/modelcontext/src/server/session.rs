@@ -221,6 +221,11 @@ impl SharedSession {
         self.lock().request(request, peer)
     }
 
+    /// Takes a notification from the client, as the engine would.
+    pub(crate) fn notification(&self, notification: Notification, peer: &Peer) {
+        self.lock().notification(notification, peer);
+    }
+
     /// [`SharedSession::request`] for a request that came in an HTTP POST with `headers`
     /// (with feature `otel`, its `traceparent` is the fallback parent of the request's span).
     pub(crate) fn request_over_http(
@@ -259,7 +264,7 @@ impl Dispatch for SharedSession {
     }
 
     fn notification(&mut self, notification: Notification, peer: &Peer) {
-        self.lock().notification(notification, peer);
+        SharedSession::notification(self, notification, peer);
     }
 }
 

@@ -184,14 +184,22 @@ async fn a_modern_client_that_disconnects_mid_stream_cancels_its_handler() {
     check_add(&within("connect", client).await.expect("connects"), 41).await;
 }
 
+/// A new handshake-era session calling `hang` as request 2: the session's id, and the POST's
+/// stream once the handler has started.
+async fn hanging_call(http: &Http, addr: SocketAddr) -> (String, hyper::body::Incoming) {
+    let session = open_session(http, addr).await;
+    let headers = [("mcp-session-id", session.clone())];
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","_meta":{"progressToken":"p"}}}"#;
+    let mut body = post(http, addr, &headers, call.into()).await.into_body();
+    read_until(&mut body, "\"started\"").await;
+    (session, body)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handshake_disconnect_cancels_nothing_but_delete_releases_the_handler() {
     let (addr, http, mut guards) = serve_hanging().await;
-    let session = open_session(&http, addr).await;
+    let (session, body) = hanging_call(&http, addr).await;
     let headers = [("mcp-session-id", session.clone())];
-    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","_meta":{"progressToken":"p"}}}"#;
-    let mut body = post(&http, addr, &headers, call.into()).await.into_body();
-    read_until(&mut body, "\"started\"").await;
     drop(body);
     // Spec 2025-11-25: a disconnect is not a cancellation. The session still answers, and the
     // handler is still there: a ping on the same session goes through the same engine.
@@ -206,6 +214,53 @@ async fn a_handshake_disconnect_cancels_nothing_but_delete_releases_the_handler(
         .expect("request");
     assert_eq!(http.request(delete).await.expect("response").status(), 200);
     fired(&mut guards, 1, "DELETE ends the session and drops its running handler").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_cancellation_posted_later_stops_the_handler_its_post_handed_over() {
+    let (addr, http, mut guards) = serve_hanging().await;
+    let (session, body) = hanging_call(&http, addr).await;
+    let headers = [("mcp-session-id", session.clone())];
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
+    assert_eq!(post(&http, addr, &headers, cancel.into()).await.status(), 202);
+    fired(&mut guards, 1, "the cancellation reaches the running handler").await;
+    // A cancelled request gets no answer: its stream ends without one.
+    let rest = within("the stream's end", body.collect()).await.expect("body").to_bytes();
+    assert!(!String::from_utf8_lossy(&rest).contains(r#""id":2"#), "{rest:?}");
+}
+
+/// Opens a session on a fresh connection, initializes it and lists its tools, then lets the
+/// connection close.
+async fn use_session_once(addr: SocketAddr) {
+    let http = HyperClient::builder(TokioExecutor::new()).pool_max_idle_per_host(0).build_http();
+    let session = open_session(&http, addr).await;
+    let headers = [("mcp-session-id", session)];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(&http, addr, &headers, initialized.into()).await.status(), 202);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let listed = post(&http, addr, &headers, list.into()).await;
+    assert_eq!(listed.headers()["content-type"], "application/json");
+    listed.into_body().collect().await.expect("body");
+}
+
+#[tokio::test]
+async fn an_idle_handshake_session_keeps_no_task_but_its_change_forwarder() {
+    let addr = start(bookshop(), HttpOptions::default()).await;
+    // The first session starts what the endpoint starts once (the sweeper, say).
+    use_session_once(addr).await;
+    let tasks = || tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    let alive_before = tasks();
+    const SESSIONS: usize = 20;
+    for _ in 0..SESSIONS {
+        use_session_once(addr).await;
+    }
+    // The connections' tasks end once their sockets close; the sessions' would stay.
+    within("the connections' tasks to end", async {
+        while tasks() > alive_before + SESSIONS {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 //! Handshake-era (2025-11-25 and older) sessions over Streamable HTTP.
 //!
-//! `initialize` without a session starts one: its [`ServerSession`] state, an engine for what
-//! is session-wide, and an id minted from the OS CSPRNG, returned in `Mcp-Session-Id`. Each
-//! later POST dispatches its own request on the session's state and runs the handler's first
-//! poll in its own task: an answer ready then goes back as JSON from there. A handler that is
-//! not done goes to the engine (notifications and answers to our requests go there too), and
-//! what the session sends is routed to an HTTP stream:
+//! `initialize` without a session starts one: its [`ServerSession`] state, its `Peer`, and an
+//! id minted from the OS CSPRNG, returned in `Mcp-Session-Id`. Each later POST dispatches its
+//! own request on the session's state and runs the handler's first poll in its own task: an
+//! answer ready then goes back as JSON from there. Notifications and the client's answers to
+//! our requests are taken there too. Only a handler that is not done needs the session's
+//! engine, started then (an idle session has no task of its own). What the session sends is
+//! delivered by the task that sends it, to an HTTP stream:
 //! - a response goes to the POST that carried its request;
 //! - a progress notification goes to the POST whose request carried its token;
 //! - anything else the server initiates (log messages, requests to the client) goes to the
@@ -64,9 +65,11 @@ use super::exchange::{
 use super::peer_router::{Direction, PeerRouter, Routed, elsewhere, ticket_instance};
 use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
-use crate::engine::{BoxFuture, Handover, Outcome, Peer, Reply, Stop, admit, poll_once};
-use crate::server::{Extensions, PrincipalId, SessionParts, SharedSession};
-use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming};
+use crate::engine::{
+    BoxFuture, Deliver, Delivering, Handover, Outcome, Peer, Reply, Stop, admit, poll_once,
+};
+use crate::server::{Extensions, PrincipalId, SharedSession};
+use crate::transport::{CHANNEL_CAPACITY, Incoming};
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -112,13 +115,12 @@ pub(crate) struct Session {
     owner: Option<PrincipalId>,
     /// The session's protocol state: each POST dispatches its own request with it.
     dispatch: SharedSession,
-    /// What the session sends to the client; a POST's answer follows what its handler sent.
+    /// What the session sends to the client, delivered from the sending task to the stream
+    /// it belongs on; a POST's answer follows what its handler sent.
     peer: Peer,
-    /// Where a POST leaves a handler that did not finish at once.
-    handover: Handover,
-    /// Messages that are not requests (notifications, answers to our requests), and every
-    /// message of a 2024-11-05 session, go through the engine.
-    incoming: mpsc::Sender<Incoming>,
+    /// The engine, for handlers that outlive their POST and every message of a 2024-11-05
+    /// session: an idle session has none.
+    engine: Mutex<EngineSlot>,
     routes: Arc<Mutex<Routes>>,
     last_seen: Mutex<Instant>,
     /// Where the session is shared (`None` for a session of this instance only: no store,
@@ -135,12 +137,55 @@ pub(crate) struct Session {
     ///
     /// [`HttpOptions::max_sse_streams_per_session`]: super::HttpOptions::max_sse_streams_per_session
     sse_streams: Arc<AtomicUsize>,
-    /// Taken when the session ends (DELETE, expiry), else dropped with it: ends the engine
-    /// and aborts its handlers, even while a POST still holds the session.
-    stop: Mutex<Option<Stop>>,
     /// Counts the session in the open-sessions gauge while it lives (feature `otel`).
     #[cfg(feature = "otel")]
     _gauge: SessionGauge,
+}
+
+/// A session's engine, started when it is first needed (see [`Session::hand_over`]).
+enum EngineSlot {
+    Idle,
+    /// Dropping `_stop` (the session ends, or is dropped) ends the loop and aborts its
+    /// handlers, even while a POST still holds the session.
+    Running {
+        incoming: mpsc::Sender<Incoming>,
+        handover: Handover,
+        _stop: Stop,
+    },
+    /// The session ended: nothing starts again.
+    Stopped,
+}
+
+/// What a session sends, delivered by the task that sends it: placed on its stream, stored,
+/// and handed to the stream's body (or to the instance holding the GET stream).
+struct SessionOutbox {
+    routes: Arc<Mutex<Routes>>,
+    /// One message at a time, from placing to delivery: a stream's events reach it in the
+    /// order the store numbered them.
+    order: tokio::sync::Mutex<()>,
+    /// Whether the deployment has a peer router (only then is a GET stream's holder looked
+    /// for: without one, a message costs one lock).
+    routed: bool,
+}
+
+impl Deliver for SessionOutbox {
+    fn deliver(&self, message: Message) -> Delivering<'_> {
+        Box::pin(self.route(message))
+    }
+}
+
+impl SessionOutbox {
+    async fn route(&self, message: Message) {
+        let _order = self.order.lock().await;
+        let routes = &self.routes;
+        let for_holder = if self.routed { lock(routes).for_holder(&message) } else { None };
+        if let Some((router, session)) = for_holder {
+            if hand_to_holder(&*router, &session, &message).await {
+                return;
+            }
+        }
+        send_placed(routes, message, Routes::place).await;
+    }
 }
 
 /// One open session in the open-sessions gauge, until dropped with its session.
@@ -162,7 +207,7 @@ impl Drop for SessionGauge {
     }
 }
 
-/// Where the engine's output goes, and the state resumption needs.
+/// Where what the session sends goes, and the state resumption needs.
 struct Routes {
     session: String,
     store: Arc<dyn EventStore>,
@@ -817,13 +862,8 @@ impl Session {
     /// A session whose handlers see `extensions` (the opening request's headers and, with
     /// `auth`, its principal, which becomes the session's owner).
     fn start(shared: &Shared, id: String, extensions: Extensions) -> Session {
-        let (in_tx, in_rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let (out_tx, out_rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let connection = Connection { sender: out_tx, receiver: in_rx, shutdown: None };
         let owner = extensions.get::<PrincipalId>().cloned();
-        let SessionParts { run, stop, peer, handover, dispatch } =
-            shared.server.start_session_with(connection, extensions, &id);
-        tokio::spawn(tracing::Instrument::in_current_span(run));
+        let dispatch = shared.server.http_session(extensions, &id);
         let router = shared.sessions.router.clone();
         let routes = Routes {
             session: id.clone(),
@@ -841,21 +881,21 @@ impl Session {
             router: router.clone(),
         };
         let routes = Arc::new(Mutex::new(routes));
-        tokio::spawn(route(out_rx, routes.clone(), router.is_some()));
+        let order = tokio::sync::Mutex::new(());
+        let outbox = SessionOutbox { routes: routes.clone(), order, routed: router.is_some() };
+        let peer = Peer::delivering(Arc::new(outbox));
         if let Some(router) = &router {
             // The client's answers to our requests then say which instance waits for them.
             peer.prefix_ids(format!("{}/", router.instance()));
         }
         let last_seen = Mutex::new(Instant::now());
         let sse_streams = Arc::default();
-        let stop = Mutex::new(Some(stop));
         Session {
             id,
             owner,
             dispatch,
             peer,
-            handover,
-            incoming: in_tx,
+            engine: Mutex::new(EngineSlot::Idle),
             routes,
             last_seen,
             records: shared.sessions.records.clone(),
@@ -863,15 +903,61 @@ impl Session {
             touched: Mutex::new(Instant::now()),
             verified: AtomicBool::new(true),
             sse_streams,
-            stop,
             #[cfg(feature = "otel")]
             _gauge: SessionGauge::open(shared.server.instruments()),
         }
     }
 
-    /// Ends the session's engine; its running handlers are aborted.
+    /// Ends the session: its engine stops and its running handlers are aborted.
     fn stop(&self) {
-        drop(lock(&self.stop).take());
+        let engine = std::mem::replace(&mut *lock(&self.engine), EngineSlot::Stopped);
+        if !matches!(engine, EngineSlot::Running { .. }) {
+            // A running loop closes the peer as it ends; without one, nothing else would.
+            self.peer.close();
+        }
+    }
+
+    /// Whether the session ended (DELETE, expiry).
+    fn ended(&self) -> bool {
+        matches!(*lock(&self.engine), EngineSlot::Stopped)
+    }
+
+    /// Handlers of the session still working (what the in-flight limit counts).
+    fn working(&self) -> usize {
+        match &*lock(&self.engine) {
+            EngineSlot::Running { handover, .. } => handover.working(),
+            _ => 0,
+        }
+    }
+
+    /// Gives the engine a handler that did not finish in its POST's first poll, starting the
+    /// engine if it is the session's first; `false` if the session ended.
+    fn hand_over(&self, id: RequestId, handler: BoxFuture<Outcome>, stream: bool) -> bool {
+        match &*self.started_engine() {
+            EngineSlot::Running { handover, .. } => handover.adopt(id, handler, stream),
+            _ => false,
+        }
+    }
+
+    /// The engine's input, starting the engine if need be; `None` if the session ended.
+    fn engine_input(&self) -> Option<mpsc::Sender<Incoming>> {
+        match &*self.started_engine() {
+            EngineSlot::Running { incoming, .. } => Some(incoming.clone()),
+            _ => None,
+        }
+    }
+
+    /// The engine's slot, with the engine running unless the session ended.
+    fn started_engine(&self) -> MutexGuard<'_, EngineSlot> {
+        let mut engine = lock(&self.engine);
+        if let EngineSlot::Idle = &*engine {
+            let (incoming, receiver) = mpsc::channel(CHANNEL_CAPACITY);
+            let (run, stop, handover) =
+                crate::engine::attach(self.peer.clone(), receiver, self.dispatch.clone());
+            tokio::spawn(tracing::Instrument::in_current_span(run));
+            *engine = EngineSlot::Running { incoming, handover, _stop: stop };
+        }
+        engine
     }
 
     /// Starts a 2024-11-05 HTTP+SSE session: everything it sends, responses included, goes
@@ -897,13 +983,14 @@ impl Session {
     /// Hands a message to the engine without waiting for an answer; `false` if the session
     /// has ended.
     pub(crate) async fn forward(&self, message: Message) -> bool {
-        self.incoming.send(Ok(message)).await.is_ok()
+        let Some(engine) = self.engine_input() else { return false };
+        engine.send(Ok(message)).await.is_ok()
     }
 
     /// A notification or the client's answer to one of our requests, alone in a POST or in a
     /// batch: recorded when it changes the session, sent on to the instance it is for (an
-    /// answer to another instance's request, a cancellation), and handed to the engine.
-    /// The POST's answer: 202 without a body, or why it was not taken.
+    /// answer to another instance's request, a cancellation), and taken here (see
+    /// [`Session::take`]). The POST's answer: 202 without a body, or why it was not taken.
     pub(crate) async fn take_message(&self, message: Message) -> Response {
         if is_initialized(&message) {
             if let Err(error) = self.share(SessionChange::Initialized).await {
@@ -915,9 +1002,47 @@ impl Session {
                 return routed;
             }
         }
-        match self.incoming.send(Ok(message)).await {
-            Ok(()) => accepted(),
-            Err(_) => session_not_found(),
+        if self.take(message).await { accepted() } else { session_not_found() }
+    }
+
+    /// Takes a message from the client in this task, as the engine would: an answer completes
+    /// our request, progress reaches whoever waits for it, a notification goes to the
+    /// session's state, and a cancellation to the engine, if one runs (only there can a
+    /// handler still be running). `false` if the session ended.
+    async fn take(&self, message: Message) -> bool {
+        let cancelled = match message {
+            Message::Notification(n) if n.method == method::CANCELLED => Message::Notification(n),
+            Message::Request(_) => return self.forward(message).await,
+            _ if self.ended() => return false,
+            Message::Response(response) => {
+                self.peer.complete(response);
+                return true;
+            }
+            Message::BatchResponse(responses) => {
+                responses.into_iter().for_each(|response| self.peer.complete(response));
+                return true;
+            }
+            Message::Notification(n) if n.method == method::PROGRESS => {
+                self.peer.route_progress(n.params.as_deref());
+                return true;
+            }
+            Message::Notification(n) => {
+                self.dispatch.notification(n, &self.peer);
+                return true;
+            }
+        };
+        let engine = match &*lock(&self.engine) {
+            EngineSlot::Running { incoming, .. } => Some(incoming.clone()),
+            EngineSlot::Idle => None,
+            EngineSlot::Stopped => return false,
+        };
+        // A cancelled request gets no answer: its stream ends here rather than stay open.
+        if let Some(request) = cancelled_request(&cancelled) {
+            lock(&self.routes).finish(&request);
+        }
+        match engine {
+            Some(engine) => engine.send(Ok(cancelled)).await.is_ok(),
+            None => true,
         }
     }
 
@@ -927,7 +1052,7 @@ impl Session {
         };
         let id = request.id.clone();
         // The session's limit, applied here as the engine applies it to what it reads itself.
-        if let Err(busy) = admit(&self.dispatch, &request, self.handover.working()) {
+        if let Err(busy) = admit(&self.dispatch, &request, self.working()) {
             return rpc_answer(id, Err(busy));
         }
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
@@ -967,7 +1092,7 @@ impl Session {
         headers: &HeaderMap,
     ) -> RpcResponse {
         let id = request.id.clone();
-        if let Err(busy) = admit(&self.dispatch, &request, self.handover.working()) {
+        if let Err(busy) = admit(&self.dispatch, &request, self.working()) {
             return RpcResponse::error(Some(id), busy);
         }
         let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
@@ -1021,7 +1146,7 @@ impl Session {
     }
 
     /// A message another instance routed here. From the client, only an answer to one of our
-    /// requests or a cancellation goes on to the engine. From the session on another instance,
+    /// requests or a cancellation is taken here (see [`Session::take`]). From the session on another instance,
     /// for the GET stream this one holds, it goes there (stored, and sent if the stream is
     /// still connected here), never on to another instance.
     async fn take_routed(&self, routed: Routed) {
@@ -1035,7 +1160,7 @@ impl Session {
             }
             Direction::ToServer => {
                 if matches!(message, Message::Response(_)) || is_cancelled(&message) {
-                    let _ = self.incoming.send(Ok(message)).await;
+                    self.take(message).await;
                 }
             }
             // Taken by the task relay before a session is looked for.
@@ -1075,7 +1200,7 @@ impl Session {
                 return Ran::Finished(outcome);
             }
         }
-        if self.handover.adopt(id, handler, stream) { Ran::HandedOver } else { Ran::SessionEnded }
+        if self.hand_over(id, handler, stream) { Ran::HandedOver } else { Ran::SessionEnded }
     }
 
     /// The answer of a request whose handler the engine finishes: JSON if the response comes
@@ -1091,6 +1216,17 @@ impl Session {
         lock(&self.routes).finish(id);
         session_not_found()
     }
+}
+
+/// The request a `notifications/cancelled` names.
+fn cancelled_request(message: &Message) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        request_id: RequestId,
+    }
+    let Message::Notification(n) = message else { return None };
+    serde_json::from_str::<Params>(n.params.as_deref()?.get()).ok().map(|p| p.request_id)
 }
 
 /// Whether `message` is `notifications/cancelled`.
@@ -1149,22 +1285,6 @@ struct Token {
 impl Token {
     fn canonical(self) -> Option<String> {
         self.token.map(|token| token.to_string())
-    }
-}
-
-/// Delivers the engine's output to the right HTTP stream, each message once the store has
-/// it (at once for the in-memory store, in one lock), or to the instance holding the GET
-/// stream when that is another one (only looked for with a router: without one, a message
-/// costs one lock).
-async fn route(mut output: mpsc::Receiver<Message>, routes: Arc<Mutex<Routes>>, routed: bool) {
-    while let Some(message) = output.recv().await {
-        let for_holder = if routed { lock(&routes).for_holder(&message) } else { None };
-        if let Some((router, session)) = for_holder {
-            if hand_to_holder(&*router, &session, &message).await {
-                continue;
-            }
-        }
-        send_placed(&routes, message, Routes::place).await;
     }
 }
 
