@@ -168,6 +168,10 @@ pub(crate) struct ServerInner {
     pub max_uri_bytes: usize,
     /// Carries change notifications to every connection ([`McpServer::subscription_bus`]).
     pub bus: Arc<dyn SubscriptionBus>,
+    /// The HTTP sessions hearing `bus` through one task (reset by any change to the server,
+    /// whose bus may change).
+    #[cfg(feature = "http")]
+    pub listeners: Arc<notify::Listeners>,
     /// `info` as JSON for the modern `serverInfo` stamp, built on first use (one modern HTTP
     /// request is one connection, so per-connection would be per request) and reset by any
     /// change to the server.
@@ -321,6 +325,8 @@ impl McpServer {
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             max_uri_bytes: DEFAULT_MAX_URI_BYTES,
             bus: Arc::new(InMemoryBus::default()),
+            #[cfg(feature = "http")]
+            listeners: Arc::default(),
             info_json: std::sync::OnceLock::new(),
             layers: Arc::new([]),
             #[cfg(feature = "otel")]
@@ -336,6 +342,10 @@ impl McpServer {
     fn inner_mut(&mut self) -> &mut ServerInner {
         let inner = Arc::make_mut(&mut self.inner);
         inner.info_json = std::sync::OnceLock::new();
+        #[cfg(feature = "http")]
+        {
+            inner.listeners = Arc::default();
+        }
         inner
     }
 
@@ -788,7 +798,8 @@ impl McpServer {
         let link = layer::Link::new(&self.inner, crate::observe::TCP, Some(session_id.into()));
         let session = session::ServerSession::new(self.inner.clone())
             .with_extensions(extensions)
-            .with_link(link);
+            .with_link(link)
+            .with_shared_forwarder();
         SharedSession::new(session)
     }
 

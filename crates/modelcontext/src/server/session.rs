@@ -34,8 +34,12 @@ pub(crate) struct ServerSession {
     log_level: SessionLogLevel,
     /// Handshake era: the URIs of `resources/subscribe`, read by the forwarder.
     subscribed: Subscribed,
-    /// Handshake era: the task forwarding change notifications; stopped with the session.
-    forwarder: Option<AbortOnDrop>,
+    /// Handshake era: what forwards change notifications; stopped with the session.
+    forwarder: Option<Forwarder>,
+    /// Whether the session hears changes through the server's shared [`notify::Listeners`]
+    /// (an HTTP session) rather than a task of its own.
+    #[cfg(feature = "http")]
+    shared_forwarder: bool,
     /// What the transport knows about this connection, for every context.
     extensions: Arc<Extensions>,
     /// The transport and session, for the spans and the layers.
@@ -45,6 +49,15 @@ pub(crate) struct ServerSession {
     /// Modern era: the client as the last request described it, reused while the envelope
     /// stays the same (a client sends the same one on every request).
     last_modern: Option<Arc<ClientView>>,
+}
+
+/// How a handshake-era session hears the server's changes, until dropped.
+enum Forwarder {
+    /// Its own task (a stdio or in-memory connection).
+    Task(#[allow(dead_code)] AbortOnDrop),
+    /// An entry among the server's [`notify::Listeners`] (an HTTP session).
+    #[cfg(feature = "http")]
+    Shared(#[allow(dead_code)] notify::Listening),
 }
 
 /// Aborts a task when dropped.
@@ -73,6 +86,8 @@ impl ServerSession {
             log_level: SessionLogLevel::default(),
             subscribed: Subscribed::default(),
             forwarder: None,
+            #[cfg(feature = "http")]
+            shared_forwarder: false,
             extensions: Arc::default(),
             link,
             roots_runs: Default::default(),
@@ -84,6 +99,14 @@ impl ServerSession {
     #[cfg(feature = "http")]
     pub(crate) fn with_link(mut self, link: Link) -> ServerSession {
         self.link = link;
+        self
+    }
+
+    /// Makes the session hear changes through the server's shared listeners (see
+    /// [`notify::Listeners`]): for HTTP sessions, many of which sit idle.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_shared_forwarder(mut self) -> ServerSession {
+        self.shared_forwarder = true;
         self
     }
 
@@ -102,10 +125,17 @@ impl ServerSession {
         if self.forwarder.is_some() {
             return;
         }
+        let subscribed = Arc::clone(&self.subscribed);
+        #[cfg(feature = "http")]
+        if self.shared_forwarder {
+            let bus = &*self.server.bus;
+            let listening = self.server.listeners.register(bus, peer.downgrade(), subscribed);
+            self.forwarder = Some(Forwarder::Shared(listening));
+            return;
+        }
         let events = self.server.bus.subscribe();
-        let task =
-            notify::forward_to_session(events, peer.downgrade(), Arc::clone(&self.subscribed));
-        self.forwarder = Some(AbortOnDrop(tokio::spawn(task).abort_handle()));
+        let task = notify::forward_to_session(events, peer.downgrade(), subscribed);
+        self.forwarder = Some(Forwarder::Task(AbortOnDrop(tokio::spawn(task).abort_handle())));
     }
 
     /// Sets the log level from its wire name (`"debug"`...); an unknown one is ignored.

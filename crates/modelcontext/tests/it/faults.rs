@@ -244,23 +244,52 @@ async fn use_session_once(addr: SocketAddr) {
 }
 
 #[tokio::test]
-async fn an_idle_handshake_session_keeps_no_task_but_its_change_forwarder() {
+async fn an_idle_handshake_session_keeps_no_task_of_its_own() {
     let addr = start(bookshop(), HttpOptions::default()).await;
-    // The first session starts what the endpoint starts once (the sweeper, say).
+    // The first session starts what the endpoint starts once (the sweeper, the task that
+    // hears the server's changes for every session).
     use_session_once(addr).await;
     let tasks = || tokio::runtime::Handle::current().metrics().num_alive_tasks();
     let alive_before = tasks();
-    const SESSIONS: usize = 20;
-    for _ in 0..SESSIONS {
+    for _ in 0..20 {
         use_session_once(addr).await;
     }
-    // The connections' tasks end once their sockets close; the sessions' would stay.
+    // The connections' tasks end once their sockets close; a session's would stay.
     within("the connections' tasks to end", async {
-        while tasks() > alive_before + SESSIONS {
+        while tasks() > alive_before {
             tokio::task::yield_now().await;
         }
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessions_hear_from_the_shared_forwarder_what_each_wants() {
+    let server = bookshop();
+    let addr = start(server.clone(), HttpOptions::default()).await;
+    let http = http();
+    let (subscriber, other) = (open_session(&http, addr).await, open_session(&http, addr).await);
+    let subscribe = r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"books://Dune"}}"#;
+    let headers = [("mcp-session-id", subscriber.clone())];
+    let subscribed = post(&http, addr, &headers, subscribe.into()).await;
+    let subscribed = subscribed.into_body().collect().await.expect("body").to_bytes();
+    assert_eq!(&subscribed[..], br#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    let mut streams = Vec::new();
+    for session in [&subscriber, &other] {
+        let stream = get(&http, addr, &[("mcp-session-id", session.as_str())]).await;
+        assert_eq!(stream.status(), 200);
+        streams.push(stream.into_body());
+    }
+    server.notify_resource_updated("books://Dune");
+    server.notify_tools_changed();
+    let mut heard = Vec::new();
+    for mut body in streams {
+        heard.push(read_until(&mut body, "tools/list_changed").await);
+    }
+    let updated = r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"books://Dune"}}"#;
+    let at = |needle: &str| heard[0].find(needle).unwrap_or_else(|| panic!("{}", heard[0]));
+    assert!(at(updated) < at("tools/list_changed"), "{}", heard[0]);
+    assert!(!heard[1].contains("resources/updated"), "{}", heard[1]);
 }
 
 // ---------------------------------------------------------------------------------------
