@@ -21,8 +21,8 @@
 //!
 //! What an "idle SSE stream" is here, per era:
 //! - `--kind get` (default): a 2025-11-25 session (`initialize`, `notifications/initialized`)
-//!   holding its standalone `GET` stream open; the server keeps a session engine, its routing
-//!   state and the stream per client.
+//!   holding its standalone `GET` stream open; the server keeps the session (its state, its
+//!   `Peer` and its routes: no engine and no task while it is idle) and the stream per client.
 //! - `--kind listen`: a 2026-07-28 `subscriptions/listen` request whose SSE answer stays open;
 //!   the server keeps one short-lived engine and the stream per client.
 //! - `--kind floor-get` / `floor-listen`: the same client steps against `soak serve-floor`, a
