@@ -193,17 +193,22 @@ impl<D: Dispatch> Engine<D> {
         mut stop: oneshot::Receiver<()>,
     ) {
         let peer_gone = loop {
+            // Handovers before input: a handler is handed over before its POST's stream shows
+            // the client anything, so a cancellation the client sends after seeing it must
+            // find the handler already adopted. Finished handlers before input too, so that a
+            // busy peer never keeps their entries (and their ids) from being let go.
             tokio::select! {
+                biased;
                 _ = &mut stop => break false,
-                message = incoming.recv() => match message {
-                    Some(message) => self.handle(message).await,
-                    None => break true,
-                },
                 Some(handler) = adopted.recv() => self.adopt(handler).await,
                 Some(id) = finished.recv() => {
                     self.running.remove(&id);
                     self.streams.remove(&id);
                 }
+                message = incoming.recv() => match message {
+                    Some(message) => self.handle(message).await,
+                    None => break true,
+                },
             }
         };
         // End of input is how a stdio client asks a server to exit: answer what is already
