@@ -19,7 +19,7 @@ use tokio::task::AbortHandle;
 use tracing::Instrument;
 
 use super::{BoxFuture, Dispatch, Outcome, Peer, Reply, Stop};
-use crate::transport::{Connection, Incoming};
+use crate::transport::Incoming;
 
 mod batch;
 
@@ -121,6 +121,44 @@ impl Handover {
     }
 }
 
+/// What a message from the peer still needs once [`take`] took what it could.
+pub(crate) enum Taken {
+    /// Nothing more.
+    Done,
+    /// A request, for whoever dispatches them.
+    Request(Request),
+    /// A `notifications/cancelled`, for whoever knows the running handlers.
+    Cancelled(Notification),
+}
+
+/// Takes what needs no loop of a message from the peer: an answer completes our request,
+/// progress reaches whoever waits for it, and any other notification but a cancellation goes
+/// to `notify`. The loop takes messages this way, and so does an HTTP session's POST.
+pub(crate) fn take(peer: &Peer, message: Message, notify: impl FnOnce(Notification)) -> Taken {
+    match message {
+        Message::Request(request) => return Taken::Request(request),
+        Message::Response(response) => peer.complete(response),
+        Message::BatchResponse(responses) => responses.into_iter().for_each(|r| peer.complete(r)),
+        Message::Notification(n) => match n.method.as_str() {
+            method::CANCELLED => return Taken::Cancelled(n),
+            method::PROGRESS => peer.route_progress(n.params.as_deref()),
+            _ => notify(n),
+        },
+    }
+    Taken::Done
+}
+
+/// The request a `notifications/cancelled` names, from its params.
+pub(crate) fn cancelled_id(params: Option<&RawValue>) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cancelled {
+        request_id: RequestId,
+    }
+    let Cancelled { request_id } = serde_json::from_str(params?.get()).ok()?;
+    Some(request_id)
+}
+
 /// Sends `response` to the peer, or gives it to the batch its request came in. (A function
 /// of the peer, not of the engine: the loop's future is `Send` without the dispatch `Sync`.)
 async fn answer(peer: &Peer, response: Response, slot: Option<BatchSlot>) {
@@ -139,24 +177,6 @@ impl Drop for Working {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
-}
-
-/// The loop on `connection`, whose end of input means the peer is gone (see
-/// [`start`](super::start)).
-pub(super) fn start_with<D: Dispatch>(
-    connection: Connection,
-    dispatch: D,
-) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
-    let Connection { sender, receiver, shutdown } = connection;
-    let peer = Peer::new(sender);
-    let (run, stop, _handover) = run_for(peer.clone(), receiver, dispatch, true);
-    let run = async move {
-        run.await;
-        if let Some(shutdown) = shutdown {
-            shutdown.await;
-        }
-    };
-    (peer, run, stop)
 }
 
 /// The loop for `peer`, which exists already, reading `incoming`.
@@ -237,12 +257,13 @@ impl<D: Dispatch> Engine<D> {
 
     async fn handle(&mut self, incoming: Incoming) {
         match incoming {
-            Ok(Message::Request(request)) => self.handle_request(request, None).await,
-            Ok(Message::Response(response)) => self.peer.complete(response),
-            Ok(Message::Notification(notification)) => self.handle_notification(notification),
-            Ok(Message::BatchResponse(responses)) => responses.into_iter().for_each(|r| {
-                self.peer.complete(r);
-            }),
+            Ok(message) => {
+                match take(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
+                    Taken::Done => {}
+                    Taken::Request(request) => self.handle_request(request, None).await,
+                    Taken::Cancelled(cancelled) => self.cancel(cancelled.params.as_deref()),
+                }
+            }
             Err(DecodeError::Batch(items)) if self.dispatch.accepts_batches() => {
                 self.handle_batch(items).await
             }
@@ -331,24 +352,10 @@ impl<D: Dispatch> Engine<D> {
         self.running.insert(id, handle.abort_handle());
     }
 
-    fn handle_notification(&mut self, notification: Notification) {
-        match notification.method.as_str() {
-            method::CANCELLED => self.cancel(notification.params.as_deref()),
-            method::PROGRESS => self.peer.route_progress(notification.params.as_deref()),
-            _ => self.dispatch.notification(notification, &self.peer),
-        }
-    }
-
     /// Aborts the handler named by `notifications/cancelled`. Unknown or finished ids are
     /// ignored, as the spec allows.
     fn cancel(&mut self, params: Option<&RawValue>) {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Cancelled {
-            request_id: RequestId,
-        }
-        let Some(params) = params else { return };
-        let Ok(Cancelled { request_id }) = serde_json::from_str(params.get()) else { return };
+        let Some(request_id) = cancelled_id(params) else { return };
         if let Some(handle) = self.running.remove(&request_id) {
             handle.abort();
         }

@@ -27,13 +27,11 @@ mod peer;
 
 pub(crate) use incoming::catching_panics;
 #[cfg(feature = "http")]
-pub(crate) use incoming::{Handover, admit, poll_once};
+pub(crate) use incoming::{Handover, Taken, admit, cancelled_id, poll_once, take};
 pub use peer::Peer;
 #[cfg(feature = "http")]
 pub(crate) use peer::{Deliver, Delivering};
 pub(crate) use peer::{ProgressCallback, RequestOptions, WeakPeer};
-
-use incoming::start_with;
 
 /// A boxed, sendable future: what request handlers return.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -99,7 +97,16 @@ pub(crate) fn start<D: Dispatch>(
     connection: Connection,
     dispatch: D,
 ) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
-    start_with(connection, dispatch)
+    let Connection { sender, receiver, shutdown } = connection;
+    let peer = Peer::new(sender);
+    let (run, stop, _handover) = incoming::run_for(peer.clone(), receiver, dispatch, true);
+    let run = async move {
+        run.await;
+        if let Some(shutdown) = shutdown {
+            shutdown.await;
+        }
+    };
+    (peer, run, stop)
 }
 
 /// The loop of an HTTP session, started once a handler outlives the POST that started it

@@ -154,22 +154,36 @@ pub(crate) async fn forward_to_session(
     subscribed: Subscribed,
 ) {
     while let Some(heard) = events.next().await {
-        // Read at each event: the client subscribes and unsubscribes while this runs.
-        let (change, resent) = match heard {
-            BusEvent::Change(event) if handshake_wants(&subscribed, &event) => {
-                (Some(event), vec![])
-            }
-            BusEvent::Change(_) => continue,
-            BusEvent::Gap => (None, resync(&handshake_filter(&subscribed))),
-        };
+        let due = handshake_due(&subscribed, &heard);
+        if due.is_empty() {
+            continue;
+        }
         let Some(peer) = peer.upgrade() else { return };
-        for event in change.iter().chain(&resent) {
-            let Some(notification) = to_notification(event, None) else { continue };
-            if peer.notify(notification).await.is_err() {
-                return;
-            }
+        if tell(&peer, &due).await.is_err() {
+            return;
         }
     }
+}
+
+/// What a handshake-era connection that subscribed to `subscribed` is due for `heard`: the
+/// change if it wants it, everything it may have missed after a gap. Read at each event: the
+/// client subscribes and unsubscribes while a forwarder runs.
+fn handshake_due(subscribed: &Subscribed, heard: &BusEvent) -> Vec<ChangeEvent> {
+    match heard {
+        BusEvent::Change(event) if handshake_wants(subscribed, event) => vec![event.clone()],
+        BusEvent::Change(_) => Vec::new(),
+        BusEvent::Gap => resync(&handshake_filter(subscribed)),
+    }
+}
+
+/// Sends `events` to a handshake-era connection as notifications, in order; fails once the
+/// connection is closed.
+async fn tell(peer: &crate::engine::Peer, events: &[ChangeEvent]) -> Result<(), ()> {
+    for event in events {
+        let Some(notification) = to_notification(event, None) else { continue };
+        peer.notify(notification).await.map_err(|_| ())?;
+    }
+    Ok(())
 }
 
 #[cfg(feature = "http")]
@@ -183,8 +197,7 @@ mod shared {
     use futures_util::StreamExt;
     use futures_util::stream::BoxStream;
 
-    use super::{BusEvent, ChangeEvent, Subscribed, handshake_filter, handshake_wants, resync};
-    use super::{WeakPeer, to_notification};
+    use super::{BusEvent, ChangeEvent, Subscribed, WeakPeer, handshake_due, tell};
 
     /// The HTTP sessions of one server that hear its changes, all from one task (an idle session
     /// then costs an entry here rather than a task and a bus receiver of its own). A session is
@@ -242,13 +255,10 @@ mod shared {
         fn due(&self, heard: &BusEvent) -> Vec<(crate::engine::Peer, Vec<ChangeEvent>)> {
             let sessions = self.lock();
             let due = sessions.values().filter_map(|listener| {
-                let events = match heard {
-                    BusEvent::Change(event) if handshake_wants(&listener.subscribed, event) => {
-                        vec![event.clone()]
-                    }
-                    BusEvent::Change(_) => return None,
-                    BusEvent::Gap => resync(&handshake_filter(&listener.subscribed)),
-                };
+                let events = handshake_due(&listener.subscribed, heard);
+                if events.is_empty() {
+                    return None;
+                }
                 Some((listener.peer.upgrade()?, events))
             });
             due.collect()
@@ -276,12 +286,7 @@ mod shared {
                     tokio::task::yield_now().await;
                 }
                 finish_soon(Box::pin(async move {
-                    for event in &events {
-                        let Some(notification) = to_notification(event, None) else { continue };
-                        if peer.notify(notification).await.is_err() {
-                            return;
-                        }
-                    }
+                    let _ = tell(&peer, &events).await;
                 }));
             }
         }

@@ -13,7 +13,7 @@ use modelcontext_types::{McpError, Message, Response, method};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
-use super::{Dispatch, Engine, Incoming};
+use super::{Dispatch, Engine, Incoming, Taken, take};
 
 /// Where the answer to one request of a batch goes.
 pub(crate) struct BatchSlot(oneshot::Sender<Response>);
@@ -49,23 +49,26 @@ impl<D: Dispatch> Engine<D> {
         }
         let mut answers = Vec::new();
         for item in items {
-            match item {
-                Ok(Message::Request(request)) if request.method == method::INITIALIZE => {
+            let message = match item {
+                Ok(message) => message,
+                // A malformed element (a nested array too) gets its own error in the answer.
+                Err(err) => {
+                    answers.push(answered(err.to_response()));
+                    continue;
+                }
+            };
+            match take(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
+                Taken::Done => {}
+                Taken::Request(request) if request.method == method::INITIALIZE => {
                     let error = McpError::invalid_request("initialize must not be part of a batch");
                     answers.push(answered(Response::error(Some(request.id), error)));
                 }
-                Ok(Message::Request(request)) => {
+                Taken::Request(request) => {
                     let (slot, answer) = BatchSlot::new();
                     answers.push(answer);
                     self.handle_request(request, Some(slot)).await;
                 }
-                Ok(Message::Notification(notification)) => self.handle_notification(notification),
-                Ok(Message::Response(response)) => self.peer.complete(response),
-                Ok(Message::BatchResponse(responses)) => {
-                    responses.into_iter().for_each(|r| self.peer.complete(r))
-                }
-                // A malformed element (a nested array too) gets its own error in the answer.
-                Err(err) => answers.push(answered(err.to_response())),
+                Taken::Cancelled(cancelled) => self.cancel(cancelled.params.as_deref()),
             }
         }
         if answers.is_empty() {

@@ -52,7 +52,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use modelcontext_types::{
-    HANDSHAKE_VERSIONS, McpError, Message, Request, RequestId, Response as RpcResponse, method,
+    HANDSHAKE_VERSIONS, McpError, Message, Notification, Request, RequestId,
+    Response as RpcResponse, method,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -66,7 +67,8 @@ use super::peer_router::{Direction, PeerRouter, Routed, elsewhere, ticket_instan
 use super::session_store::{SessionChange, SessionEvent, SessionRecord, SessionStore, StoreError};
 use super::{Shared, caller};
 use crate::engine::{
-    BoxFuture, Deliver, Delivering, Handover, Outcome, Peer, Reply, Stop, admit, poll_once,
+    BoxFuture, Deliver, Delivering, Handover, Outcome, Peer, Reply, Stop, Taken, admit,
+    cancelled_id, poll_once, take,
 };
 use crate::server::{Extensions, PrincipalId, SharedSession};
 use crate::transport::{CHANNEL_CAPACITY, Incoming};
@@ -1005,43 +1007,35 @@ impl Session {
         if self.take(message).await { accepted() } else { session_not_found() }
     }
 
-    /// Takes a message from the client in this task, as the engine would: an answer completes
-    /// our request, progress reaches whoever waits for it, a notification goes to the
-    /// session's state, and a cancellation to the engine, if one runs (only there can a
+    /// Takes a message from the client in this task, as the engine would ([`engine::take`]):
+    /// a request goes to the engine, and a cancellation too, if one runs (only there can a
     /// handler still be running). `false` if the session ended.
+    ///
+    /// [`engine::take`]: crate::engine::take
     async fn take(&self, message: Message) -> bool {
-        let cancelled = match message {
-            Message::Notification(n) if n.method == method::CANCELLED => Message::Notification(n),
-            Message::Request(_) => return self.forward(message).await,
-            _ if self.ended() => return false,
-            Message::Response(response) => {
-                self.peer.complete(response);
-                return true;
-            }
-            Message::BatchResponse(responses) => {
-                responses.into_iter().for_each(|response| self.peer.complete(response));
-                return true;
-            }
-            Message::Notification(n) if n.method == method::PROGRESS => {
-                self.peer.route_progress(n.params.as_deref());
-                return true;
-            }
-            Message::Notification(n) => {
-                self.dispatch.notification(n, &self.peer);
-                return true;
-            }
-        };
+        if self.ended() {
+            return false;
+        }
+        match take(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
+            Taken::Done => true,
+            Taken::Request(request) => self.forward(Message::Request(request)).await,
+            Taken::Cancelled(cancelled) => self.cancel(cancelled).await,
+        }
+    }
+
+    /// Hands `notifications/cancelled` to the engine, if one runs, and ends the stream of the
+    /// request it names: a cancelled request gets no answer. `false` if the session ended.
+    async fn cancel(&self, cancelled: Notification) -> bool {
         let engine = match &*lock(&self.engine) {
             EngineSlot::Running { incoming, .. } => Some(incoming.clone()),
             EngineSlot::Idle => None,
             EngineSlot::Stopped => return false,
         };
-        // A cancelled request gets no answer: its stream ends here rather than stay open.
-        if let Some(request) = cancelled_request(&cancelled) {
+        if let Some(request) = cancelled_id(cancelled.params.as_deref()) {
             lock(&self.routes).finish(&request);
         }
         match engine {
-            Some(engine) => engine.send(Ok(cancelled)).await.is_ok(),
+            Some(engine) => engine.send(Ok(Message::Notification(cancelled))).await.is_ok(),
             None => true,
         }
     }
@@ -1216,17 +1210,6 @@ impl Session {
         lock(&self.routes).finish(id);
         session_not_found()
     }
-}
-
-/// The request a `notifications/cancelled` names.
-fn cancelled_request(message: &Message) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params {
-        request_id: RequestId,
-    }
-    let Message::Notification(n) = message else { return None };
-    serde_json::from_str::<Params>(n.params.as_deref()?.get()).ok().map(|p| p.request_id)
 }
 
 /// Whether `message` is `notifications/cancelled`.
