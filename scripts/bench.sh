@@ -24,7 +24,9 @@
 # QUIET_TIMEOUT (30), MODERN_CELLS ("stdio_c64 http_c32"), PORT (18931), MCPBENCH (the
 # harness's source folder), N_OURS (our N per cell: "stdio_c1|stdio_c64|http_c1|http_c32|list"),
 # PROFILE_N (20000 calls under callgrind), PROFILE_C (1), RUN_TIMEOUT (1500 s, the whole
-# matrix), OUT_MD (BENCHMARKS.md). Every load is bounded in count and time, servers listen on
+# matrix), OUT_MD (BENCHMARKS.md), COLD_RUNS (15 spawns per cold start: the median of the
+# harness's default 5 moved by ±0.3 ms between runs), ORDERED (1: also measure our stdio server
+# linked with a symbol order from its own profile; needs valgrind and lld, skipped without). Every load is bounded in count and time, servers listen on
 # 127.0.0.1 only and are stopped after each cell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +58,13 @@ OURS=$OURS_TARGET/release/bench_server
 # The same server built as a stdio-only server is (`--no-default-features`: no HTTP, no TLS).
 OURS_STDIO_TARGET=$ROOT/target/bench-stdio
 OURS_STDIO=$OURS_STDIO_TARGET/release/bench_server
+# The floor's work in a binary that links all of bench_server (crates/modelcontext-bench/src/
+# sized_floor.rs): what the size of our binary alone costs at start and in memory.
+SIZED_FLOOR=$OURS_TARGET/release/sized_floor
+# bench_server's own code linked in the order its stdio cells first run it (a linker option a
+# user may choose, not a default): what code layout costs, with the same code.
+ORDERED_TARGET=$ROOT/target/bench-ordered
+OURS_ORDERED=$ORDERED_TARGET/release/bench_server
 PROF_TARGET=$ROOT/target/bench-prof
 OURS_PROF=$PROF_TARGET/release/bench_server
 ROUNDS=${ROUNDS:-2}
@@ -68,8 +77,10 @@ PROFILE_N=${PROFILE_N:-20000}
 PROFILE_C=${PROFILE_C:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-1500}
 OUT_MD=${OUT_MD:-$ROOT/BENCHMARKS.md}
+COLD_RUNS=${COLD_RUNS:-15}
+ORDERED=${ORDERED:-1}
 if [[ $QUICK == 1 ]]; then ROUNDS=1; fi
-SERVERS="floor floormodern modelcontext modelcontext-stdio rmcp towermcp$PEERS_EXTRA"
+SERVERS="floor floormodern floor-sized modelcontext modelcontext-stdio modelcontext-ordered rmcp towermcp$PEERS_EXTRA"
 
 log() { echo "==> bench: $*" >&2; }
 
@@ -96,14 +107,25 @@ copy_harness() {
     # And its stdio-only build as `modelcontext-stdio`: the stdio cells and cold start only.
     local n1 n64
     IFS='|' read -r n1 n64 _ <<<"$N_OURS"
-    line="    modelcontext-stdio) echo \"$OURS_STDIO|-|$n1|$n64|0|0|0\" ;;"
-    awk -v line="$line" '/^    \*\) echo "unknown server/ { print line } { print }' \
-        "$SCRATCH/run-all-modelcontext.sh" >"$SCRATCH/run-all-modelcontext.tmp"
-    mv "$SCRATCH/run-all-modelcontext.tmp" "$SCRATCH/run-all-modelcontext.sh"
+    add_stdio_server modelcontext-stdio "$OURS_STDIO|-|$n1|$n64|0|0|0"
+    # The sized floor and the symbol-ordered build: the stdio cells and cold start only, the
+    # sized floor with fewer calls (its figures that matter are its memory and start).
+    add_stdio_server floor-sized "$SIZED_FLOOR|-|50000|100000|0|0|0"
+    add_stdio_server modelcontext-ordered "$OURS_ORDERED|-|$n1|$n64|0|0|0"
     grep -q '^    modelcontext) ' "$SCRATCH/run-all-modelcontext.sh" &&
         grep -q '^    modelcontext-stdio) ' "$SCRATCH/run-all-modelcontext.sh" ||
         { echo "could not add modelcontext to run-all.sh's server_def" >&2; exit 1; }
     add_modern_floor
+}
+
+# One more entry of run-all.sh's server_def: NAME) echo "stdio cmd|http cmd|N per cell".
+add_stdio_server() {
+    local line="    $1) echo \"$2\" ;;"
+    awk -v line="$line" '/^    \*\) echo "unknown server/ { print line } { print }' \
+        "$SCRATCH/run-all-modelcontext.sh" >"$SCRATCH/run-all-modelcontext.tmp"
+    mv "$SCRATCH/run-all-modelcontext.tmp" "$SCRATCH/run-all-modelcontext.sh"
+    grep -q "^    $1) " "$SCRATCH/run-all-modelcontext.sh" ||
+        { echo "could not add $1 to run-all.sh's server_def" >&2; exit 1; }
 }
 
 # The harness's floor speaks only the handshake era, whose messages are shorter than the modern
@@ -132,7 +154,7 @@ add_modern_floor() {
 build() {
     log "building our bench_server (release, harness profile) into $OURS_TARGET"
     harness_profile false cargo build --release -p modelcontext-bench --bin bench_server \
-        --target-dir "$OURS_TARGET"
+        --bin sized_floor --target-dir "$OURS_TARGET"
     log "building its stdio-only build (--no-default-features) into $OURS_STDIO_TARGET"
     harness_profile false cargo build --release -p modelcontext-bench --no-default-features \
         --bin bench_server --target-dir "$OURS_STDIO_TARGET"
@@ -147,6 +169,57 @@ build() {
         (cd "$SCRATCH" && "$d/setup.sh" >/dev/null)
     done
     (cd "$SCRATCH" && cargo build -q --release -p mcpbench-server-floor-modern)
+    build_ordered
+}
+
+# bench_server linked with `--symbol-ordering-file`: the functions its stdio cells run (from a
+# callgrind run of a start and 4,000 calls at C=1 and C=64), in the order first seen, so that
+# they sit together instead of among code this run never touches. The kernel maps text 16
+# pages around each first touch, so scattered code is resident code.
+build_ordered() {
+    rm -f "$OURS_ORDERED"
+    [[ $ORDERED == 1 ]] || return 0
+    command -v valgrind >/dev/null || { log "no valgrind; no symbol-ordered build"; return 0; }
+    log "profiling bench_server's stdio path for a symbol order"
+    mkdir -p "$ORDERED_TARGET"
+    rm -f "$ORDERED_TARGET"/order.cg.*
+    local c
+    for c in 1 64; do
+        (cd "$SCRATCH" && timeout 300 target/release/mcpbench stdio --cmd "valgrind \
+            --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no \
+            --callgrind-out-file=$ORDERED_TARGET/order.cg.$c $OURS" -n 2000 -c "$c" --warmup 0 \
+            --max-seconds 120 --request-timeout-s 60 >/dev/null 2>&1) ||
+            { log "the profiled run failed; no symbol-ordered build"; return 0; }
+    done
+    python3 - "$OURS" "$ORDERED_TARGET"/order.cg.* >"$ORDERED_TARGET/order.txt" <<'PYEOF'
+import bisect, subprocess, sys
+binary, profiles = sys.argv[1], sys.argv[2:]
+symbols = []
+for line in subprocess.run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True).stdout.splitlines():
+    parts = line.split(" ", 3)
+    if len(parts) == 4 and parts[2] in "tTwW":
+        symbols.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+symbols.sort()
+starts = [s[0] for s in symbols]
+seen, order = set(), []
+for path in profiles:
+    ours = False
+    for line in open(path, errors="replace"):
+        if line.startswith("ob="):
+            ours = line.rstrip().endswith("/bench_server")
+        elif ours and line.startswith("0x"):
+            address = int(line.split()[0], 16)
+            i = bisect.bisect_right(starts, address) - 1
+            if i >= 0 and address < starts[i] + symbols[i][1] and symbols[i][2] not in seen:
+                seen.add(symbols[i][2])
+                order.append(symbols[i][2])
+print("\n".join(order))
+PYEOF
+    log "building bench_server with that order ($(wc -l <"$ORDERED_TARGET/order.txt") functions) into $ORDERED_TARGET"
+    harness_profile false env RUSTFLAGS="-C link-arg=-Wl,--symbol-ordering-file=$ORDERED_TARGET/order.txt \
+        -C link-arg=-Wl,--no-warn-symbol-ordering" cargo build --release -p modelcontext-bench \
+        --bin bench_server --target-dir "$ORDERED_TARGET" ||
+        { log "the ordered link failed (needs lld); no symbol-ordered build"; rm -f "$OURS_ORDERED"; }
 }
 
 machine() {
@@ -210,7 +283,9 @@ OURS, FLOOR = "modelcontext", "floor"
 CELLS = ["stdio_c1_pinned", "stdio_c64", "http_c1", "http_c32"]
 TITLES = {"stdio_c1_pinned": "stdio C=1, pinned", "stdio_c64": "stdio C=64",
           "http_c1": "HTTP C=1", "http_c32": "HTTP C=32"}
-NAMES = {"modelcontext-stdio": "**modelcontext, stdio build** (no `http`, `tls`)", "floor": "floor (hand-written Rust)", "floor-modern": "floor, modern era (scripts/floor-modern)", "modelcontext": "**modelcontext**",
+NAMES = {"modelcontext-stdio": "**modelcontext, stdio build** (no `http`, `tls`)",
+         "floor-sized": "floor's work, binary of our size (sized_floor)",
+         "modelcontext-ordered": "modelcontext, symbol-ordered link (linker option)", "floor": "floor (hand-written Rust)", "floor-modern": "floor, modern era (scripts/floor-modern)", "modelcontext": "**modelcontext**",
          "modelcontext-modern": "**modelcontext, modern era**", "rmcp": "rmcp (official Rust SDK)",
          "rmcp-modern": "rmcp, modern era", "towermcp": "tower-mcp",
          "python": "Python SDK", "typescript": "TypeScript SDK"}
@@ -290,8 +365,9 @@ w("Generated by `scripts/bench.sh` from one back-to-back run of the SDK-neutral 
 w("## Machine\n")
 w(open(machine_path).read().rstrip() + "\n")
 rounds = max((len(g(s, c)) for s in servers for c in CELLS), default=0)
+cold_runs = max((r.get("runs", 0) for s in servers for r in g(s, "cold_stdio")), default=0)
 w(f"\nCells: {rounds} interleaved round(s) of each throughput cell (mean shown, ±half-spread "
-  "when it varied); cold start = median of 5 spawns; tools/list = p50 of sequential calls to "
+  "when it varied); cold start = median of " + str(cold_runs) + " spawns; tools/list = p50 of sequential calls to "
   "a server with 1000 extra tools; peak RSS = VmHWM of the server in its stdio cells and in "
   "HTTP C=32 (a fresh process per HTTP cell). Raw JSON lines: `" + os.path.relpath(run) + "/results.jsonl`.\n")
 
@@ -324,7 +400,13 @@ w("\nModern-era rows (2026-07-28: no handshake, `_meta` on every request, statel
   "`serverInfo` on every result), the cost of the modern wire format itself. The row "
   "`modelcontext, stdio build` is the same server built with `--no-default-features` (no HTTP, "
   "no TLS), as a server that only speaks stdio is built (the weight target counts that feature "
-  "set too); it runs the stdio cells only. "
+  "set too); it runs the stdio cells only. Two rows measure what is not our code's work, in the "
+  "same run: `floor's work, binary of our size` is a hand-written floor compiled into a binary "
+  "that links all of bench_server (`crates/modelcontext-bench/src/sized_floor.rs`), so its "
+  "start and memory above the floor's are the cost of the binary's size alone; `symbol-ordered "
+  "link` is bench_server's own code linked with `--symbol-ordering-file` from a callgrind run "
+  "of its stdio cells, so the functions it runs sit together (the kernel maps text 16 pages "
+  "around each first touch: scattered code is resident code). Neither counts for a target. "
   "† = another process used >10% of the machine during that cell.\n")
 
 w("### Server CPU per call, µs (/proc ticks; ratio to the floor)\n")
@@ -391,10 +473,22 @@ def below_every_peer(label, fn, limit, unit, server=OURS):
            f"<= {limit}x and below every peer", ok,
            f"lowest peer {NAMES.get(lowest[1], lowest[1])} {f1(lowest[0])} {unit}" if lowest[1] else "")
 
+def limit_note(fn, unit):
+    # The share of a start-up or memory figure that the binary's size or layout explains.
+    notes = []
+    for s, what in [("floor-sized", "floor's work in a binary of our size"),
+                    ("modelcontext-ordered", "our code, symbol-ordered link")]:
+        v = fn(s)
+        if v is not None:
+            notes.append(f"{what}: {f1(v)} {unit} ({fr(ratio(v, fn(FLOOR)))}x)")
+    return "; ".join(notes)
+
 below_every_peer("peak RSS stdio", rss_stdio, 2.0, "MiB")
+rows[-1] = rows[-1][:4] + ("; ".join(x for x in [rows[-1][4], limit_note(rss_stdio, "MiB")] if x),)
 below_every_peer("peak RSS stdio, stdio build", rss_stdio, 2.0, "MiB", OURS + "-stdio")
 below_every_peer("peak RSS HTTP C=32", rss_http, 2.0, "MiB")
 below_every_peer("cold start stdio", lambda s: cold(s, "stdio"), 1.2, "ms")
+rows[-1] = rows[-1][:4] + ("; ".join(x for x in [rows[-1][4], limit_note(lambda s: cold(s, "stdio"), "ms")] if x),)
 below_every_peer("cold start stdio, stdio build", lambda s: cold(s, "stdio"), 1.2, "ms", OURS + "-stdio")
 below_every_peer("cold start HTTP", lambda s: cold(s, "http"), 1.2, "ms")
 for c, need, label in [("stdio_c1_pinned", 0.75, "stdio C=1 pinned"), ("stdio_c64", 0.95, "stdio C=64")]:
@@ -575,7 +669,8 @@ RUN_DIR=$SCRATCH/results/$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$RUN_DIR"
 machine >"$RUN_DIR/machine.md"
 log "running: $SERVERS (modern era: modelcontext rmcp), $ROUNDS round(s), quick=$QUICK; results in $RUN_DIR"
-(cd "$SCRATCH" && SERVERS="$SERVERS" STDIO_C1=pinned MODERN="modelcontext rmcp" \
+[[ -x $OURS_ORDERED ]] || SERVERS=${SERVERS/ modelcontext-ordered/}
+(cd "$SCRATCH" && SERVERS="$SERVERS" COLD_RUNS="$COLD_RUNS" STDIO_C1=pinned MODERN="modelcontext rmcp" \
     MODERN_CELLS="$MODERN_CELLS" EXTRAS=0 ROUNDS="$ROUNDS" QUICK="$QUICK" BUILD=0 \
     MAX_SECONDS="$MAX_SECONDS" QUIET_TIMEOUT="$QUIET_TIMEOUT" PORT="$PORT" OUT="$RUN_DIR" \
     timeout --kill-after=30 "$RUN_TIMEOUT" bash run-all-modelcontext.sh >"$RUN_DIR/run.log" 2>&1) ||

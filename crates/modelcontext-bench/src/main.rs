@@ -80,10 +80,9 @@ struct Options {
     tools: usize,
 }
 
-fn parse_args() -> Result<Options, String> {
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options =
         Options { transport: "stdio".into(), host: "127.0.0.1".into(), port: 8000, tools: 0 };
-    let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
@@ -103,6 +102,11 @@ fn parse_args() -> Result<Options, String> {
 }
 
 fn main() -> Result<(), modelcontext::Error> {
+    main_with(std::env::args().skip(1))
+}
+
+/// The server run with these arguments (also `sized_floor --sdk`'s, which compiles this file in).
+pub(crate) fn main_with(args: impl Iterator<Item = String>) -> Result<(), modelcontext::Error> {
     // Logs go to stderr (on stdio, stdout carries the protocol), filtered by `RUST_LOG`;
     // `RUST_LOG=modelcontext=debug` shows each request's span (method, target, id) as it closes.
     // Without `RUST_LOG` no subscriber is installed, as the harness's reference servers install
@@ -115,7 +119,7 @@ fn main() -> Result<(), modelcontext::Error> {
             .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
             .init();
     }
-    let options = parse_args().unwrap_or_else(|message| {
+    let options = parse_args(args).unwrap_or_else(|message| {
         eprintln!("{message}");
         std::process::exit(2);
     });
