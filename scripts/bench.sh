@@ -3,7 +3,7 @@
 # harness (../shared/mcpbench), then BENCHMARKS.md: the issue's table, ratios to the floor of
 # the same run, the targets met or missed, and the machine. Run by hand, never in CI.
 #
-#   bash scripts/bench.sh                  # floor, modelcontext, rmcp, tower-mcp (~8 min)
+#   bash scripts/bench.sh                  # floor, modelcontext, rmcp, tower-mcp (~15 min)
 #   bash scripts/bench.sh --python --typescript   # also the Python and TypeScript SDKs
 #                                          # (their setup installs from PyPI / npm)
 #   bash scripts/bench.sh --quick          # N/10, one round: a smoke run (~3 min)
@@ -25,9 +25,11 @@
 # harness's source folder), N_OURS (our N per cell: "stdio_c1|stdio_c64|http_c1|http_c32|list"),
 # PROFILE_N (20000 calls under callgrind), PROFILE_C (1), RUN_TIMEOUT (1500 s, the whole
 # matrix), OUT_MD (BENCHMARKS.md), COLD_RUNS (15 spawns per cold start: the median of the
-# harness's default 5 moved by ±0.3 ms between runs), ORDERED (1: also measure our stdio server
-# linked with a symbol order from its own profile; needs valgrind and lld, skipped without). Every load is bounded in count and time, servers listen on
-# 127.0.0.1 only and are stopped after each cell.
+# harness's default 5 moved by ±0.3 ms between runs), COLD_INTERLEAVED (200: stdio cold start
+# again, the servers spawned in turn; see cold_start.rs), ORDERED (1: also measure our stdio
+# server linked with a symbol order from its own profile; needs valgrind and lld, skipped
+# without). Every load is bounded in count and time, servers listen on 127.0.0.1 only and are
+# stopped after each cell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -78,6 +80,7 @@ PROFILE_C=${PROFILE_C:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-1500}
 OUT_MD=${OUT_MD:-$ROOT/BENCHMARKS.md}
 COLD_RUNS=${COLD_RUNS:-15}
+COLD_INTERLEAVED=${COLD_INTERLEAVED:-200}
 ORDERED=${ORDERED:-1}
 if [[ $QUICK == 1 ]]; then ROUNDS=1; fi
 SERVERS="floor floormodern floor-sized modelcontext modelcontext-stdio modelcontext-ordered rmcp towermcp$PEERS_EXTRA"
@@ -154,7 +157,7 @@ add_modern_floor() {
 build() {
     log "building our bench_server (release, harness profile) into $OURS_TARGET"
     harness_profile false cargo build --release -p modelcontext-bench --bin bench_server \
-        --bin sized_floor --target-dir "$OURS_TARGET"
+        --bin sized_floor --bin cold_start --target-dir "$OURS_TARGET"
     log "building its stdio-only build (--no-default-features) into $OURS_STDIO_TARGET"
     harness_profile false cargo build --release -p modelcontext-bench --no-default-features \
         --bin bench_server --target-dir "$OURS_STDIO_TARGET"
@@ -233,6 +236,18 @@ machine() {
     stdio_deps=$(cargo tree -q -p modelcontext --no-default-features --features macros -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^modelcontext ' || true)
     http_deps=$(cargo tree -q -p modelcontext -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^modelcontext ' || true)
     echo "- weight: $stdio_deps unique packages under a stdio server with the macros (\`--no-default-features --features macros\`), $http_deps with the default features (HTTP): \`cargo tree -e normal\`, our other two crates and proc macros counted, build-script-only dependencies not"
+}
+
+# Stdio cold start again, every server spawned in turn COLD_INTERLEAVED times (cold_start, in
+# crates/modelcontext-bench): the same moments of the machine for all, and a stable median.
+cold_interleaved() {
+    local dir=$1 bin=$SCRATCH/target/release
+    local commands=("$bin/server-floor" "$SIZED_FLOOR" "$OURS" "$OURS_STDIO")
+    [[ -x $OURS_ORDERED ]] && commands+=("$OURS_ORDERED")
+    commands+=("$bin/server-rmcp" "$bin/server-tower-mcp")
+    log "cold start, interleaved: ${#commands[@]} servers, $COLD_INTERLEAVED spawns each"
+    "$OURS_TARGET/release/cold_start" --runs "$COLD_INTERLEAVED" "${commands[@]}" \
+        | sed "s|$ROOT/||g" >"$dir/cold.md" || { log "the interleaved cold start failed"; rm -f "$dir/cold.md"; }
 }
 
 # Runs our stdio server under callgrind through the harness (one bounded cell) and keeps the
@@ -516,6 +531,16 @@ for name, value, goal, status, note in rows:
 met = sum(1 for r in rows if r[3] == "met")
 w(f"\n{met} of {len(rows)} targets met in this run.\n")
 
+cold_md = os.path.join(run, "cold.md")
+if os.path.exists(cold_md):
+    w("### Cold start, interleaved\n")
+    w("The stdio servers again, spawned in turn with 20 ms between spawns (`cold_start`, in "
+      "crates/modelcontext-bench), timed from the spawn to the `initialize` answer; minor faults "
+      "as the process had taken them when it answered. Ratios to the floor. The harness's cold "
+      "start above spawns one server several times in a row, so a slow moment of the machine "
+      "falls on one server; here it falls on all.\n")
+    w(open(cold_md).read().rstrip() + "\n")
+
 prof = os.path.join(run, "hotspots.md")
 if os.path.exists(prof):
     w("## Where the time goes\n")
@@ -675,6 +700,7 @@ log "running: $SERVERS (modern era: modelcontext rmcp), $ROUNDS round(s), quick=
     MAX_SECONDS="$MAX_SECONDS" QUIET_TIMEOUT="$QUIET_TIMEOUT" PORT="$PORT" OUT="$RUN_DIR" \
     timeout --kill-after=30 "$RUN_TIMEOUT" bash run-all-modelcontext.sh >"$RUN_DIR/run.log" 2>&1) ||
     log "run-all ended with an error (see $RUN_DIR/run.log); reporting what was measured"
+cold_interleaved "$RUN_DIR"
 if [[ $PROFILE == 1 ]]; then
     profile "$RUN_DIR"
     hotspots "$RUN_DIR"
