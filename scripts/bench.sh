@@ -478,15 +478,17 @@ for server, need, label in [(OURS, 1.3, "HTTP C=32"), (OURS + "-modern", 1.5, "m
            f"({f1(cpu(server, 'http_c32'))} vs {f1(cpu(FLOOR, 'http_c32'))} µs)", f"<= {need}x",
            None if r is None else r <= need)
 
-def below_every_peer(label, fn, limit, unit, server=OURS):
+def below_every_peer(label, fn, limit, unit, server=OURS, limits=False):
     ours, floor = fn(server), fn(FLOOR)
     r = ratio(ours, floor)
     others = [(fn(s), s) for s in peers if not s.endswith("-modern") and fn(s) is not None]
     lowest = min(others) if others else (None, None)
     ok = None if r is None else (r <= limit and (lowest[0] is None or ours < lowest[0]))
+    notes = [f"lowest peer {NAMES.get(lowest[1], lowest[1])} {f1(lowest[0])} {unit}" if lowest[1] else ""]
+    if limits:
+        notes.append(limit_note(fn, unit))
     target(label, f"{fr(r)}x floor ({f1(ours)} vs {f1(floor)} {unit})",
-           f"<= {limit}x and below every peer", ok,
-           f"lowest peer {NAMES.get(lowest[1], lowest[1])} {f1(lowest[0])} {unit}" if lowest[1] else "")
+           f"<= {limit}x and below every peer", ok, "; ".join(n for n in notes if n))
 
 def limit_note(fn, unit):
     # The share of a start-up or memory figure that the binary's size or layout explains.
@@ -498,12 +500,10 @@ def limit_note(fn, unit):
             notes.append(f"{what}: {f1(v)} {unit} ({fr(ratio(v, fn(FLOOR)))}x)")
     return "; ".join(notes)
 
-below_every_peer("peak RSS stdio", rss_stdio, 2.0, "MiB")
-rows[-1] = rows[-1][:4] + ("; ".join(x for x in [rows[-1][4], limit_note(rss_stdio, "MiB")] if x),)
+below_every_peer("peak RSS stdio", rss_stdio, 2.0, "MiB", limits=True)
 below_every_peer("peak RSS stdio, stdio build", rss_stdio, 2.0, "MiB", OURS + "-stdio")
 below_every_peer("peak RSS HTTP C=32", rss_http, 2.0, "MiB")
-below_every_peer("cold start stdio", lambda s: cold(s, "stdio"), 1.2, "ms")
-rows[-1] = rows[-1][:4] + ("; ".join(x for x in [rows[-1][4], limit_note(lambda s: cold(s, "stdio"), "ms")] if x),)
+below_every_peer("cold start stdio", lambda s: cold(s, "stdio"), 1.2, "ms", limits=True)
 below_every_peer("cold start stdio, stdio build", lambda s: cold(s, "stdio"), 1.2, "ms", OURS + "-stdio")
 below_every_peer("cold start HTTP", lambda s: cold(s, "http"), 1.2, "ms")
 for c, need, label in [("stdio_c1_pinned", 0.75, "stdio C=1 pinned"), ("stdio_c64", 0.95, "stdio C=64")]:
