@@ -83,7 +83,7 @@ COLD_RUNS=${COLD_RUNS:-15}
 COLD_INTERLEAVED=${COLD_INTERLEAVED:-200}
 ORDERED=${ORDERED:-1}
 if [[ $QUICK == 1 ]]; then ROUNDS=1; fi
-SERVERS="floor floormodern floor-sized modelcontext modelcontext-stdio modelcontext-ordered rmcp towermcp$PEERS_EXTRA"
+SERVERS="floor floormodern floor-sized floor-tokio modelcontext modelcontext-stdio modelcontext-ordered rmcp towermcp$PEERS_EXTRA"
 
 log() { echo "==> bench: $*" >&2; }
 
@@ -114,6 +114,7 @@ copy_harness() {
     # The sized floor and the symbol-ordered build: the stdio cells and cold start only, the
     # sized floor with fewer calls (its figures that matter are its memory and start).
     add_stdio_server floor-sized "$SIZED_FLOOR|-|50000|100000|0|0|0"
+    add_stdio_server floor-tokio "$SIZED_FLOOR --tokio|-|50000|100000|0|0|0"
     add_stdio_server modelcontext-ordered "$OURS_ORDERED|-|$n1|$n64|0|0|0"
     grep -q '^    modelcontext) ' "$SCRATCH/run-all-modelcontext.sh" &&
         grep -q '^    modelcontext-stdio) ' "$SCRATCH/run-all-modelcontext.sh" ||
@@ -242,7 +243,7 @@ machine() {
 # crates/modelcontext-bench): the same moments of the machine for all, and a stable median.
 cold_interleaved() {
     local dir=$1 bin=$SCRATCH/target/release
-    local commands=("$bin/server-floor" "$SIZED_FLOOR" "$OURS" "$OURS_STDIO")
+    local commands=("$bin/server-floor" "$SIZED_FLOOR" "$SIZED_FLOOR --tokio" "$OURS" "$OURS_STDIO")
     [[ -x $OURS_ORDERED ]] && commands+=("$OURS_ORDERED")
     commands+=("$bin/server-rmcp" "$bin/server-tower-mcp")
     log "cold start, interleaved: ${#commands[@]} servers, $COLD_INTERLEAVED spawns each"
@@ -300,6 +301,7 @@ TITLES = {"stdio_c1_pinned": "stdio C=1, pinned", "stdio_c64": "stdio C=64",
           "http_c1": "HTTP C=1", "http_c32": "HTTP C=32"}
 NAMES = {"modelcontext-stdio": "**modelcontext, stdio build** (no `http`, `tls`)",
          "floor-sized": "floor's work, binary of our size (sized_floor)",
+         "floor-tokio": "floor's work in a tokio runtime, binary of our size (sized_floor --tokio)",
          "modelcontext-ordered": "modelcontext, symbol-ordered link (linker option)", "floor": "floor (hand-written Rust)", "floor-modern": "floor, modern era (scripts/floor-modern)", "modelcontext": "**modelcontext**",
          "modelcontext-modern": "**modelcontext, modern era**", "rmcp": "rmcp (official Rust SDK)",
          "rmcp-modern": "rmcp, modern era", "towermcp": "tower-mcp",
@@ -415,13 +417,16 @@ w("\nModern-era rows (2026-07-28: no handshake, `_meta` on every request, statel
   "`serverInfo` on every result), the cost of the modern wire format itself. The row "
   "`modelcontext, stdio build` is the same server built with `--no-default-features` (no HTTP, "
   "no TLS), as a server that only speaks stdio is built (the weight target counts that feature "
-  "set too); it runs the stdio cells only. Two rows measure what is not our code's work, in the "
+  "set too); it runs the stdio cells only. Three rows measure what is not our code's work, in the "
   "same run: `floor's work, binary of our size` is a hand-written floor compiled into a binary "
   "that links all of bench_server (`crates/modelcontext-bench/src/sized_floor.rs`), so its "
-  "start and memory above the floor's are the cost of the binary's size alone; `symbol-ordered "
+  "start and memory above the floor's are the cost of the binary's size alone; `in a tokio "
+  "runtime` is the same floor run inside the runtime bench_server builds (`--tokio`), so its "
+  "figures above the sized floor's are what any tokio-based server pays before its own code "
+  "runs; `symbol-ordered "
   "link` is bench_server's own code linked with `--symbol-ordering-file` from a callgrind run "
   "of its stdio cells, so the functions it runs sit together (the kernel maps text 16 pages "
-  "around each first touch: scattered code is resident code). Neither counts for a target. "
+  "around each first touch: scattered code is resident code). None counts for a target. "
   "† = another process used >10% of the machine during that cell.\n")
 
 w("### Server CPU per call, µs (/proc ticks; ratio to the floor)\n")
@@ -494,6 +499,7 @@ def limit_note(fn, unit):
     # The share of a start-up or memory figure that the binary's size or layout explains.
     notes = []
     for s, what in [("floor-sized", "floor's work in a binary of our size"),
+                    ("floor-tokio", "the same in a tokio runtime"),
                     ("modelcontext-ordered", "our code, symbol-ordered link")]:
         v = fn(s)
         if v is not None:

@@ -10,8 +10,15 @@
 //!
 //! ```text
 //! sized_floor            # stdio: a hand-written handshake-era server (the floor's work)
+//! sized_floor --tokio    # the same work inside the tokio runtime bench_server builds
 //! sized_floor --sdk ...  # bench_server itself, with bench_server's arguments
 //! ```
+//!
+//! `--tokio` measures what every tokio-based SDK pays before its own code runs: the runtime
+//! `#[tokio::main(flavor = "current_thread")]` builds (IO, time and, with tokio's `process` or
+//! `signal` feature compiled in, signal drivers), then the floor's loop, unchanged, inside
+//! `block_on`. Its start above the plain floor's is the runtime's; `bench_server`'s above it is
+//! the SDK's own.
 //!
 //! The `--sdk` branch is what keeps the whole SDK linked: `bench_server`'s `main` is compiled
 //! into this binary and reachable, so the linker cannot drop it.
@@ -32,6 +39,12 @@ mod bench_server;
 fn main() -> Result<(), modelcontext::Error> {
     if std::env::args().nth(1).as_deref() == Some("--sdk") {
         return bench_server::main_with(std::env::args().skip(2));
+    }
+    if std::env::args().nth(1).as_deref() == Some("--tokio") {
+        // The runtime bench_server builds for stdio, with the same drivers enabled.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async { serve_floor() });
+        return Ok(());
     }
     serve_floor();
     Ok(())

@@ -805,6 +805,14 @@ impl McpServer {
 
     /// Serves the process's stdin and stdout until stdin closes. Logs must go to stderr.
     pub async fn run_stdio(&self) -> Result<(), Error> {
+        // The serving state (kilobytes of nested state machines) lives on the heap, so the
+        // future a caller hands to `block_on` is a pointer: the runtime moves that future
+        // through several frames, and each copy of a large one is stack the process touches
+        // once and holds (BENCHMARKS.md, cold start).
+        Box::pin(self.serve_stdio()).await
+    }
+
+    async fn serve_stdio(&self) -> Result<(), Error> {
         let stdio = Stdio::stdin_stdout()
             .max_line_bytes(self.inner.max_line_bytes)
             .max_json_depth(self.inner.max_json_depth);
