@@ -754,7 +754,9 @@ impl McpServer {
         // Only the engine sends on a server connection; letting go of this handle lets the
         // transport close its output once the engine is done.
         drop(peer);
-        run.await;
+        // On the heap for the reason `run_stdio` gives: the engine's loop is the larger part
+        // of a serving future.
+        Box::pin(run).await;
     }
 
     /// The metric instruments of this server (feature `otel`).
