@@ -111,8 +111,9 @@ copy_harness() {
     local n1 n64
     IFS='|' read -r n1 n64 _ <<<"$N_OURS"
     add_stdio_server modelcontext-stdio "$OURS_STDIO|-|$n1|$n64|0|0|0"
-    # The sized floor and the symbol-ordered build: the stdio cells and cold start only, the
-    # sized floor with fewer calls (its figures that matter are its memory and start).
+    # The sized floor (alone and in a tokio runtime) and the symbol-ordered build: the stdio
+    # cells and cold start only, the floors with fewer calls (what matters of them is their
+    # memory and start).
     add_stdio_server floor-sized "$SIZED_FLOOR|-|50000|100000|0|0|0"
     add_stdio_server floor-tokio "$SIZED_FLOOR --tokio|-|50000|100000|0|0|0"
     add_stdio_server modelcontext-ordered "$OURS_ORDERED|-|$n1|$n64|0|0|0"
@@ -496,7 +497,7 @@ def below_every_peer(label, fn, limit, unit, server=OURS, limits=False):
            f"<= {limit}x and below every peer", ok, "; ".join(n for n in notes if n))
 
 def limit_note(fn, unit):
-    # The share of a start-up or memory figure that the binary's size or layout explains.
+    # The share of a start-up or memory figure that the binary's size, the runtime or the layout explains.
     notes = []
     for s, what in [("floor-sized", "floor's work in a binary of our size"),
                     ("floor-tokio", "the same in a tokio runtime"),

@@ -37,16 +37,15 @@ use serde_json::{Value, json};
 mod bench_server;
 
 fn main() -> Result<(), modelcontext::Error> {
-    if std::env::args().nth(1).as_deref() == Some("--sdk") {
-        return bench_server::main_with(std::env::args().skip(2));
+    match std::env::args().nth(1).as_deref() {
+        Some("--sdk") => return bench_server::main_with(std::env::args().skip(2)),
+        Some("--tokio") => {
+            // The runtime bench_server builds for stdio, with the same drivers enabled.
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async { serve_floor() });
+        }
+        _ => serve_floor(),
     }
-    if std::env::args().nth(1).as_deref() == Some("--tokio") {
-        // The runtime bench_server builds for stdio, with the same drivers enabled.
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        runtime.block_on(async { serve_floor() });
-        return Ok(());
-    }
-    serve_floor();
     Ok(())
 }
 
