@@ -797,7 +797,7 @@ impl McpServer {
     /// only when a handler outlives its POST.
     #[cfg(feature = "http")]
     pub(crate) fn http_session(&self, extensions: Extensions, session_id: &str) -> SharedSession {
-        let link = layer::Link::new(&self.inner, crate::observe::TCP, Some(session_id.into()));
+        let link = layer::Link::new(&self.inner, crate::transport::TCP, Some(session_id.into()));
         let session = session::ServerSession::new(self.inner.clone())
             .with_extensions(extensions)
             .with_link(link)

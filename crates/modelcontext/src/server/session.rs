@@ -78,7 +78,7 @@ enum EraState {
 impl ServerSession {
     pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
         let server_info = server.info_json();
-        let link = Link::new(&server, crate::observe::PIPE, None);
+        let link = Link::new(&server, crate::transport::PIPE, None);
         ServerSession {
             server,
             server_info,
@@ -552,7 +552,7 @@ pub(crate) fn answer_stateless(
     peer: &Peer,
     extensions: Arc<Extensions>,
 ) -> Reply {
-    let link = Link::new(server, crate::observe::TCP, None);
+    let link = Link::new(server, crate::transport::TCP, None);
     let mut watch = Watch::start(request.method(), &request_id, &link);
     #[cfg(feature = "otel")]
     {
