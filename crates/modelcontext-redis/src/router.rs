@@ -72,11 +72,11 @@ struct Liveness {
     /// `modelcontext:{deployment}:alive:{instance}`.
     key: String,
     ttl: Duration,
-    state: Mutex<Held>,
+    state: Mutex<HeldClaims>,
 }
 
 #[derive(Default)]
-struct Held {
+struct HeldClaims {
     /// `(session, ticket)` of each claim this instance holds.
     claims: HashSet<(String, String)>,
     /// Whether the task renewing the liveness key runs (it stops once no claim is held).
@@ -84,7 +84,7 @@ struct Held {
 }
 
 impl Liveness {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeldClaims> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 

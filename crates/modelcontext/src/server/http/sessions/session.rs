@@ -16,7 +16,8 @@ use modelcontext_types::{
 use tokio::sync::mpsc;
 
 use crate::engine::{
-    BoxFuture, Handover, Outcome, Peer, Reply, Stop, Taken, admit, cancelled_id, poll_once, take,
+    BoxFuture, Handover, Outcome, Peer, Reply, Stop, Unsettled, admit, cancelled_id, poll_once,
+    settle,
 };
 use crate::server::http::Shared;
 use crate::server::http::events::{EventStore, StreamId, event_id};
@@ -282,10 +283,10 @@ impl Session {
         if self.ended() {
             return false;
         }
-        match take(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
-            Taken::Done => true,
-            Taken::Request(request) => self.forward(Message::Request(request)).await,
-            Taken::Cancelled(cancelled) => self.cancel(cancelled).await,
+        match settle(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
+            Unsettled::Nothing => true,
+            Unsettled::Request(request) => self.forward(Message::Request(request)).await,
+            Unsettled::Cancelled(cancelled) => self.cancel(cancelled).await,
         }
     }
 
@@ -321,9 +322,9 @@ impl Session {
         let sent_before = self.peer.sent_count();
         let change = self.records.as_ref().and_then(|_| change_of(&request));
         let outcome = match self.dispatch_here(request, headers) {
-            Ran::Finished(outcome) => outcome,
-            Ran::HandedOver => return self.answer_later(rx, id, stream).await,
-            Ran::SessionEnded => return self.forget(&id),
+            FirstPoll::Finished(outcome) => outcome,
+            FirstPoll::HandedOver => return self.answer_later(rx, id, stream).await,
+            FirstPoll::SessionEnded => return self.forget(&id),
         };
         if let (Some(change), Ok(_)) = (change, &outcome) {
             if let Err(error) = self.share(change).await {
@@ -359,15 +360,15 @@ impl Session {
         lock(&self.routes).register(&request, tx, true);
         let change = self.records.as_ref().and_then(|_| change_of(&request));
         let outcome = match self.dispatch_here(request, headers) {
-            Ran::Finished(outcome) => outcome,
-            Ran::HandedOver => loop {
+            FirstPoll::Finished(outcome) => outcome,
+            FirstPoll::HandedOver => loop {
                 match rx.recv().await.map(|delivery| delivery.message) {
                     Some(Message::Response(response)) => return response,
                     Some(_) => continue,
                     None => break Err(McpError::internal("The request ended without an answer")),
                 }
             },
-            Ran::SessionEnded => Err(McpError::invalid_request("Session not found")),
+            FirstPoll::SessionEnded => Err(McpError::invalid_request("Session not found")),
         };
         let outcome = match (change, outcome) {
             (Some(change), Ok(result)) => match self.share(change).await {
@@ -423,7 +424,7 @@ impl Session {
                     self.take(message).await;
                 }
             }
-            // Taken by the task relay before a session is looked for.
+            // Unsettled by the task relay before a session is looked for.
             Direction::TaskUpdate | Direction::TaskUpdated => {}
         }
     }
@@ -443,10 +444,10 @@ impl Session {
 
     /// Dispatches `request`, which came in a POST with `headers`, on the session and polls its
     /// handler once in this task.
-    pub(super) fn dispatch_here(&self, request: Request, headers: &HeaderMap) -> Ran {
+    pub(super) fn dispatch_here(&self, request: Request, headers: &HeaderMap) -> FirstPoll {
         let id = request.id.clone();
         match self.dispatch.request_over_http(request, &self.peer, headers) {
-            Reply::Now(outcome) => Ran::Finished(outcome),
+            Reply::Now(outcome) => FirstPoll::Finished(outcome),
             Reply::Later(handler) => self.run_here(id, handler, false),
             Reply::Stream(handler) => self.run_here(id, handler, true),
         }
@@ -459,13 +460,17 @@ impl Session {
         id: RequestId,
         mut handler: BoxFuture<Outcome>,
         stream: bool,
-    ) -> Ran {
+    ) -> FirstPoll {
         if !stream {
             if let Poll::Ready(outcome) = poll_once(&mut handler) {
-                return Ran::Finished(outcome);
+                return FirstPoll::Finished(outcome);
             }
         }
-        if self.hand_over(id, handler, stream) { Ran::HandedOver } else { Ran::SessionEnded }
+        if self.hand_over(id, handler, stream) {
+            FirstPoll::HandedOver
+        } else {
+            FirstPoll::SessionEnded
+        }
     }
 
     /// The answer of a request whose handler the engine finishes: JSON if the response comes
@@ -511,7 +516,7 @@ pub(super) fn change_of(request: &Request) -> Option<SessionChange> {
 }
 
 /// How a POST's first poll of its handler went.
-pub(super) enum Ran {
+pub(super) enum FirstPoll {
     Finished(Outcome),
     HandedOver,
     SessionEnded,
