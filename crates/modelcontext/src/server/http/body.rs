@@ -47,7 +47,8 @@ pub(crate) async fn read_bytes(
     if let Some(refused) = check_content_headers(headers) {
         return Err(refused);
     }
-    let (limit, timeout) = (shared.options.max_body_bytes, shared.options.body_read_timeout);
+    let (limit, timeout) =
+        (shared.options.limits.max_body_bytes, shared.options.limits.body_read_timeout);
     let Ok(read) = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await else {
         let error =
             McpError::invalid_request(format!("Request body not received within {timeout:?}"));

@@ -32,7 +32,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request) -> Response {
     match *request.method() {
         Method::POST => post(shared, request, extensions).await,
         // 2026-07-28 has no GET stream and no sessions to delete.
-        Method::GET | Method::DELETE if modern_header || shared.options.stateless => {
+        Method::GET | Method::DELETE if modern_header || shared.options.sessions.stateless => {
             method_not_allowed()
         }
         Method::GET => sessions::get(&shared, request.headers(), &extensions).await,
@@ -55,7 +55,11 @@ async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> 
     // A JSON-RPC batch: only a 2025-03-26 session takes one (no later revision has them);
     // without a session it is refused below like any other array.
     let in_session = headers.contains_key(sessions::SESSION_HEADER);
-    if is_batch(&bytes) && in_session && !is_modern_header(&headers) && !shared.options.stateless {
+    if is_batch(&bytes)
+        && in_session
+        && !is_modern_header(&headers)
+        && !shared.options.sessions.stateless
+    {
         return super::batch::post(&shared, &headers, &bytes, extensions).await;
     }
     let message = match decode(&shared, &bytes) {
@@ -64,7 +68,7 @@ async fn post(shared: Arc<Shared>, request: Request, extensions: Extensions) -> 
     };
     if is_modern_header(&headers) || claims_modern(&message) {
         modern(&shared, &headers, message, extensions).await
-    } else if shared.options.stateless {
+    } else if shared.options.sessions.stateless {
         super::stateless::post(&shared, &headers, message, extensions).await
     } else {
         sessions::post(&shared, &headers, message, extensions).await

@@ -29,14 +29,14 @@ pub(super) fn builder(options: &HttpOptions) -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout)
-        .max_header_size(options.max_header_bytes);
-    if options.max_header_bytes > HYPER_DEFAULT_MAX_BUF_SIZE {
+        .header_read_timeout(options.limits.header_read_timeout)
+        .max_header_size(options.limits.max_header_bytes);
+    if options.limits.max_header_bytes > HYPER_DEFAULT_MAX_BUF_SIZE {
         // The read buffer must hold a whole head, or hyper refuses it before our limit does.
-        builder.max_buf_size(options.max_header_bytes.saturating_add(8192));
+        builder.max_buf_size(options.limits.max_header_bytes.saturating_add(8192));
     }
-    if options.max_headers != HYPER_DEFAULT_MAX_HEADERS {
-        builder.max_headers(options.max_headers);
+    if options.limits.max_headers != HYPER_DEFAULT_MAX_HEADERS {
+        builder.max_headers(options.limits.max_headers);
     }
     builder
 }

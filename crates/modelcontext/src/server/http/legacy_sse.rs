@@ -54,7 +54,7 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let endpoint = format!("/messages?sessionId={id}");
     crate::transport::sse::write_event(&mut first, None, Some("endpoint"), &endpoint);
     let head = futures_util::stream::once(async move { Ok(Bytes::from(first)) });
-    let keep_alive = Some(shared.options.keep_alive);
+    let keep_alive = Some(shared.options.streams.keep_alive);
     let rest = sse_stream(rx, None, keep_alive, BodyGuard(Some(slot)));
     sse_response(Body::from_stream(head.chain(rest)))
 }

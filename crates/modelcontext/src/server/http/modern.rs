@@ -101,14 +101,14 @@ pub(crate) async fn answer_reply(
 ) -> Response {
     match reply {
         Reply::Now(outcome) => rpc_answer(id, outcome),
-        Reply::Stream(_) if shared.options.json_response => {
+        Reply::Stream(_) if shared.options.streams.json_response => {
             let error = McpError::invalid_request(
                 "This endpoint answers with JSON only (JSON response mode): a stream such as \
                  subscriptions/listen cannot be served",
             );
             error_response(StatusCode::BAD_REQUEST, Some(id), error)
         }
-        Reply::Later(future) if shared.options.json_response => {
+        Reply::Later(future) if shared.options.streams.json_response => {
             rpc_answer(id.clone(), drive_to_json(catching_panics(future), rx).await)
         }
         Reply::Later(future) | Reply::Stream(future) => {

@@ -38,7 +38,7 @@ pub(super) async fn serve(
         };
         // Small JSON-RPC answers must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
-        let io = WriteTimeout::new(tcp, options.write_timeout);
+        let io = WriteTimeout::new(tcp, options.limits.write_timeout);
         let connections = connections.clone();
         // In the accept loop's span: one the application opened around `serve` is the parent
         // of the MCP request spans.
@@ -62,7 +62,7 @@ impl Connections {
             http1: builder(options),
             router,
             #[cfg(feature = "tls")]
-            tls: options.tls.as_ref().map(|tls| tls.listener(options)),
+            tls: options.tls.certificate.as_ref().map(|tls| tls.listener(options)),
         }
     }
 

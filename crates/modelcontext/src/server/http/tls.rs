@@ -219,10 +219,10 @@ impl Secure {
     fn new(tls: &ServerTls, options: &super::HttpOptions) -> Secure {
         Secure {
             acceptor: tls.acceptor(),
-            handshake_timeout: options.tls_handshake_timeout,
+            handshake_timeout: options.tls.handshake_timeout,
             http2: super::http2::builder(options),
-            max_headers: options.max_headers,
-            idle: options.header_read_timeout,
+            max_headers: options.limits.max_headers,
+            idle: options.limits.header_read_timeout,
         }
     }
 

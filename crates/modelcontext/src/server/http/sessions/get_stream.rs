@@ -65,7 +65,7 @@ impl Drop for StreamSlot {
 /// A slot among the endpoint's GET streams: 503 when they are all taken.
 #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn endpoint_stream_slot(shared: &Shared) -> Result<StreamSlot, Response> {
-    let max = shared.options.max_sse_streams;
+    let max = shared.options.streams.max_open;
     let slot = StreamSlot::take(&shared.sse_streams, max);
     #[cfg(feature = "otel")]
     let slot = slot.map(|mut slot| {
@@ -88,7 +88,7 @@ pub(super) fn stream_slots(
     shared: &Shared,
     session: &Session,
 ) -> Result<(StreamSlot, StreamSlot), Response> {
-    let max = shared.options.max_sse_streams_per_session;
+    let max = shared.options.streams.max_per_session;
     let Some(own) = StreamSlot::take(&session.sse_streams, max) else {
         let error = McpError::invalid_request(format!(
             "Too many SSE streams for this session (limit {max})"
@@ -109,7 +109,7 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
         Ok(session) => session,
         Err(refused) => return refused,
     };
-    let keep_alive = Some(shared.options.keep_alive);
+    let keep_alive = Some(shared.options.streams.keep_alive);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     if let Some(last) = header_str(headers, "last-event-id") {
         let slots = match stream_slots(shared, &session) {

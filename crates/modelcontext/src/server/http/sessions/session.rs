@@ -131,9 +131,9 @@ impl Session {
         let router = shared.sessions.router.clone();
         let routes = Routes {
             session: id.clone(),
-            store: shared.options.event_store.clone(),
+            store: shared.options.streams.event_store.clone(),
             instance: shared.sessions.instance,
-            durable: shared.options.durable_events,
+            durable: shared.options.streams.durable_events,
             unstored: shared.sessions.unstored.clone(),
             waiting: HashMap::new(),
             recent: Vec::new(),
@@ -141,7 +141,7 @@ impl Session {
             standalone: None,
             next_stream: STANDALONE + 1,
             legacy: false,
-            json_only: shared.options.json_response,
+            json_only: shared.options.streams.json_response,
             router: router.clone(),
         };
         let routes = Arc::new(Mutex::new(routes));

@@ -62,18 +62,18 @@ impl Sessions {
     ) -> Sessions {
         let sessions = Sessions {
             map: Arc::default(),
-            max: options.max_sessions,
-            idle: options.session_idle_timeout,
-            store: options.event_store.clone(),
-            records: options.session_store.clone(),
+            max: options.sessions.max_sessions,
+            idle: options.sessions.idle_timeout,
+            store: options.streams.event_store.clone(),
+            records: options.sessions.store.clone(),
             instance: random_instance(),
             unstored: Arc::default(),
-            router: options.peer_router.clone(),
+            router: options.sessions.peer_router.clone(),
             sweeping: AtomicBool::new(false),
             watching: AtomicBool::new(false),
             routing: AtomicBool::new(false),
             tickets: AtomicU64::new(1),
-            claim_ttl: options.standalone_claim_ttl.max(MIN_CLAIM_TTL),
+            claim_ttl: options.sessions.standalone_claim_ttl.max(MIN_CLAIM_TTL),
             relay,
         };
         // Following the store from the start, before any session is held here, means no
