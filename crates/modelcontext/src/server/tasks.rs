@@ -34,8 +34,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputRequests, InputResponse,
-    McpError, MrtrResult, ResultType, Task, TaskIdParams, TaskStatus, UpdateTaskParams,
+    CreateTaskResult, DetailedTask, EmptyResult, GetTaskResult, InputRequest, InputRequests,
+    InputResponse, McpError, MrtrResult, ResultType, Task, TaskIdParams, TaskStatus,
+    UpdateTaskParams,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -743,7 +744,7 @@ pub(crate) async fn update(
     server: Arc<ServerInner>,
     params: UpdateTaskParams,
     principal: Option<String>,
-) -> Result<Ack, McpError> {
+) -> Result<EmptyResult, McpError> {
     let record = find(&server, &params.task_id, principal.as_deref()).await?;
     if let Some(live) = server.live_tasks.get(&params.task_id) {
         live.answer(params.input_responses).await?;
@@ -769,7 +770,7 @@ pub(crate) async fn update(
         }
     }
     // A finished task asks nothing: its answers are ignored, as unknown keys are.
-    Ok(Ack::default())
+    Ok(EmptyResult::default())
 }
 
 /// `tasks/cancel`: stops the work if it runs here, marks the task cancelled, acknowledges.
@@ -778,10 +779,10 @@ pub(crate) async fn cancel(
     server: Arc<ServerInner>,
     params: TaskIdParams,
     principal: Option<String>,
-) -> Result<Ack, McpError> {
+) -> Result<EmptyResult, McpError> {
     let mut record = find(&server, &params.task_id, principal.as_deref()).await?;
     if record.status().is_terminal() {
-        return Ok(Ack::default());
+        return Ok(EmptyResult::default());
     }
     match server.live_tasks.get(&params.task_id) {
         Some(live) => {
@@ -804,27 +805,7 @@ pub(crate) async fn cancel(
             }
         }
     }
-    Ok(Ack::default())
-}
-
-/// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Ack {
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<modelcontext_types::Meta>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result_type: Option<ResultType>,
-}
-
-impl WireResult for Ack {
-    fn stamp(&mut self) {
-        self.result_type = Some(ResultType::Complete);
-    }
-
-    fn meta_mut(&mut self) -> Option<&mut Option<modelcontext_types::Meta>> {
-        Some(&mut self.meta)
-    }
+    Ok(EmptyResult::default())
 }
 
 impl WireResult for GetTaskResult {
