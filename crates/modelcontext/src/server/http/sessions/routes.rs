@@ -10,7 +10,7 @@ use modelcontext_types::{Message, Request, RequestId, method};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::engine::{Deliver, Delivering};
+use crate::engine::outside_loop::{Deliver, Delivering};
 use crate::server::http::events::{Appended, EventStore, StreamId};
 use crate::server::http::peer_router::{PeerRouter, Routed, ticket_instance};
 use crate::server::http::stream::{Delivery, StreamTx};

@@ -15,10 +15,10 @@ use modelcontext_types::{
 };
 use tokio::sync::mpsc;
 
-use crate::engine::{
-    BoxFuture, Handover, Outcome, Peer, Reply, Stop, Unsettled, admit, cancelled_id, poll_once,
-    settle,
+use crate::engine::outside_loop::{
+    Handover, Unsettled, admit, attach, cancelled_id, poll_once, settle,
 };
+use crate::engine::{BoxFuture, Outcome, Peer, Reply, Stop};
 use crate::server::http::Shared;
 use crate::server::http::events::{EventStore, StreamId, event_id};
 use crate::server::http::peer_router::{Direction, PeerRouter, Routed, elsewhere};
@@ -221,8 +221,7 @@ impl Session {
         let mut engine = lock(&self.engine);
         if let EngineSlot::Idle = &*engine {
             let (incoming, receiver) = mpsc::channel(CHANNEL_CAPACITY);
-            let (run, stop, handover) =
-                crate::engine::attach(self.peer.clone(), receiver, self.dispatch.clone());
+            let (run, stop, handover) = attach(self.peer.clone(), receiver, self.dispatch.clone());
             tokio::spawn(tracing::Instrument::in_current_span(run));
             *engine = EngineSlot::Running { incoming, handover, _stop: stop };
         }
@@ -274,11 +273,11 @@ impl Session {
         if self.take(message).await { accepted() } else { session_not_found() }
     }
 
-    /// Takes a message from the client in this task, as the engine would ([`engine::take`]):
+    /// Takes a message from the client in this task, as the engine would ([`engine::settle`]):
     /// a request goes to the engine, and a cancellation too, if one runs (only there can a
     /// handler still be running). `false` if the session ended.
     ///
-    /// [`engine::take`]: crate::engine::take
+    /// [`engine::settle`]: crate::engine::outside_loop::settle
     pub(super) async fn take(&self, message: Message) -> bool {
         if self.ended() {
             return false;
