@@ -799,7 +799,7 @@ impl McpServer {
 
     /// The state of a new HTTP session, whose handlers see `extensions` (what the transport
     /// knows about the connection, see [`McpServer::serve_with`]). Each POST dispatches its
-    /// own request with it; the session starts an engine for it ([`crate::engine::attach`])
+    /// own request with it; the session starts an engine for it ([`attach`](crate::engine::outside_loop::attach))
     /// only when a handler outlives its POST.
     #[cfg(feature = "http")]
     pub(crate) fn http_session(&self, extensions: Extensions, session_id: &str) -> SharedSession {

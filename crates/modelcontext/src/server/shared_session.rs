@@ -1,5 +1,5 @@
 //! A handshake-era HTTP session's protocol state, shared by its engine loop and the POSTs
-//! that answer their own requests (see [`Handover`](crate::engine::Handover)), and rebuilt
+//! that answer their own requests (see [`Handover`](crate::engine::outside_loop::Handover)), and rebuilt
 //! from a [`SessionRecord`] on an instance that did not run its `initialize`.
 
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use super::session_record::{SessionChange, SessionRecord};
 use crate::engine::{Dispatch, Peer, Reply};
 
 /// A session's state shared by its engine loop and the HTTP POSTs that answer their own
-/// requests (see [`Handover`](crate::engine::Handover)). The lock is held while a request is
+/// requests (see [`Handover`](crate::engine::outside_loop::Handover)). The lock is held while a request is
 /// parsed and its handler built, never while a handler runs.
 #[derive(Clone)]
 pub(crate) struct SharedSession {
