@@ -49,6 +49,7 @@ mod mrtr;
 mod notify;
 mod output;
 mod pagination;
+mod parse;
 mod prompt;
 mod resource;
 mod roots;
@@ -97,6 +98,8 @@ pub use url_elicitation::{ElicitationCompleter, UrlElicitation};
 
 #[cfg(feature = "http")]
 pub(crate) use context::ClientView;
+#[cfg(feature = "http")]
+pub(crate) use parse::parse_request;
 #[cfg(feature = "http")]
 pub(crate) use session::{modern_view, removed_in_modern};
 #[cfg(feature = "http")]

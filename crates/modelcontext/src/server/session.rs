@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
-    MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
-    UNSUPPORTED_PROTOCOL_VERSION, has_batches, method, negotiate_handshake, to_raw,
+    MODERN_VERSIONS, McpError, Notification, Request, RequestMeta, UNSUPPORTED_PROTOCOL_VERSION,
+    has_batches, method, negotiate_handshake, to_raw,
 };
 use serde_json::json;
 
@@ -22,6 +22,7 @@ use super::context::{ClientView, SessionLogLevel};
 use super::extensions::Extensions;
 use super::layer::{Link, Scope, Watch};
 use super::notify::{self, Subscribed};
+use super::parse::parse_request;
 use super::stamp::internal;
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
@@ -236,16 +237,9 @@ impl ServerSession {
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
             return Reply::Now(Err(McpError::method_not_found(&request.method)));
         }
-        let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
+        let parsed = match parse_request(&request.method, request.params.as_deref()) {
             Ok(parsed) => parsed,
-            Err(ParamsError::UnknownMethod) => {
-                return Reply::Now(Err(McpError::method_not_found(&request.method)));
-            }
-            Err(ParamsError::Invalid(reason)) => {
-                let message = format!("Invalid params for '{}': {reason}", request.method);
-                return Reply::Now(Err(McpError::invalid_params(message)));
-            }
-            Err(other) => return Reply::Now(Err(McpError::invalid_params(other.to_string()))),
+            Err(refused) => return Reply::Now(Err(refused)),
         };
         let id = request.id;
         if let ClientRequest::Initialize(params) = &parsed {

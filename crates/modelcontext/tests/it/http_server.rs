@@ -619,3 +619,19 @@ async fn handlers_see_the_http_headers_of_their_request() {
     let answer = http.post(&headers, &body).await;
     assert!(answer.body.contains(r#""text":"probe/1.0""#), "{}", answer.body);
 }
+
+/// Params that do not parse are refused in the same words on every path: a 2026-07-28 POST,
+/// a stateless handshake-era POST, and (in `corpus/lifecycle.rs`) stdio and memory.
+#[tokio::test]
+async fn malformed_params_are_refused_in_the_same_words_over_http() {
+    let expected = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params for 'tools/call': invalid type: integer `5`, expected a string at line 1 column 9"}}"#;
+
+    let http = start(bookshop()).await;
+    let modern = http.modern("tools/call", Some("5"), r#""name":5"#).await;
+    assert_eq!((modern.status, modern.body.as_str()), (StatusCode::BAD_REQUEST, expected));
+
+    let stateless = start_with(bookshop(), HttpOptions::default().stateless(true)).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#;
+    let answer = stateless.post(&[("mcp-protocol-version", "2025-11-25")], body).await;
+    assert_eq!((answer.status, answer.body.as_str()), (StatusCode::BAD_REQUEST, expected));
+}

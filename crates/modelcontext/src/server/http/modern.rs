@@ -12,18 +12,18 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, StatusCode};
 use modelcontext_types::{
-    ClientRequest, McpError, Message, PROTOCOL_VERSION_META_KEY, ParamsError, RequestId,
-    RequestMeta, Response as RpcResponse, method,
+    ClientRequest, McpError, Message, PROTOCOL_VERSION_META_KEY, RequestId, RequestMeta,
+    Response as RpcResponse, method,
 };
 use tokio::sync::mpsc;
 
 use super::Shared;
 use super::caller;
 use super::headers::{self, BodyFacts};
-use super::respond::{accepted, error_response, rpc_answer};
+use super::respond::{accepted, error_response, refusal_status, rpc_answer};
 use super::stream::{sse_message, sse_response};
 use crate::engine::{Outcome, Peer, Reply, catching_panics};
-use crate::server::{ClientView, Extensions};
+use crate::server::{ClientView, Extensions, parse_request};
 use crate::transport::CHANNEL_CAPACITY;
 
 /// A request that carries the modern envelope (even a malformed or unsupported one) or uses
@@ -152,16 +152,8 @@ fn admit_modern(
     if request.method == method::INITIALIZE || crate::server::removed_in_modern(&request.method) {
         return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
     }
-    let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
-        Ok(parsed) => parsed,
-        Err(ParamsError::UnknownMethod) => {
-            return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
-        }
-        Err(err) => {
-            let message = format!("Invalid params for '{}': {err}", request.method);
-            return Err((StatusCode::BAD_REQUEST, McpError::invalid_params(message)));
-        }
-    };
+    let parsed = parse_request(&request.method, request.params.as_deref())
+        .map_err(|refused| (refusal_status(&refused), refused))?;
     let meta = parsed.meta();
     let Some(version) = meta.and_then(|m| m.protocol_version.as_deref()) else {
         return Err((StatusCode::BAD_REQUEST, envelope_error(meta)));

@@ -32,6 +32,12 @@ pub(crate) fn status_of(response: &RpcResponse) -> StatusCode {
     }
 }
 
+/// The status of a request refused before it reached a handler: 404 for a method the server
+/// does not serve, 400 for anything else wrong with it.
+pub(crate) fn refusal_status(error: &McpError) -> StatusCode {
+    if error.code == METHOD_NOT_FOUND { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST }
+}
+
 pub(crate) fn rpc_response(status: StatusCode, response: &RpcResponse) -> Response {
     let mut http = Response::new(json_body(Message::Response(response.clone()).encode()));
     *http.status_mut() = status;

@@ -8,15 +8,15 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use modelcontext_types::{
     ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult, McpError, Message,
-    ParamsError, ServerCapabilities, negotiate_handshake, to_raw,
+    ServerCapabilities, negotiate_handshake, to_raw,
 };
 use tokio::sync::mpsc;
 
 use super::modern::answer_reply;
-use super::respond::{accepted, error_response, header_str};
+use super::respond::{accepted, error_response, header_str, refusal_status};
 use super::{Shared, caller};
 use crate::engine::{Peer, Reply};
-use crate::server::{ClientView, Extensions};
+use crate::server::{ClientView, Extensions, parse_request};
 use crate::transport::CHANNEL_CAPACITY;
 
 /// The revision a request without `MCP-Protocol-Version` is taken to speak (spec 2025-06-18
@@ -33,20 +33,9 @@ pub(crate) async fn post(
     // Notifications (initialized, cancelled) and answers have nothing to reach.
     let Message::Request(request) = message else { return accepted() };
     let id = request.id.clone();
-    let parsed = match ClientRequest::parse(&request.method, request.params.as_deref()) {
+    let parsed = match parse_request(&request.method, request.params.as_deref()) {
         Ok(parsed) => parsed,
-        Err(ParamsError::UnknownMethod) => {
-            let error = McpError::method_not_found(&request.method);
-            return error_response(StatusCode::NOT_FOUND, Some(id), error);
-        }
-        Err(err) => {
-            let message = format!("Invalid params for '{}': {err}", request.method);
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                Some(id),
-                McpError::invalid_params(message),
-            );
-        }
+        Err(refused) => return error_response(refusal_status(&refused), Some(id), refused),
     };
     if let ClientRequest::CallTool(params) = &parsed {
         if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &params.name) {
