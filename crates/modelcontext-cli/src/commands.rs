@@ -4,145 +4,56 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use modelcontext::Client;
 use modelcontext::client::{CallOptions, Subscription};
 use modelcontext::types::{
     CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference, SubscriptionFilter,
     Tool,
 };
-use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::cli::{Cli, Command, RefKind};
 use crate::connect::Target;
+use crate::failure::{Exit, Failure};
+use crate::pages::all_pages;
 use crate::progress::Progress;
 use crate::shell::List;
-use crate::{Cli, Command, Exit, RefKind, args, login, output, print, shell, words};
+use crate::{args, login, output, print, shell, words};
 
-/// Why a run did not succeed. Each variant has its exit code.
-#[derive(Debug)]
-pub enum Failure {
-    /// Bad options or arguments (64).
-    Usage(String),
-    /// The server could not be started or reached, went away, or did not answer in time (4).
-    Connection(String),
-    /// The connection ended or never came up (4); the SDK's message.
-    Closed(String),
-    /// The server answered with a JSON-RPC error (3).
-    Protocol { code: i64, message: String, data: Option<Value> },
-    /// The server's answer did not parse (3).
-    BadAnswer(String),
-    /// Anything else (1).
-    Other(String),
-    /// Ctrl-C while the server was working: the request was cancelled (130, as a shell
-    /// reports SIGINT).
-    Interrupted,
-}
-
-impl Failure {
-    /// Classifies an SDK error.
-    pub fn from_sdk(err: modelcontext::Error) -> Failure {
-        let text = chain(&err);
-        match err.kind() {
-            ErrorKind::Protocol => match err.as_mcp_error() {
-                Some(e) => Failure::Protocol {
-                    code: e.code.0.into(),
-                    message: e.message.clone(),
-                    data: e.data.clone(),
-                },
-                None => Failure::BadAnswer(text),
-            },
-            ErrorKind::Json => {
-                Failure::BadAnswer(format!("the server's answer does not parse: {text}"))
-            }
-            ErrorKind::Closed => Failure::Closed(text),
-            ErrorKind::Timeout => Failure::Connection(format!("{text}; --timeout waits longer")),
-            ErrorKind::Io => Failure::Connection(text),
-            ErrorKind::Negotiation => {
-                Failure::Connection(format!("{text}; --era handshake or --era modern may help"))
-            }
-            _ => Failure::Other(text),
-        }
-    }
-
-    /// The failure in one line, for the UI's page.
-    pub fn describe(&self) -> String {
-        match self {
-            Failure::Usage(message)
-            | Failure::Connection(message)
-            | Failure::Closed(message)
-            | Failure::BadAnswer(message)
-            | Failure::Other(message) => message.clone(),
-            Failure::Protocol { code, message, .. } => {
-                format!("the server answered with error {code}: {message}")
-            }
-            Failure::Interrupted => "interrupted; the request was cancelled at the server".into(),
-        }
-    }
-
-    /// Prints the failure (stderr; in JSON mode a protocol error also as JSON on stdout) and
-    /// returns its exit code.
-    fn report(self, json_output: bool, target: Option<&Target>) -> Exit {
-        match self {
-            Failure::Closed(message) => {
-                match target.map(Target::program) {
-                    Some(Some(program)) => say!(
-                        "mcp: the server ({program}) closed the connection: its process exited \
-                         or closed its stdout (its stderr, above, may say why)"
-                    ),
-                    Some(None) => say!("mcp: no connection to the server: {message}"),
-                    None => say!("mcp: the connection closed: {message}"),
+/// Prints `failure` (stderr; in JSON mode a protocol error also as JSON on stdout) and
+/// returns its exit code. `target` is the server the command named, when it got that far.
+fn report(failure: Failure, json_output: bool, target: Option<&Target>) -> Exit {
+    let exit = failure.exit();
+    match failure {
+        Failure::Closed(message) => match target.map(Target::program) {
+            Some(Some(program)) => say!(
+                "mcp: the server ({program}) closed the connection: its process exited \
+                 or closed its stdout (its stderr, above, may say why)"
+            ),
+            Some(None) => say!("mcp: no connection to the server: {message}"),
+            None => say!("mcp: the connection closed: {message}"),
+        },
+        Failure::Usage(message) => say!("mcp: {message}\nRun `mcp --help` for usage."),
+        Failure::Protocol { code, message, data } => {
+            if json_output {
+                let mut error = json!({"code": code, "message": message});
+                if let Some(data) = &data {
+                    error["data"] = data.clone();
                 }
-                Exit::Connection
+                emit(&pretty(&json!({ "error": error })));
             }
-            Failure::Usage(message) => {
-                say!("mcp: {message}\nRun `mcp --help` for usage.");
-                Exit::Usage
-            }
-            Failure::Connection(message) => {
-                say!("mcp: {message}");
-                Exit::Connection
-            }
-            Failure::Protocol { code, message, data } => {
-                if json_output {
-                    let mut error = json!({"code": code, "message": message});
-                    if let Some(data) = &data {
-                        error["data"] = data.clone();
-                    }
-                    emit(&pretty(&json!({ "error": error })));
-                }
-                say!("mcp: the server answered with error {code}: {message}");
-                if let Some(data) = data {
-                    say!("mcp: error data: {data}");
-                }
-                Exit::Protocol
-            }
-            Failure::BadAnswer(message) => {
-                say!("mcp: {message}");
-                Exit::Protocol
-            }
-            Failure::Other(message) => {
-                say!("mcp: {message}");
-                Exit::Other
-            }
-            Failure::Interrupted => {
-                say!("mcp: interrupted; the request was cancelled at the server");
-                Exit::Interrupted
+            say!("mcp: the server answered with error {code}: {message}");
+            if let Some(data) = data {
+                say!("mcp: error data: {data}");
             }
         }
+        Failure::Connection(message) | Failure::BadAnswer(message) | Failure::Other(message) => {
+            say!("mcp: {message}")
+        }
+        Failure::Interrupted => say!("mcp: interrupted; the request was cancelled at the server"),
     }
-}
-
-/// `err` and every error beneath it, joined with ": ", for a person to read. An error's
-/// `Display` is its own layer only ("I/O error"); what caused it is in `source()`.
-pub fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    exit
 }
 
 /// How a command that ran to the end went.
@@ -156,19 +67,19 @@ pub async fn run(cli: Cli) -> Exit {
     if let Some(result) = run_account(&cli).await {
         return match result {
             Ok(()) => Exit::Success,
-            Err(failure) => failure.report(false, None),
+            Err(failure) => report(failure, false, None),
         };
     }
     if let Command::Ui { .. } = cli.command {
         return match run_ui(cli).await {
             Ok(()) => Exit::Success,
-            Err(failure) => failure.report(false, None),
+            Err(failure) => report(failure, false, None),
         };
     }
     let json_output = cli.json || subcommand_json(&cli.command);
     let target = match Target::from_cli(&cli) {
         Ok(target) => target,
-        Err(failure) => return failure.report(json_output, None),
+        Err(failure) => return report(failure, json_output, None),
     };
     let result = async {
         check_arguments(&cli.command)?;
@@ -208,7 +119,7 @@ pub async fn run(cli: Cli) -> Exit {
         Ok(Outcome::ToolError) => Exit::ToolError,
         Err(failure) => {
             let hint = login::refusal_hint(&cli, &failure);
-            let exit = failure.report(json_output, Some(&target));
+            let exit = report(failure, json_output, Some(&target));
             if let Some(hint) = hint {
                 say!("mcp: {hint}");
             }
@@ -372,7 +283,7 @@ async fn execute(
             print(to_json(&result), human)
         }
         Command::Discover(_) => {
-            let (value, human) = discover(client);
+            let (value, human) = output::discover(client);
             print(value, human)
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
@@ -677,7 +588,7 @@ impl ShellSession<'_> {
             _ => execute(self.client, &command, json_output, Duration::ZERO).await,
         };
         if let Err(failure) = outcome {
-            failure.report(json_output, None);
+            report(failure, json_output, None);
         }
     }
 }
@@ -705,52 +616,6 @@ async fn complete(
         RefKind::Resource => Reference::Resource(ResourceTemplateReference::new(name)),
     };
     client.complete(reference, (argument, partial)).await.map_err(Failure::from_sdk)
-}
-
-/// Every page of a list, following `nextCursor`.
-pub async fn all_pages<P, T, F, Fut>(
-    mut fetch: F,
-    split: impl Fn(P) -> (Vec<T>, Option<String>),
-) -> Result<Vec<T>, Failure>
-where
-    F: FnMut(Option<String>) -> Fut,
-    Fut: Future<Output = Result<P, modelcontext::Error>>,
-{
-    let mut items = Vec::new();
-    let mut cursor = None;
-    loop {
-        let (page, next) = split(fetch(cursor).await.map_err(Failure::from_sdk)?);
-        items.extend(page);
-        match next {
-            Some(next) => cursor = Some(next),
-            None => return Ok(items),
-        }
-    }
-}
-
-/// What negotiation learned about the server.
-pub fn discover(client: &Client) -> (Value, String) {
-    let era = if client.era() == Era::Modern { "modern" } else { "handshake" };
-    let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
-    let value = json!({
-        "serverInfo": client.server_info(),
-        "protocolVersion": client.protocol_version(),
-        "era": era,
-        "capabilities": capabilities,
-        "instructions": client.instructions(),
-    });
-    let mut human = match client.server_info() {
-        Some(info) => format!("server: {} {}\n", info.name, info.version),
-        None => "server: (no serverInfo given)\n".to_owned(),
-    };
-    human.push_str(&format!("protocol: {} ({era} era)\n", client.protocol_version()));
-    let names: Vec<&str> =
-        capabilities.as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
-    human.push_str(&format!("capabilities: {}\n", names.join(", ")));
-    if let Some(instructions) = client.instructions() {
-        human.push_str(&format!("instructions: {instructions}\n"));
-    }
-    (value, human)
 }
 
 /// `ping` in the handshake era; 2026-07-28 removed it, so there the answer to the
@@ -792,18 +657,4 @@ fn pretty(value: &Value) -> String {
 /// Any result as JSON (results always serialize; `Null` is never printed in practice).
 fn to_json(value: impl serde::Serialize) -> Value {
     serde_json::to_value(value).unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_sdk_error_is_reported_with_its_causes() {
-        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        match Failure::from_sdk(refused.into()) {
-            Failure::Connection(message) => assert_eq!(message, "I/O error: refused"),
-            other => panic!("not a connection failure: {other:?}"),
-        }
-    }
 }

@@ -7,11 +7,12 @@ use std::fmt::Write;
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
-use modelcontext::ContentBlock;
 use modelcontext::types::{
-    Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, ServerNotification, Tool,
+    Era, Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, ServerNotification,
+    Tool,
 };
-use serde_json::{Map, Value};
+use modelcontext::{Client, ContentBlock};
+use serde_json::{Map, Value, json};
 
 /// `name(param: type, optional?: type = default)` and the description, indented.
 pub fn tools(tools: &[Tool]) -> String {
@@ -71,6 +72,31 @@ fn type_name(property: &Value) -> String {
         }
         _ => "any".to_owned(),
     }
+}
+
+/// What negotiation learned about the server.
+pub fn discover(client: &Client) -> (Value, String) {
+    let era = if client.era() == Era::Modern { "modern" } else { "handshake" };
+    let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
+    let value = json!({
+        "serverInfo": client.server_info(),
+        "protocolVersion": client.protocol_version(),
+        "era": era,
+        "capabilities": capabilities,
+        "instructions": client.instructions(),
+    });
+    let mut human = match client.server_info() {
+        Some(info) => format!("server: {} {}\n", info.name, info.version),
+        None => "server: (no serverInfo given)\n".to_owned(),
+    };
+    human.push_str(&format!("protocol: {} ({era} era)\n", client.protocol_version()));
+    let names: Vec<&str> =
+        capabilities.as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
+    human.push_str(&format!("capabilities: {}\n", names.join(", ")));
+    if let Some(instructions) = client.instructions() {
+        human.push_str(&format!("instructions: {instructions}\n"));
+    }
+    (value, human)
 }
 
 /// An indented description line, when there is one.

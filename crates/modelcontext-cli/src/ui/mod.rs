@@ -14,9 +14,10 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
-use crate::commands::Failure;
+use crate::cli::Cli;
 use crate::connect::{self, Named};
-use crate::{Cli, print};
+use crate::failure::Failure;
+use crate::print;
 
 mod api;
 mod events;
@@ -111,9 +112,9 @@ async fn asset(content_type: &'static str, body: &'static str) -> impl IntoRespo
 /// The command line's server as the connect request the page would send.
 fn connect_request(cli: &Cli, named: Named) -> Result<ConnectRequest, Failure> {
     let era = match cli.era {
-        crate::EraArg::Auto => "auto",
-        crate::EraArg::Handshake => "handshake",
-        crate::EraArg::Modern => "modern",
+        crate::cli::EraArg::Auto => "auto",
+        crate::cli::EraArg::Handshake => "handshake",
+        crate::cli::EraArg::Modern => "modern",
     };
     let mut request = ConnectRequest {
         transport: String::new(),
