@@ -19,6 +19,8 @@ Exit codes:
 Examples:
   mcp --stdio \"target/debug/examples/bookshop\" tools
   mcp --stdio \"target/debug/examples/bookshop\" call get_author title=Dune
+  mcp tools http://127.0.0.1:8000/mcp      (the server before or after the subcommand)
+  mcp call get_author title=Dune http://127.0.0.1:8000/mcp
   mcp http://127.0.0.1:8000/mcp read books://Dune
   mcp login http://127.0.0.1:8000/mcp      (then: mcp http://127.0.0.1:8000/mcp tools)
   mcp ui --stdio \"target/debug/examples/bookshop\"   (a web inspector in the browser)
@@ -129,16 +131,29 @@ pub struct JsonFlag {
     pub json: bool,
 }
 
+/// The end of a subcommand that talks to a server: the server's URL, as people type it after
+/// the subcommand (`mcp tools URL`), and `--json`.
+#[derive(Debug, Clone, Args)]
+pub struct Trailing {
+    /// The server's URL (or give it before the subcommand, or name the server with --stdio
+    /// or --config, which may also come after it).
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the tools and their parameters.
-    Tools(JsonFlag),
+    Tools(Trailing),
     /// Call a tool: `call get_author title=Dune`, `call search_books --args '{"query":"dune"}'`.
     Call {
         /// The tool's name.
         tool: String,
         /// Arguments, typed by the tool's input schema (numbers, booleans, arrays and objects
-        /// are parsed as JSON where the schema says so; strings are taken as they are).
+        /// are parsed as JSON where the schema says so; strings are taken as they are). A
+        /// word with `://` and no `=` before it is the server's URL, not an argument.
         #[arg(value_name = "KEY=VALUE")]
         arguments: Vec<String>,
         /// The arguments as one JSON object (KEY=VALUE pairs are added to it).
@@ -148,23 +163,24 @@ pub enum Command {
         output: JsonFlag,
     },
     /// List the resources.
-    Resources(JsonFlag),
+    Resources(Trailing),
     /// Read a resource by URI.
     Read {
-        /// The resource's URI, e.g. books://Dune
+        /// The resource's URI, e.g. books://Dune (a server's URL after it is the server).
         uri: String,
         #[command(flatten)]
-        output: JsonFlag,
+        trailing: Trailing,
     },
     /// List the resource templates.
-    Templates(JsonFlag),
+    Templates(Trailing),
     /// List the prompts and their arguments.
-    Prompts(JsonFlag),
+    Prompts(Trailing),
     /// Render a prompt: `get review title=Dune`.
     Get {
         /// The prompt's name.
         prompt: String,
-        /// Arguments (prompt arguments are always strings).
+        /// Arguments (prompt arguments are always strings). A word with `://` and no `=`
+        /// before it is the server's URL, not an argument.
         #[arg(value_name = "KEY=VALUE")]
         arguments: Vec<String>,
         #[command(flatten)]
@@ -182,12 +198,12 @@ pub enum Command {
         #[arg(value_name = "ARGUMENT=PARTIAL")]
         argument: String,
         #[command(flatten)]
-        output: JsonFlag,
+        trailing: Trailing,
     },
     /// Show the server's name, version, protocol revision, capabilities and instructions.
-    Discover(JsonFlag),
+    Discover(Trailing),
     /// Check that the server answers, and how fast.
-    Ping(JsonFlag),
+    Ping(Trailing),
     /// Print change notifications as they arrive, until interrupted: tool, prompt and
     /// resource list changes, and updates of the resources named with --resource.
     Listen {
@@ -195,11 +211,15 @@ pub enum Command {
         #[arg(long = "resource", value_name = "URI")]
         resources: Vec<String>,
         #[command(flatten)]
-        output: JsonFlag,
+        trailing: Trailing,
     },
     /// Run commands one per line on one connection (`tools`, `call get_author title=Dune`,
     /// ...) until end of input or `exit`: quicker than a process and a handshake per command.
-    Shell,
+    Shell {
+        /// The server's URL (or give it before `shell`, or name it with --stdio or --config).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+    },
     /// Serve a web inspector on 127.0.0.1 and open it in a browser: connect to any server,
     /// call tools from forms, read resources, render prompts, answer the server's questions,
     /// and watch every message.
@@ -253,6 +273,85 @@ pub enum Command {
     },
 }
 
+impl Cli {
+    /// Moves what was given after the subcommand (the server's URL, `--json`) to where the
+    /// same given before it goes, so the rest of the command reads one `url` and one `json`.
+    /// Both places naming different URLs is an error.
+    pub fn settle(&mut self) -> Result<(), String> {
+        let after = self.command.take_trailing()?;
+        self.json |= after.json;
+        let Some(url) = after.url else { return Ok(()) };
+        match &self.url {
+            Some(before) if *before != url => {
+                Err(format!("two different URLs given: {before} and {url}"))
+            }
+            _ => {
+                self.url = Some(url);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a subcommand was given at its end: the server's URL and `--json`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct After {
+    /// The server's URL, when one came after the subcommand.
+    pub url: Option<String>,
+    /// `--json` after the subcommand (for `call`: without an object).
+    pub json: bool,
+}
+
+impl Command {
+    /// Takes the server's URL and `--json` given after the subcommand out of it: its `URL`
+    /// argument, or for `call` and `get` the word among the KEY=VALUE pairs that is a URL.
+    pub fn take_trailing(&mut self) -> Result<After, String> {
+        Ok(match self {
+            Command::Tools(trailing)
+            | Command::Resources(trailing)
+            | Command::Templates(trailing)
+            | Command::Prompts(trailing)
+            | Command::Discover(trailing)
+            | Command::Ping(trailing)
+            | Command::Read { trailing, .. }
+            | Command::Complete { trailing, .. }
+            | Command::Listen { trailing, .. } => {
+                After { url: trailing.url.take(), json: trailing.output.json }
+            }
+            Command::Call { arguments, output, .. } | Command::Get { arguments, output, .. } => {
+                After { url: take_url_word(arguments)?, json: output.json }
+            }
+            Command::Shell { url }
+            | Command::Ui { url, .. }
+            | Command::Login { url, .. }
+            | Command::Logout { url } => After { url: url.take(), json: false },
+            Command::Completions { .. } => After::default(),
+        })
+    }
+}
+
+/// The one word of `words` that is a URL, taken out of them: `scheme://…` with nothing
+/// before the `://` but a scheme's letters, so `title=http://x` stays a KEY=VALUE pair.
+fn take_url_word(words: &mut Vec<String>) -> Result<Option<String>, String> {
+    let mut urls = words.iter().filter(|word| is_url(word));
+    let (Some(url), second) = (urls.next(), urls.next()) else { return Ok(None) };
+    if let Some(second) = second {
+        return Err(format!("two URLs among the arguments: {url} and {second}"));
+    }
+    let url = url.clone();
+    words.retain(|word| *word != url);
+    Ok(Some(url))
+}
+
+/// Whether `word` is a URL rather than a KEY=VALUE pair: a scheme (a letter, then letters,
+/// digits, `+`, `-` or `.`) right before `://`.
+pub fn is_url(word: &str) -> bool {
+    let Some((scheme, _)) = word.split_once("://") else { return false };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
 /// What `complete` completes an argument of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RefKind {
@@ -294,6 +393,54 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5h").is_err());
+    }
+
+    fn parsed(line: &str) -> Result<Cli, String> {
+        let mut cli = Cli::try_parse_from(line.split(' ')).map_err(|e| e.to_string())?;
+        cli.settle()?;
+        Ok(cli)
+    }
+
+    #[test]
+    fn the_url_may_come_before_or_after_the_subcommand() {
+        let url = Some("http://h/mcp".to_owned());
+        for line in
+            ["mcp http://h/mcp tools", "mcp tools http://h/mcp", "mcp tools --json http://h/mcp"]
+        {
+            assert_eq!(parsed(line).expect(line).url, url, "{line}");
+        }
+        let cli = parsed("mcp call get_author title=Dune http://h/mcp --json").expect("call");
+        assert_eq!(cli.url, url);
+        let Command::Call { arguments, output, .. } = cli.command else { panic!("not call") };
+        assert_eq!((arguments, output.json), (vec!["title=Dune".to_owned()], true));
+        let cli = parsed("mcp read books://Dune http://h/mcp").expect("read");
+        let Command::Read { uri, .. } = &cli.command else { panic!("not read") };
+        assert_eq!((uri.as_str(), &cli.url), ("books://Dune", &url));
+        // One positional after `read` is the resource, not the server.
+        assert_eq!(parsed("mcp read http://h/r").expect("read").url, None);
+        assert_eq!(parsed("mcp http://h/mcp shell http://h/mcp").expect("same").url, url);
+        for line in
+            ["mcp complete prompt review title=Du http://h/mcp", "mcp get review http://h/mcp t=D"]
+        {
+            assert_eq!(parsed(line).expect(line).url, url, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_value_that_is_a_url_stays_an_argument() {
+        let cli = parsed("mcp call fetch url=http://x/y").expect("call");
+        let Command::Call { arguments, .. } = cli.command else { panic!("not call") };
+        assert_eq!((arguments, cli.url), (vec!["url=http://x/y".to_owned()], None));
+        assert!(is_url("https://h:1/p?q=a://b") && is_url("books://Dune"));
+        assert!(!is_url("title=http://x") && !is_url("://x") && !is_url("1a://x") && !is_url("a"));
+    }
+
+    #[test]
+    fn two_urls_are_refused() {
+        let err = parsed("mcp http://a/mcp tools http://b/mcp").expect_err("two");
+        assert_eq!(err, "two different URLs given: http://a/mcp and http://b/mcp");
+        let err = parsed("mcp call t http://a/mcp k=v http://b/mcp").expect_err("two");
+        assert_eq!(err, "two URLs among the arguments: http://a/mcp and http://b/mcp");
     }
 
     #[test]

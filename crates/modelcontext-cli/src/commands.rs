@@ -13,7 +13,7 @@ use modelcontext::types::{
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::cli::{Cli, Command, RefKind};
+use crate::cli::{After, Cli, Command, RefKind};
 use crate::connect::Target;
 use crate::failure::{Exit, Failure};
 use crate::pages::all_pages;
@@ -63,7 +63,10 @@ enum Outcome {
 }
 
 /// Connects, runs the subcommand, closes, and says how it went.
-pub async fn run(cli: Cli) -> Exit {
+pub async fn run(mut cli: Cli) -> Exit {
+    if let Err(message) = cli.settle() {
+        return report(Failure::Usage(message), false, None);
+    }
     if let Some(result) = run_account(&cli).await {
         return match result {
             Ok(()) => Exit::Success,
@@ -76,7 +79,7 @@ pub async fn run(cli: Cli) -> Exit {
             Err(failure) => report(failure, false, None),
         };
     }
-    let json_output = cli.json || subcommand_json(&cli.command);
+    let json_output = cli.json;
     let target = match Target::from_cli(&cli) {
         Ok(target) => target,
         Err(failure) => return report(failure, json_output, None),
@@ -85,7 +88,7 @@ pub async fn run(cli: Cli) -> Exit {
         check_arguments(&cli.command)?;
         // The shell keeps its lists current from the server's list_changed notifications.
         let (hook, changes) = match cli.command {
-            Command::Shell => {
+            Command::Shell { .. } => {
                 let (hook, changes) = shell::list_changes();
                 (Some(hook), Some(changes))
             }
@@ -128,38 +131,29 @@ pub async fn run(cli: Cli) -> Exit {
     }
 }
 
-/// `ui`: its URL joins the command line's, then the inspector serves until Ctrl-C.
-async fn run_ui(mut cli: Cli) -> Result<(), Failure> {
-    let Command::Ui { url, no_open, port } = &mut cli.command else { return Ok(()) };
-    let options =
-        crate::ui::UiOptions { no_open: *no_open || login::no_browser_env(), port: *port };
-    match (url.take(), &cli.url) {
-        (Some(a), Some(b)) if a != *b => {
-            return Err(Failure::Usage("two different URLs given".into()));
-        }
-        (Some(url), _) => cli.url = Some(url),
-        _ => {}
-    }
+/// `ui`: the inspector serves until Ctrl-C.
+async fn run_ui(cli: Cli) -> Result<(), Failure> {
+    let Command::Ui { no_open, port, .. } = cli.command else { return Ok(()) };
+    let options = crate::ui::UiOptions { no_open: no_open || login::no_browser_env(), port };
     crate::ui::run(cli, options).await
 }
 
 /// `login` and `logout`, which manage stored tokens rather than run one command on a server.
 async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
-    let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
+    let (Command::Login { .. } | Command::Logout { .. }) = &cli.command else {
         return None;
     };
     let configured = match configured_url(cli) {
         Ok(configured) => configured,
         Err(message) => return Some(Err(Failure::Usage(message))),
     };
-    let named = url.as_ref().or(cli.url.as_ref()).or(configured.as_ref());
-    let url = match (url, &cli.url, cli.stdio.is_some() || cli.stdio_words.is_some()) {
-        (_, _, true) => Err("login and logout are for HTTP servers, not --stdio"),
-        (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
-        _ if configured.is_some() && (url.is_some() || cli.url.is_some()) => {
-            Err("give either a URL or --config, not both")
+    let url = match (&cli.url, configured.as_ref()) {
+        _ if cli.stdio.is_some() || cli.stdio_words.is_some() => {
+            Err("login and logout are for HTTP servers, not --stdio")
         }
-        _ => named.map(String::as_str).ok_or("say which server: mcp login URL"),
+        (Some(_), Some(_)) => Err("give either a URL or --config, not both"),
+        (Some(url), None) | (None, Some(url)) => Ok(url.as_str()),
+        (None, None) => Err("say which server: mcp login URL"),
     };
     let url = match url {
         Ok(url) => url,
@@ -186,28 +180,6 @@ fn configured_url(cli: &Cli) -> Result<Option<String>, String> {
         crate::config::Entry::Stdio { .. } => {
             Err("login and logout are for HTTP servers; that --config entry is a command".into())
         }
-    }
-}
-
-/// `--json` given after the subcommand. For `call`, `--json` without an object.
-fn subcommand_json(command: &Command) -> bool {
-    match command {
-        Command::Tools(flag)
-        | Command::Resources(flag)
-        | Command::Templates(flag)
-        | Command::Prompts(flag)
-        | Command::Discover(flag)
-        | Command::Ping(flag)
-        | Command::Read { output: flag, .. }
-        | Command::Get { output: flag, .. }
-        | Command::Complete { output: flag, .. }
-        | Command::Listen { output: flag, .. }
-        | Command::Call { output: flag, .. } => flag.json,
-        Command::Login { .. }
-        | Command::Logout { .. }
-        | Command::Completions { .. }
-        | Command::Ui { .. }
-        | Command::Shell => false,
     }
 }
 
@@ -288,7 +260,7 @@ async fn execute(
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
         // Handled before any connection, or by `run` itself (the shell).
-        Command::Shell
+        Command::Shell { .. }
         | Command::Login { .. }
         | Command::Logout { .. }
         | Command::Completions { .. }
@@ -440,7 +412,7 @@ fn shell_subcommands() -> Vec<String> {
 fn outside_the_shell(command: &Command) -> bool {
     matches!(
         command,
-        Command::Shell
+        Command::Shell { .. }
             | Command::Ui { .. }
             | Command::Login { .. }
             | Command::Logout { .. }
@@ -567,14 +539,20 @@ impl ShellSession<'_> {
             Ok(words) => words,
             Err(problem) => return say!("mcp: {problem}"),
         };
-        let command = match ShellLine::try_parse_from(words) {
+        let mut command = match ShellLine::try_parse_from(words) {
             Ok(parsed) => parsed.command,
             Err(err) => return drop(err.print()),
         };
         if outside_the_shell(&command) {
             return say!("mcp: not inside the shell");
         }
-        let json_output = json_output || subcommand_json(&command);
+        let json_output = match command.take_trailing() {
+            Ok(After { url: None, json }) => json_output || json,
+            Ok(After { url: Some(url), .. }) => {
+                return say!("mcp: the shell talks to the server it started with, not {url}");
+            }
+            Err(message) => return say!("mcp: {message}"),
+        };
         let outcome = match &command {
             Command::Call { tool, arguments, object, .. } if !arguments.is_empty() => {
                 match self.input_schema(tool).await {

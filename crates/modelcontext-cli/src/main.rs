@@ -3,16 +3,20 @@
 //! ```text
 //! mcp --stdio "target/debug/examples/bookshop" tools
 //! mcp --stdio "target/debug/examples/bookshop" call get_author title=Dune
+//! mcp tools http://127.0.0.1:8000/mcp
+//! mcp call get_author title=Dune http://127.0.0.1:8000/mcp
 //! mcp http://127.0.0.1:8000/mcp read books://Dune
 //! mcp --json http://127.0.0.1:8000/mcp call search_books query=dune limit=5
 //! mcp call get_author title=Dune --stdio -- npx -y some-server --flag
-//! mcp --config ~/.config/Claude/claude_desktop_config.json --server books tools
+//! mcp tools --config ~/.config/Claude/claude_desktop_config.json --server books
 //! mcp listen --resource books://Dune --stdio "target/debug/examples/bookshop"
 //! mcp ui --stdio "target/debug/examples/bookshop"
 //! ```
 //!
 //! The server is a command run as a child process (`--stdio "cmd args"`, split like a shell
-//! would but without a shell) or a Streamable HTTP endpoint (an `http://` URL). `key=value`
+//! would but without a shell) or a Streamable HTTP endpoint (an `http://` URL), named before
+//! the subcommand or after it (`mcp tools URL`; after `call` and `get`, the word with `://`
+//! and no `=` before it is the URL, so `url=http://x` stays an argument). `key=value`
 //! arguments are typed by the tool's input schema: a property the schema types as integer,
 //! number, boolean, array, object or null is parsed as JSON, anything else is sent as the
 //! string it is. `call --args '{..}'` gives the whole arguments object at once.

@@ -364,6 +364,43 @@ fn over_http_in_both_eras() {
     server.mcp(&["-H", "no colon", "tools"]).code(64).stderr_has("expected 'Name: value'");
 }
 
+#[test]
+fn the_server_may_follow_the_subcommand() {
+    let server = HttpBookshop::start();
+    let url = server.url.as_str();
+    let listed = mcp(&["tools", url]).code(0);
+    assert!(listed.stdout.contains("get_author(title: string)"), "{listed:#?}");
+    assert_eq!(mcp(&["call", "get_author", "title=Dune", url]).code(0).stdout, "Frank Herbert\n");
+    assert_eq!(mcp(&["call", "get_author", url, "title=Dune"]).code(0).stdout, "Frank Herbert\n");
+    let contents = mcp(&["read", "books://Dune", url, "--json"]).code(0).json();
+    assert_eq!(contents["contents"][0]["text"], "Dune by Frank Herbert");
+    let prompt = mcp(&["get", "review", "title=Dune", url]).code(0);
+    assert_eq!(prompt.stdout, "user: Write a two-sentence review of Dune.\n");
+    assert!(mcp(&["ping", url]).code(0).stdout.starts_with("ok: "));
+    // The old order still works, and the same URL in both places is no conflict.
+    assert_eq!(
+        mcp(&[url, "call", "get_author", "title=Dune", url]).code(0).stdout,
+        "Frank Herbert\n"
+    );
+    mcp(&["http://127.0.0.1:1/mcp", "tools", url])
+        .code(64)
+        .stderr_has("two different URLs given: http://127.0.0.1:1/mcp and");
+    // A value that is a URL stays a value: the bookshop is asked for that title.
+    mcp(&["call", "get_author", "title=http://x/y", url])
+        .code(2)
+        .stderr_has("No book titled 'http://x/y'");
+    // --stdio and --config come after the subcommand as well.
+    let command = bookshop_stdio();
+    assert_eq!(mcp(&["tools", "--stdio", &command]).code(0).stdout, listed.stdout);
+    let dir = temp_dir("config-after");
+    let file = dir.join("mcp.json");
+    let config = serde_json::json!({"servers": {"books": {"type": "http", "url": url}}});
+    std::fs::write(&file, config.to_string()).expect("config written");
+    let file = file.to_str().expect("utf-8");
+    let run = mcp(&["call", "get_author", "title=Dune", "--config", file, "--server", "books"]);
+    assert_eq!(run.code(0).stdout, "Frank Herbert\n");
+}
+
 /// A root CA and a certificate it signs for `127.0.0.1`, written as PEM files into `dir`:
 /// `(ca.pem, cert.pem, key.pem)`.
 fn test_ca(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
