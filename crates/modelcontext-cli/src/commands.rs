@@ -292,6 +292,11 @@ async fn call_typed(
     json_output: bool,
 ) -> Result<Outcome, Failure> {
     let arguments = args::tool_arguments(schema, base, pairs).map_err(Failure::Usage)?;
+    if let args::UnknownKey::Suspect(warning) =
+        args::check_keys(schema, &arguments).map_err(Failure::Usage)?
+    {
+        say!("mcp: {warning}");
+    }
     let result = client
         .call_tool_with(tool, arguments, &progress_options())
         .await

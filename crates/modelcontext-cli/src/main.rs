@@ -70,6 +70,7 @@ mod loopback;
 mod output;
 mod pages;
 mod progress;
+mod schema;
 mod shell;
 mod suggest;
 mod ui;

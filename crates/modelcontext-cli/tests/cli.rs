@@ -10,6 +10,7 @@ use expect_test::{Expect, expect};
 use serde_json::Value;
 
 mod login;
+mod schemas;
 mod shell;
 mod ui;
 
@@ -104,7 +105,7 @@ fn tools_are_listed_with_their_parameters() {
                 Look up the author of a book in the catalog.
             get_author_strict(title: string)
                 Look up the author of a book in the catalog (fails the whole request on a miss).
-            search_books(query: string, limit?: integer = 10)
+            search_books(query: string, limit?: integer (1..=50) = 10)
                 Search the catalog by title or author.
         "#]],
     );
@@ -329,7 +330,7 @@ fn over_http_in_both_eras() {
     for era in ["auto", "handshake", "modern"] {
         let run = server.mcp(&["--era", era, "tools"]).code(0);
         assert!(
-            run.stdout.contains("search_books(query: string, limit?: integer = 10)"),
+            run.stdout.contains("search_books(query: string, limit?: integer (1..=50) = 10)"),
             "{run:#?}"
         );
         let run = server.mcp(&["--era", era, "call", "get_author", "title=Dune"]).code(0);
@@ -362,6 +363,31 @@ fn over_http_in_both_eras() {
     ]);
     assert_eq!(result.code(0).json()["content"][0]["text"], "Frank Herbert");
     server.mcp(&["-H", "no colon", "tools"]).code(64).stderr_has("expected 'Name: value'");
+}
+
+/// An SDK server made by `make`, over HTTP on 127.0.0.1 on a runtime of its own; it stops
+/// when dropped.
+struct HttpServer {
+    _runtime: tokio::runtime::Runtime,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(make: impl FnOnce() -> modelcontext::McpServer) -> HttpServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let url = runtime.block_on(async {
+            let endpoint = make().http_endpoint();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+            tokio::spawn(async move { endpoint.serve(listener).await });
+            url
+        });
+        HttpServer { _runtime: runtime, url }
+    }
 }
 
 #[test]
