@@ -178,6 +178,19 @@ pub fn string_pairs(pairs: &[String]) -> Result<Vec<(String, String)>, String> {
     pairs.iter().map(|p| split_pair(p).map(|(k, v)| (k.to_owned(), v.to_owned()))).collect()
 }
 
+/// `-e KEY=VALUE` options as pairs.
+pub fn env_pairs(pairs: &[String]) -> Result<Vec<(String, String)>, String> {
+    string_pairs(pairs).map_err(|e| format!("-e: {e}"))
+}
+
+/// `--header 'Name: value'`, split at the first `:` and trimmed.
+pub fn split_header(header: &str) -> Result<(&str, &str), String> {
+    match header.split_once(':') {
+        Some((name, value)) => Ok((name.trim(), value.trim())),
+        None => Err(format!("--header {header:?}: expected 'Name: value'")),
+    }
+}
+
 /// `key=value`, split at the first `=`.
 pub fn split_pair(pair: &str) -> Result<(&str, &str), String> {
     match pair.split_once('=') {

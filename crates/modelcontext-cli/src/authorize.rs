@@ -71,6 +71,17 @@ pub fn authorize(
     }
 }
 
+/// The access token `mcp login` stored for `url`, for a host's config (`mcp install
+/// --with-login`), and when it expires.
+pub fn stored_access_token(url: &str) -> Result<(String, Option<std::time::SystemTime>), String> {
+    let path = token_file()?;
+    match FileTokenStore::new(&path).load(&token_key(url)) {
+        Ok(Some(tokens)) => Ok((tokens.access_token, tokens.expires_at)),
+        Ok(None) => Err(format!("no stored login for {url}: run `mcp login {url}` first")),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
 /// An OAuth client that uses and refreshes the stored tokens, and never starts a login: when
 /// they can no longer be refreshed it says to log in again.
 pub fn stored_login(url: &str, store: FileTokenStore, client: &HttpClient) -> OAuthClient {

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::hosts::Host;
+
 /// Appended to `--help`: the exit codes scripts can rely on.
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -24,6 +26,8 @@ Examples:
   mcp http://127.0.0.1:8000/mcp read books://Dune
   mcp login http://127.0.0.1:8000/mcp      (then: mcp http://127.0.0.1:8000/mcp tools)
   mcp ui --stdio \"target/debug/examples/bookshop\"   (a web inspector in the browser)
+  mcp install claude-desktop --name books --stdio -- /path/to/bookshop
+  mcp install vscode --name books http://127.0.0.1:8000/mcp --dry-run
   MCP_TOKEN=... mcp --token-env MCP_TOKEN http://127.0.0.1:8000/mcp tools
 
 Logins are stored in $XDG_CONFIG_HOME/mcp/tokens.json (else ~/.config/mcp/tokens.json).";
@@ -238,6 +242,57 @@ pub enum Command {
         #[arg(long, value_name = "PORT", default_value_t = 0)]
         port: u16,
     },
+    /// Add a server to a host's configuration: Claude Desktop, Claude Code, Cursor, VS Code,
+    /// or a plain `mcpServers` JSON file.
+    ///
+    /// The server is named as for every subcommand: `--stdio -- COMMAND ARGS` (with -e and
+    /// --cwd), a URL (with -H, or --with-login), or --config FILE --server NAME. The rest of
+    /// the file is kept as it was (unknown keys in place, comments in VS Code's JSONC); the
+    /// previous file is kept as FILE.bak and the new one replaces it atomically. Default
+    /// files: Claude Desktop's claude_desktop_config.json (macOS: ~/Library/Application
+    /// Support/Claude/, Windows: %APPDATA%\Claude\, else ~/.config/Claude/), Claude Code's
+    /// ~/.claude.json (user scope), Cursor's ~/.cursor/mcp.json, VS Code's user mcp.json
+    /// (macOS: ~/Library/Application Support/Code/User/, Windows: %APPDATA%\Code\User\, else
+    /// ~/.config/Code/User/; a workspace's: --config-file .vscode/mcp.json).
+    Install {
+        /// The host whose configuration gets the server.
+        #[arg(value_enum)]
+        host: Host,
+        /// The server's name in the host's list.
+        #[arg(long, value_name = "NAME")]
+        name: String,
+        /// The server's URL (or name it with --stdio or --config).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// Edit FILE instead of the host's own (needed for `file`).
+        #[arg(long, value_name = "FILE")]
+        config_file: Option<std::path::PathBuf>,
+        /// Replace an entry of the same name.
+        #[arg(long)]
+        force: bool,
+        /// Print the file as it would be written; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write the access token `mcp login URL` stored as an Authorization header (it stops
+        /// working when it expires; hosts that log in themselves need none).
+        #[arg(long)]
+        with_login: bool,
+    },
+    /// Remove a server from a host's configuration (the same files as `install`).
+    Uninstall {
+        /// The host whose configuration loses the server.
+        #[arg(value_enum)]
+        host: Host,
+        /// The server's name in the host's list.
+        #[arg(long, value_name = "NAME")]
+        name: String,
+        /// Edit FILE instead of the host's own (needed for `file`).
+        #[arg(long, value_name = "FILE")]
+        config_file: Option<std::path::PathBuf>,
+        /// Print the file as it would be written; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Print a completion script for SHELL: `mcp completions bash > /etc/bash_completion.d/mcp`.
     Completions {
         /// The shell to complete in.
@@ -323,9 +378,10 @@ impl Command {
             }
             Command::Shell { url }
             | Command::Ui { url, .. }
+            | Command::Install { url, .. }
             | Command::Login { url, .. }
             | Command::Logout { url } => After { url: url.take(), json: false },
-            Command::Completions { .. } => After::default(),
+            Command::Completions { .. } | Command::Uninstall { .. } => After::default(),
         })
     }
 }

@@ -67,6 +67,12 @@ pub async fn run(mut cli: Cli) -> Exit {
     if let Err(message) = cli.settle() {
         return report(Failure::Usage(message), false, None);
     }
+    if let Some(result) = crate::install::run(&cli) {
+        return match result {
+            Ok(()) => Exit::Success,
+            Err(failure) => report(failure, false, None),
+        };
+    }
     if let Some(result) = run_account(&cli).await {
         return match result {
             Ok(()) => Exit::Success,
@@ -264,6 +270,8 @@ async fn execute(
         | Command::Login { .. }
         | Command::Logout { .. }
         | Command::Completions { .. }
+        | Command::Install { .. }
+        | Command::Uninstall { .. }
         | Command::Ui { .. } => Ok(Outcome::Success),
     }
 }
@@ -407,7 +415,10 @@ fn shell_subcommands() -> Vec<String> {
     let mut subcommands: Vec<String> = ShellLine::command()
         .get_subcommands()
         .map(|sub| sub.get_name().to_owned())
-        .filter(|name| !["shell", "ui", "login", "logout", "completions"].contains(&name.as_str()))
+        .filter(|name| {
+            !["shell", "ui", "login", "logout", "completions", "install", "uninstall"]
+                .contains(&name.as_str())
+        })
         .collect();
     subcommands.extend(["help", "exit", "quit"].map(String::from));
     subcommands
@@ -422,6 +433,8 @@ fn outside_the_shell(command: &Command) -> bool {
             | Command::Login { .. }
             | Command::Logout { .. }
             | Command::Completions { .. }
+            | Command::Install { .. }
+            | Command::Uninstall { .. }
     )
 }
 

@@ -57,11 +57,7 @@ impl Target {
                     let message = "--header and --token-env only apply to an HTTP URL";
                     return Err(Failure::Usage(message.into()));
                 }
-                for pair in &cli.env {
-                    let (key, value) =
-                        args::split_pair(pair).map_err(|e| Failure::Usage(format!("-e: {e}")))?;
-                    command.env.push((key.to_owned(), value.to_owned()));
-                }
+                command.env.extend(args::env_pairs(&cli.env).map_err(Failure::Usage)?);
                 command.cwd = cli.cwd.clone().or(command.cwd);
                 Ok(Target::Stdio(command))
             }
@@ -249,13 +245,20 @@ pub fn http_transport(cli: &Cli, url: &str, client: &HttpClient) -> Result<HttpT
     let usage = |err: modelcontext::Error| Failure::Usage(io_message(&err));
     let mut transport = HttpTransport::new(url).map_err(usage)?.http_client(client.clone());
     for header in &cli.headers {
-        let Some((name, value)) = header.split_once(':') else {
-            let message = format!("--header {header:?}: expected 'Name: value'");
-            return Err(Failure::Usage(message));
-        };
-        transport = transport.header(name.trim(), value.trim()).map_err(usage)?;
+        let (name, value) = args::split_header(header).map_err(Failure::Usage)?;
+        transport = transport.header(name, value).map_err(usage)?;
     }
     Ok(transport)
+}
+
+/// Checks a URL and headers the way a request would use them, sending nothing: `mcp install`
+/// writes them into a host's file, where a typo would only show when the host connects.
+pub fn check_http(url: &str, headers: &[(String, String)]) -> Result<(), String> {
+    let mut transport = HttpTransport::new(url).map_err(|e| io_message(&e))?;
+    for (name, value) in headers {
+        transport = transport.header(name, value).map_err(|e| io_message(&e))?;
+    }
+    Ok(())
 }
 
 /// What was wrong with the URL or header typed: the error beneath the SDK's "I/O error" layer.

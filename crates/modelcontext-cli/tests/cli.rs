@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use expect_test::{Expect, expect};
 use serde_json::Value;
 
+mod install;
 mod login;
 mod schemas;
 mod shell;

@@ -131,11 +131,7 @@ fn connect_request(cli: &Cli, named: Named) -> Result<ConnectRequest, Failure> {
             request.transport = "stdio".into();
             request.command = command.words;
             request.env = command.env;
-            for pair in &cli.env {
-                let (key, value) = crate::args::split_pair(pair)
-                    .map_err(|e| Failure::Usage(format!("-e: {e}")))?;
-                request.env.push((key.to_owned(), value.to_owned()));
-            }
+            request.env.extend(crate::args::env_pairs(&cli.env).map_err(Failure::Usage)?);
             request.cwd = (cli.cwd.clone().or(command.cwd)).map(|d| d.display().to_string());
         }
         Named::Http { url, headers } => {
