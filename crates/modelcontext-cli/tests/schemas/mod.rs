@@ -3,7 +3,7 @@
 //! and a schema that forbids keys it does not list. `mcp tools` shows them, `mcp call`
 //! fills them with dotted keys and refuses a misspelt key before anything is sent.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use modelcontext::schemars::JsonSchema;
 use modelcontext::{McpServer, ToolDef};
@@ -75,7 +75,7 @@ pub fn start() -> HttpServer {
             "additionalProperties": false
         });
         let Value::Object(closed) = closed else { unreachable!("an object") };
-        let lookup = ToolDef::new("lookup", |args: HashMap<String, Value>| async move {
+        let lookup = ToolDef::new("lookup", |args: BTreeMap<String, Value>| async move {
             format!("looked up {}", Value::Object(args.into_iter().collect()))
         })
         .input_schema(closed);
@@ -136,7 +136,7 @@ fn a_misspelt_key_is_caught_before_anything_is_sent() {
         .code(64)
         .stderr_has("unknown argument `colour` (the tool takes `title`, `edition`)");
     let run = mcp(&["call", "lookup", "title=Dune", "edition=2", url]).code(0);
-    assert_eq!(run.stdout, "looked up {\"title\":\"Dune\",\"edition\":2}\n");
+    assert_eq!(run.stdout, "looked up {\"edition\":2,\"title\":\"Dune\"}\n");
     // schemars leaves `additionalProperties` out (other keys allowed), so a near miss there is
     // a warning and the server has the last word.
     mcp(&["call", "place_order", "order.bok=Dune", "order.quantity=1", url])
