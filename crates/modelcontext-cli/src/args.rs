@@ -98,7 +98,8 @@ pub enum UnknownKey {
 /// does not list is refused when the schema forbids other properties
 /// (`additionalProperties: false` or `unevaluatedProperties: false`, with no
 /// `patternProperties` or composition that could admit it), with the nearest listed key as
-/// a suggestion. Where the schema allows other keys (JSON Schema's default when
+/// a suggestion, and so is a near miss of a required key that is missing, whatever the
+/// schema allows. Otherwise, where the schema allows other keys (JSON Schema's default when
 /// `additionalProperties` is absent), a near miss is only reported back as
 /// [`UnknownKey::Suspect`].
 pub fn check_keys(
@@ -124,7 +125,8 @@ fn check_object(
     for (key, inner) in value {
         let Some(property) = properties.get(key) else {
             let near = crate::suggest::closest(key, properties.keys().map(String::as_str));
-            if forbids_other_keys(object) {
+            if forbids_other_keys(object) || near.is_some_and(|n| lacks_required(object, value, n))
+            {
                 return Err(unknown_key(prefix, key, near, properties));
             }
             if let (Some(near), None) = (near, &suspect) {
@@ -142,6 +144,14 @@ fn check_object(
         }
     }
     Ok(())
+}
+
+/// Whether the schema requires `name` and `value` lacks it. A near miss of such a key is
+/// that key misspelt whatever else the schema allows: sent as typed, the call could only be
+/// refused for the missing key, which would hide the typo.
+fn lacks_required(schema: &Map<String, Value>, value: &Map<String, Value>, name: &str) -> bool {
+    let required = schema.get("required").and_then(Value::as_array);
+    required.is_some_and(|keys| keys.iter().any(|k| k == name)) && !value.contains_key(name)
 }
 
 /// "unknown argument `tittle` (did you mean `title`?)", or the keys there are.
@@ -299,6 +309,13 @@ mod tests {
             "`tittle` is not among the tool's arguments (did you mean `title`?); sent as given";
         assert_eq!(check_keys(&open, &typo), Ok(UnknownKey::Suspect(warning.into())));
         assert_eq!(check_keys(&open, &far), Ok(UnknownKey::None));
+        // ... unless the key it misses is required and absent: then it is surely a typo.
+        let mut required = open.clone();
+        required.insert("required".into(), json!(["title"]));
+        let err = "unknown argument `tittle` (did you mean `title`?)";
+        assert_eq!(check_keys(&required, &typo), Err(err.into()));
+        let both = object(json!({"title": "Dune", "tittle": "Dune"}));
+        assert!(matches!(check_keys(&required, &both), Ok(UnknownKey::Suspect(_))));
         // What could admit a key the check cannot see keeps it from refusing.
         let mut patterned = closed.clone();
         patterned.insert("patternProperties".into(), json!({"^x-": {}}));

@@ -428,6 +428,18 @@ fn the_server_may_follow_the_subcommand() {
     assert_eq!(run.code(0).stdout, "Frank Herbert\n");
 }
 
+#[test]
+fn the_bookshop_catches_a_misspelt_title() {
+    // get_author's schema allows other keys, but `title` is required and missing.
+    stdio(&["call", "get_author", "tittle=Dune"])
+        .code(64)
+        .stderr_has("mcp: unknown argument `tittle` (did you mean `title`?)");
+    let server = HttpBookshop::start();
+    // `--verbose` shows every message sent: no tools/call goes out.
+    let run = mcp(&["--verbose", "call", "get_author", "tittle=Dune", &server.url]).code(64);
+    assert!(!run.stderr.contains("tools/call"), "{run:#?}");
+}
+
 /// A root CA and a certificate it signs for `127.0.0.1`, written as PEM files into `dir`:
 /// `(ca.pem, cert.pem, key.pem)`.
 fn test_ca(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {

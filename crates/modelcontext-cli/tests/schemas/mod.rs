@@ -137,11 +137,18 @@ fn a_misspelt_key_is_caught_before_anything_is_sent() {
         .stderr_has("unknown argument `colour` (the tool takes `title`, `edition`)");
     let run = mcp(&["call", "lookup", "title=Dune", "edition=2", url]).code(0);
     assert_eq!(run.stdout, "looked up {\"edition\":2,\"title\":\"Dune\"}\n");
-    // schemars leaves `additionalProperties` out (other keys allowed), so a near miss there is
-    // a warning and the server has the last word.
+    // schemars leaves `additionalProperties` out (other keys allowed), but `book` is required:
+    // without it the call could only fail, so the near miss is refused all the same.
     mcp(&["call", "place_order", "order.bok=Dune", "order.quantity=1", url])
-        .code(2)
-        .stderr_has("`order.bok` is not among the tool's arguments (did you mean `order.book`?)");
+        .code(64)
+        .stderr_has("unknown argument `order.bok` (did you mean `order.book`?)");
+    // A near miss of a key that is not required is a warning, and the server has the last word.
+    let run =
+        mcp(&["call", "place_order", "order.book=Dune", "order.quantity=1", "order.gif=x", url]);
+    let run = run
+        .code(0)
+        .stderr_has("`order.gif` is not among the tool's arguments (did you mean `order.gift`?)");
+    assert_eq!(run.stdout, "1 x Dune\n");
 }
 
 #[test]
