@@ -88,10 +88,14 @@ setters!(ToolAnnotations {
 });
 
 /// The answer to `tools/list`. Cacheable, paginated.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// The tools are [`Tool`]s; a server that keeps each tool's JSON from registration sends a
+/// `ListToolsResult<&RawValue>` instead (`serde_json::value::RawValue`), the same wire shape
+/// without serializing every tool again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct ListToolsResult {
+pub struct ListToolsResult<T = Tool> {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -99,7 +103,7 @@ pub struct ListToolsResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
     /// This page of tools, in a deterministic order.
-    pub tools: Vec<Tool>,
+    pub tools: Vec<T>,
     /// The cursor of the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -111,10 +115,24 @@ pub struct ListToolsResult {
     pub cache_scope: Option<CacheScope>,
 }
 
-impl ListToolsResult {
+// By hand: a derived `Default` would ask `T: Default`, which `&RawValue` is not.
+impl<T> Default for ListToolsResult<T> {
+    fn default() -> Self {
+        ListToolsResult {
+            meta: None,
+            result_type: None,
+            tools: Vec::new(),
+            next_cursor: None,
+            ttl_ms: None,
+            cache_scope: None,
+        }
+    }
+}
+
+impl<T> ListToolsResult<T> {
     /// A page of tools.
     #[inline]
-    pub fn new(tools: Vec<Tool>) -> ListToolsResult {
+    pub fn new(tools: Vec<T>) -> ListToolsResult<T> {
         ListToolsResult { tools, ..ListToolsResult::default() }
     }
 }

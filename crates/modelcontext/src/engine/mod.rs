@@ -11,8 +11,9 @@
 //!
 //! Two halves: [`peer`] is the outgoing side (requests to the peer and their pending answers,
 //! progress routing, timeouts, cancellation), [`incoming`] the loop (handlers, admission to
-//! the in-flight limit, the [`Handover`] of the HTTP server's sessions). This module holds
-//! what both speak: the [`Dispatch`] a loop drives, its [`Reply`], and [`start`].
+//! the in-flight limit). This module holds what both speak: the [`Dispatch`] a loop drives, its
+//! [`Reply`], and [`start`]. With feature `http`, [`outside_loop`] is the engine's one group of
+//! HTTP-only items: what an HTTP session's POSTs use to do the loop's work in their own tasks.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,12 +26,11 @@ use crate::transport::Connection;
 mod incoming;
 mod peer;
 
+#[cfg(feature = "http")]
+pub(crate) mod outside_loop;
+
 pub(crate) use incoming::catching_panics;
-#[cfg(feature = "http")]
-pub(crate) use incoming::{Handover, Taken, admit, cancelled_id, poll_once, take};
 pub use peer::Peer;
-#[cfg(feature = "http")]
-pub(crate) use peer::{Deliver, Delivering};
 pub(crate) use peer::{ProgressCallback, RequestOptions, WeakPeer};
 
 /// A boxed, sendable future: what request handlers return.
@@ -107,18 +107,4 @@ pub(crate) fn start<D: Dispatch>(
         }
     };
     (peer, run, stop)
-}
-
-/// The loop of an HTTP session, started once a handler outlives the POST that started it
-/// (or at once for a 2024-11-05 session, whose messages all come through `incoming`): `peer`
-/// is the session's, made before. The POSTs answer what they can themselves and hand the
-/// rest over through the [`Handover`]. Streams keep running after end of input, until the
-/// [`Stop`] handle is dropped.
-#[cfg(feature = "http")]
-pub(crate) fn attach<D: Dispatch>(
-    peer: Peer,
-    incoming: tokio::sync::mpsc::Receiver<crate::transport::Incoming>,
-    dispatch: D,
-) -> (impl Future<Output = ()> + Send + 'static, Stop, Handover) {
-    incoming::run_for(peer, incoming, dispatch, false)
 }

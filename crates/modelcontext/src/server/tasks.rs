@@ -34,14 +34,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CreateTaskResult, DetailedTask, GetTaskResult, InputRequest, InputRequests, InputResponse,
-    McpError, MrtrResult, ResultType, Task, TaskIdParams, TaskStatus, UpdateTaskParams,
+    CreateTaskResult, DetailedTask, EmptyResult, GetTaskResult, InputRequest, InputRequests,
+    InputResponse, McpError, MrtrResult, ResultType, Task, TaskIdParams, TaskStatus,
+    UpdateTaskParams,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use super::mrtr::InputRound;
+use super::mrtr::{AnswersLater, InputRound};
 use super::stamp::{Stamp, WireResult, internal};
 use super::{BusEvent, ChangeEvent, ServerInner};
 use crate::engine::{BoxFuture, Outcome};
@@ -425,6 +426,16 @@ impl std::fmt::Debug for LiveTask {
     }
 }
 
+impl AnswersLater for LiveTask {
+    fn ask(
+        &self,
+        key: String,
+        request: InputRequest,
+    ) -> futures_util::future::BoxFuture<'_, Result<InputResponse, McpError>> {
+        Box::pin(LiveTask::ask(self, key, request))
+    }
+}
+
 impl LiveTask {
     fn lock(&self) -> std::sync::MutexGuard<'_, LiveState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -576,7 +587,7 @@ impl<W: WireResult + 'static> TaskCall<W> {
             return stamp.apply(MrtrResult::<W>::InputRequired(questions));
         }
         let live = create(&server, owner).await?;
-        round.become_task(Arc::clone(&live));
+        round.become_task(Arc::clone(&live) as Arc<dyn AnswersLater>);
         let created = CreateTaskResult::new(live.lock().record.task.task.clone());
         let work = tokio::spawn(finish(Arc::clone(&live), run));
         live.lock().abort = Some(work.abort_handle());
@@ -733,7 +744,7 @@ pub(crate) async fn update(
     server: Arc<ServerInner>,
     params: UpdateTaskParams,
     principal: Option<String>,
-) -> Result<Ack, McpError> {
+) -> Result<EmptyResult, McpError> {
     let record = find(&server, &params.task_id, principal.as_deref()).await?;
     if let Some(live) = server.live_tasks.get(&params.task_id) {
         live.answer(params.input_responses).await?;
@@ -759,7 +770,7 @@ pub(crate) async fn update(
         }
     }
     // A finished task asks nothing: its answers are ignored, as unknown keys are.
-    Ok(Ack::default())
+    Ok(EmptyResult::default())
 }
 
 /// `tasks/cancel`: stops the work if it runs here, marks the task cancelled, acknowledges.
@@ -768,10 +779,10 @@ pub(crate) async fn cancel(
     server: Arc<ServerInner>,
     params: TaskIdParams,
     principal: Option<String>,
-) -> Result<Ack, McpError> {
+) -> Result<EmptyResult, McpError> {
     let mut record = find(&server, &params.task_id, principal.as_deref()).await?;
     if record.status().is_terminal() {
-        return Ok(Ack::default());
+        return Ok(EmptyResult::default());
     }
     match server.live_tasks.get(&params.task_id) {
         Some(live) => {
@@ -794,27 +805,7 @@ pub(crate) async fn cancel(
             }
         }
     }
-    Ok(Ack::default())
-}
-
-/// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Ack {
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<modelcontext_types::Meta>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result_type: Option<ResultType>,
-}
-
-impl WireResult for Ack {
-    fn stamp(&mut self) {
-        self.result_type = Some(ResultType::Complete);
-    }
-
-    fn meta_mut(&mut self) -> Option<&mut Option<modelcontext_types::Meta>> {
-        Some(&mut self.meta)
-    }
+    Ok(EmptyResult::default())
 }
 
 impl WireResult for GetTaskResult {

@@ -32,16 +32,16 @@ pub(super) fn builder(options: &HttpOptions) -> http2::Builder<TokioExecutor> {
     // The header list size counts 32 bytes per field on top of names and values (RFC 9113
     // §6.5.2), so the HTTP/1.1 head limit admits a little less in HTTP/2; close enough for a
     // bound whose purpose is memory.
-    let header_list = u32::try_from(options.max_header_bytes).unwrap_or(u32::MAX);
+    let header_list = u32::try_from(options.limits.max_header_bytes).unwrap_or(u32::MAX);
     builder
         .timer(TokioTimer::new())
-        .max_concurrent_streams(options.http2_max_concurrent_streams)
+        .max_concurrent_streams(options.tls.http2_max_concurrent_streams)
         .max_header_list_size(header_list)
-        .initial_stream_window_size(options.http2_initial_stream_window_size)
-        .initial_connection_window_size(options.http2_initial_connection_window_size)
-        .max_frame_size(options.http2_max_frame_size)
-        .keep_alive_interval(options.http2_keep_alive_interval)
-        .keep_alive_timeout(options.http2_keep_alive_timeout);
+        .initial_stream_window_size(options.tls.http2_initial_stream_window_size)
+        .initial_connection_window_size(options.tls.http2_initial_connection_window_size)
+        .max_frame_size(options.tls.http2_max_frame_size)
+        .keep_alive_interval(options.tls.http2_keep_alive_interval)
+        .keep_alive_timeout(options.tls.http2_keep_alive_timeout);
     builder
 }
 
