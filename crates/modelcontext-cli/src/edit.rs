@@ -5,8 +5,8 @@
 //! comments (VS Code's `mcp.json` is JSONC), blank lines and indentation too. Only the one
 //! server entry is added, replaced or removed. A file that does not parse is refused and left
 //! as it is. Writing replaces the file atomically (a temporary file in the same directory,
-//! flushed to disk, then renamed over it, with the old file's permissions) after keeping the
-//! previous contents in `FILE.bak`.
+//! flushed to disk, then renamed over it, with the old file's permissions, or its owner's
+//! alone for a new file) after keeping the previous contents in `FILE.bak`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -175,7 +175,7 @@ fn replace(path: &Path, text: &str, like: Option<&Path>) -> std::io::Result<()> 
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&temporary)?;
+        let mut file = private(OpenOptions::new().write(true).create_new(true)).open(&temporary)?;
         if let Some(permissions) =
             like.and_then(|like| fs::metadata(like).ok()).map(|m| m.permissions())
         {
@@ -194,6 +194,14 @@ fn replace(path: &Path, text: &str, like: Option<&Path>) -> std::io::Result<()> 
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// Opens files readable by their owner only (on Unix): a new config file gets no wider
+/// permissions, since its entries carry API keys in `env` and tokens in `headers`.
+fn private(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
 }
 
 /// A JSON value as the CST inserts it.

@@ -344,6 +344,12 @@ fn cursor_s_missing_file_is_made_with_its_directory() {
     "#]]
     .assert_eq(&read(&file));
     assert!(!backup(&file).exists(), "nothing to back up");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&file).expect("file").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "a new file holding keys is private");
+    }
     let line =
         ["install", "cursor", "--name", "books", "--force", "--stdio", "--", "npx", "-y", "books"];
     mcp_at(&dir, &line).code(0).stderr_has("replaced the server \"books\" for Cursor");
