@@ -18,9 +18,9 @@ use modelcontext::types::{
 };
 use serde_json::{Map, Value};
 
-use crate::Cli;
-use crate::commands::Failure;
-use crate::connect::split_command;
+use crate::cli::Cli;
+use crate::failure::Failure;
+use crate::words;
 
 /// The spec's code for a sampling request the user rejected.
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
@@ -29,9 +29,7 @@ const USER_REJECTED: ErrorCode = ErrorCode(-1);
 /// refused), and roots when `--root` names any.
 pub fn install(builder: ClientBuilder, cli: &Cli) -> Result<ClientBuilder, Failure> {
     let sampler = match &cli.sampling_cmd {
-        Some(command) => Some(
-            split_command(command).map_err(|e| Failure::Usage(format!("--sampling-cmd: {e}")))?,
-        ),
+        Some(command) => Some(words::command(command, "--sampling-cmd").map_err(Failure::Usage)?),
         None => None,
     };
     let mut builder = builder

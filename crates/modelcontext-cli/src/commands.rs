@@ -4,145 +4,56 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use modelcontext::Client;
 use modelcontext::client::{CallOptions, Subscription};
 use modelcontext::types::{
     CompleteResult, Era, PromptReference, Reference, ResourceTemplateReference, SubscriptionFilter,
     Tool,
 };
-use modelcontext::{Client, ErrorKind};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::cli::{After, Cli, Command, RefKind};
 use crate::connect::Target;
+use crate::failure::{Exit, Failure};
+use crate::pages::all_pages;
 use crate::progress::Progress;
 use crate::shell::List;
-use crate::{Cli, Command, Exit, RefKind, args, login, output, print, shell, words};
+use crate::{args, login, output, print, shell, words};
 
-/// Why a run did not succeed. Each variant has its exit code.
-#[derive(Debug)]
-pub enum Failure {
-    /// Bad options or arguments (64).
-    Usage(String),
-    /// The server could not be started or reached, went away, or did not answer in time (4).
-    Connection(String),
-    /// The connection ended or never came up (4); the SDK's message.
-    Closed(String),
-    /// The server answered with a JSON-RPC error (3).
-    Protocol { code: i64, message: String, data: Option<Value> },
-    /// The server's answer did not parse (3).
-    BadAnswer(String),
-    /// Anything else (1).
-    Other(String),
-    /// Ctrl-C while the server was working: the request was cancelled (130, as a shell
-    /// reports SIGINT).
-    Interrupted,
-}
-
-impl Failure {
-    /// Classifies an SDK error.
-    pub fn from_sdk(err: modelcontext::Error) -> Failure {
-        let text = chain(&err);
-        match err.kind() {
-            ErrorKind::Protocol => match err.as_mcp_error() {
-                Some(e) => Failure::Protocol {
-                    code: e.code.0.into(),
-                    message: e.message.clone(),
-                    data: e.data.clone(),
-                },
-                None => Failure::BadAnswer(text),
-            },
-            ErrorKind::Json => {
-                Failure::BadAnswer(format!("the server's answer does not parse: {text}"))
-            }
-            ErrorKind::Closed => Failure::Closed(text),
-            ErrorKind::Timeout => Failure::Connection(format!("{text}; --timeout waits longer")),
-            ErrorKind::Io => Failure::Connection(text),
-            ErrorKind::Negotiation => {
-                Failure::Connection(format!("{text}; --era handshake or --era modern may help"))
-            }
-            _ => Failure::Other(text),
-        }
-    }
-
-    /// The failure in one line, for the UI's page.
-    pub fn describe(&self) -> String {
-        match self {
-            Failure::Usage(message)
-            | Failure::Connection(message)
-            | Failure::Closed(message)
-            | Failure::BadAnswer(message)
-            | Failure::Other(message) => message.clone(),
-            Failure::Protocol { code, message, .. } => {
-                format!("the server answered with error {code}: {message}")
-            }
-            Failure::Interrupted => "interrupted; the request was cancelled at the server".into(),
-        }
-    }
-
-    /// Prints the failure (stderr; in JSON mode a protocol error also as JSON on stdout) and
-    /// returns its exit code.
-    fn report(self, json_output: bool, target: Option<&Target>) -> Exit {
-        match self {
-            Failure::Closed(message) => {
-                match target.map(Target::program) {
-                    Some(Some(program)) => say!(
-                        "mcp: the server ({program}) closed the connection: its process exited \
-                         or closed its stdout (its stderr, above, may say why)"
-                    ),
-                    Some(None) => say!("mcp: no connection to the server: {message}"),
-                    None => say!("mcp: the connection closed: {message}"),
+/// Prints `failure` (stderr; in JSON mode a protocol error also as JSON on stdout) and
+/// returns its exit code. `target` is the server the command named, when it got that far.
+fn report(failure: Failure, json_output: bool, target: Option<&Target>) -> Exit {
+    let exit = failure.exit();
+    match failure {
+        Failure::Closed(message) => match target.map(Target::program) {
+            Some(Some(program)) => say!(
+                "mcp: the server ({program}) closed the connection: its process exited \
+                 or closed its stdout (its stderr, above, may say why)"
+            ),
+            Some(None) => say!("mcp: no connection to the server: {message}"),
+            None => say!("mcp: the connection closed: {message}"),
+        },
+        Failure::Usage(message) => say!("mcp: {message}\nRun `mcp --help` for usage."),
+        Failure::Protocol { code, message, data } => {
+            if json_output {
+                let mut error = json!({"code": code, "message": message});
+                if let Some(data) = &data {
+                    error["data"] = data.clone();
                 }
-                Exit::Connection
+                emit(&pretty(&json!({ "error": error })));
             }
-            Failure::Usage(message) => {
-                say!("mcp: {message}\nRun `mcp --help` for usage.");
-                Exit::Usage
-            }
-            Failure::Connection(message) => {
-                say!("mcp: {message}");
-                Exit::Connection
-            }
-            Failure::Protocol { code, message, data } => {
-                if json_output {
-                    let mut error = json!({"code": code, "message": message});
-                    if let Some(data) = &data {
-                        error["data"] = data.clone();
-                    }
-                    emit(&pretty(&json!({ "error": error })));
-                }
-                say!("mcp: the server answered with error {code}: {message}");
-                if let Some(data) = data {
-                    say!("mcp: error data: {data}");
-                }
-                Exit::Protocol
-            }
-            Failure::BadAnswer(message) => {
-                say!("mcp: {message}");
-                Exit::Protocol
-            }
-            Failure::Other(message) => {
-                say!("mcp: {message}");
-                Exit::Other
-            }
-            Failure::Interrupted => {
-                say!("mcp: interrupted; the request was cancelled at the server");
-                Exit::Interrupted
+            say!("mcp: the server answered with error {code}: {message}");
+            if let Some(data) = data {
+                say!("mcp: error data: {data}");
             }
         }
+        Failure::Connection(message) | Failure::BadAnswer(message) | Failure::Other(message) => {
+            say!("mcp: {message}")
+        }
+        Failure::Interrupted => say!("mcp: interrupted; the request was cancelled at the server"),
     }
-}
-
-/// `err` and every error beneath it, joined with ": ", for a person to read. An error's
-/// `Display` is its own layer only ("I/O error"); what caused it is in `source()`.
-pub fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    exit
 }
 
 /// How a command that ran to the end went.
@@ -152,29 +63,38 @@ enum Outcome {
 }
 
 /// Connects, runs the subcommand, closes, and says how it went.
-pub async fn run(cli: Cli) -> Exit {
+pub async fn run(mut cli: Cli) -> Exit {
+    if let Err(message) = cli.settle() {
+        return report(Failure::Usage(message), false, None);
+    }
+    if let Some(result) = crate::install::run(&cli) {
+        return match result {
+            Ok(()) => Exit::Success,
+            Err(failure) => report(failure, false, None),
+        };
+    }
     if let Some(result) = run_account(&cli).await {
         return match result {
             Ok(()) => Exit::Success,
-            Err(failure) => failure.report(false, None),
+            Err(failure) => report(failure, false, None),
         };
     }
     if let Command::Ui { .. } = cli.command {
         return match run_ui(cli).await {
             Ok(()) => Exit::Success,
-            Err(failure) => failure.report(false, None),
+            Err(failure) => report(failure, false, None),
         };
     }
-    let json_output = cli.json || subcommand_json(&cli.command);
+    let json_output = cli.json;
     let target = match Target::from_cli(&cli) {
         Ok(target) => target,
-        Err(failure) => return failure.report(json_output, None),
+        Err(failure) => return report(failure, json_output, None),
     };
     let result = async {
         check_arguments(&cli.command)?;
         // The shell keeps its lists current from the server's list_changed notifications.
         let (hook, changes) = match cli.command {
-            Command::Shell => {
+            Command::Shell { .. } => {
                 let (hook, changes) = shell::list_changes();
                 (Some(hook), Some(changes))
             }
@@ -208,7 +128,7 @@ pub async fn run(cli: Cli) -> Exit {
         Ok(Outcome::ToolError) => Exit::ToolError,
         Err(failure) => {
             let hint = login::refusal_hint(&cli, &failure);
-            let exit = failure.report(json_output, Some(&target));
+            let exit = report(failure, json_output, Some(&target));
             if let Some(hint) = hint {
                 say!("mcp: {hint}");
             }
@@ -217,38 +137,29 @@ pub async fn run(cli: Cli) -> Exit {
     }
 }
 
-/// `ui`: its URL joins the command line's, then the inspector serves until Ctrl-C.
-async fn run_ui(mut cli: Cli) -> Result<(), Failure> {
-    let Command::Ui { url, no_open, port } = &mut cli.command else { return Ok(()) };
-    let options =
-        crate::ui::UiOptions { no_open: *no_open || login::no_browser_env(), port: *port };
-    match (url.take(), &cli.url) {
-        (Some(a), Some(b)) if a != *b => {
-            return Err(Failure::Usage("two different URLs given".into()));
-        }
-        (Some(url), _) => cli.url = Some(url),
-        _ => {}
-    }
+/// `ui`: the inspector serves until Ctrl-C.
+async fn run_ui(cli: Cli) -> Result<(), Failure> {
+    let Command::Ui { no_open, port, .. } = cli.command else { return Ok(()) };
+    let options = crate::ui::UiOptions { no_open: no_open || login::no_browser_env(), port };
     crate::ui::run(cli, options).await
 }
 
 /// `login` and `logout`, which manage stored tokens rather than run one command on a server.
 async fn run_account(cli: &Cli) -> Option<Result<(), Failure>> {
-    let (Command::Login { url, .. } | Command::Logout { url }) = &cli.command else {
+    let (Command::Login { .. } | Command::Logout { .. }) = &cli.command else {
         return None;
     };
     let configured = match configured_url(cli) {
         Ok(configured) => configured,
         Err(message) => return Some(Err(Failure::Usage(message))),
     };
-    let named = url.as_ref().or(cli.url.as_ref()).or(configured.as_ref());
-    let url = match (url, &cli.url, cli.stdio.is_some() || cli.stdio_words.is_some()) {
-        (_, _, true) => Err("login and logout are for HTTP servers, not --stdio"),
-        (Some(a), Some(b), _) if a != b => Err("two different URLs given"),
-        _ if configured.is_some() && (url.is_some() || cli.url.is_some()) => {
-            Err("give either a URL or --config, not both")
+    let url = match (&cli.url, configured.as_ref()) {
+        _ if cli.stdio.is_some() || cli.stdio_words.is_some() => {
+            Err("login and logout are for HTTP servers, not --stdio")
         }
-        _ => named.map(String::as_str).ok_or("say which server: mcp login URL"),
+        (Some(_), Some(_)) => Err("give either a URL or --config, not both"),
+        (Some(url), None) | (None, Some(url)) => Ok(url.as_str()),
+        (None, None) => Err("say which server: mcp login URL"),
     };
     let url = match url {
         Ok(url) => url,
@@ -275,28 +186,6 @@ fn configured_url(cli: &Cli) -> Result<Option<String>, String> {
         crate::config::Entry::Stdio { .. } => {
             Err("login and logout are for HTTP servers; that --config entry is a command".into())
         }
-    }
-}
-
-/// `--json` given after the subcommand. For `call`, `--json` without an object.
-fn subcommand_json(command: &Command) -> bool {
-    match command {
-        Command::Tools(flag)
-        | Command::Resources(flag)
-        | Command::Templates(flag)
-        | Command::Prompts(flag)
-        | Command::Discover(flag)
-        | Command::Ping(flag)
-        | Command::Read { output: flag, .. }
-        | Command::Get { output: flag, .. }
-        | Command::Complete { output: flag, .. }
-        | Command::Listen { output: flag, .. }
-        | Command::Call { output: flag, .. } => flag.json,
-        Command::Login { .. }
-        | Command::Logout { .. }
-        | Command::Completions { .. }
-        | Command::Ui { .. }
-        | Command::Shell => false,
     }
 }
 
@@ -372,15 +261,17 @@ async fn execute(
             print(to_json(&result), human)
         }
         Command::Discover(_) => {
-            let (value, human) = discover(client);
+            let (value, human) = output::discover(client);
             print(value, human)
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
         // Handled before any connection, or by `run` itself (the shell).
-        Command::Shell
+        Command::Shell { .. }
         | Command::Login { .. }
         | Command::Logout { .. }
         | Command::Completions { .. }
+        | Command::Install { .. }
+        | Command::Uninstall { .. }
         | Command::Ui { .. } => Ok(Outcome::Success),
     }
 }
@@ -409,6 +300,11 @@ async fn call_typed(
     json_output: bool,
 ) -> Result<Outcome, Failure> {
     let arguments = args::tool_arguments(schema, base, pairs).map_err(Failure::Usage)?;
+    if let args::UnknownKey::Suspect(warning) =
+        args::check_keys(schema, &arguments).map_err(Failure::Usage)?
+    {
+        say!("mcp: {warning}");
+    }
     let result = client
         .call_tool_with(tool, arguments, &progress_options())
         .await
@@ -519,7 +415,10 @@ fn shell_subcommands() -> Vec<String> {
     let mut subcommands: Vec<String> = ShellLine::command()
         .get_subcommands()
         .map(|sub| sub.get_name().to_owned())
-        .filter(|name| !["shell", "ui", "login", "logout", "completions"].contains(&name.as_str()))
+        .filter(|name| {
+            !["shell", "ui", "login", "logout", "completions", "install", "uninstall"]
+                .contains(&name.as_str())
+        })
         .collect();
     subcommands.extend(["help", "exit", "quit"].map(String::from));
     subcommands
@@ -529,11 +428,13 @@ fn shell_subcommands() -> Vec<String> {
 fn outside_the_shell(command: &Command) -> bool {
     matches!(
         command,
-        Command::Shell
+        Command::Shell { .. }
             | Command::Ui { .. }
             | Command::Login { .. }
             | Command::Logout { .. }
             | Command::Completions { .. }
+            | Command::Install { .. }
+            | Command::Uninstall { .. }
     )
 }
 
@@ -656,14 +557,20 @@ impl ShellSession<'_> {
             Ok(words) => words,
             Err(problem) => return say!("mcp: {problem}"),
         };
-        let command = match ShellLine::try_parse_from(words) {
+        let mut command = match ShellLine::try_parse_from(words) {
             Ok(parsed) => parsed.command,
             Err(err) => return drop(err.print()),
         };
         if outside_the_shell(&command) {
             return say!("mcp: not inside the shell");
         }
-        let json_output = json_output || subcommand_json(&command);
+        let json_output = match command.take_trailing() {
+            Ok(After { url: None, json }) => json_output || json,
+            Ok(After { url: Some(url), .. }) => {
+                return say!("mcp: the shell talks to the server it started with, not {url}");
+            }
+            Err(message) => return say!("mcp: {message}"),
+        };
         let outcome = match &command {
             Command::Call { tool, arguments, object, .. } if !arguments.is_empty() => {
                 match self.input_schema(tool).await {
@@ -677,7 +584,7 @@ impl ShellSession<'_> {
             _ => execute(self.client, &command, json_output, Duration::ZERO).await,
         };
         if let Err(failure) = outcome {
-            failure.report(json_output, None);
+            report(failure, json_output, None);
         }
     }
 }
@@ -705,52 +612,6 @@ async fn complete(
         RefKind::Resource => Reference::Resource(ResourceTemplateReference::new(name)),
     };
     client.complete(reference, (argument, partial)).await.map_err(Failure::from_sdk)
-}
-
-/// Every page of a list, following `nextCursor`.
-pub async fn all_pages<P, T, F, Fut>(
-    mut fetch: F,
-    split: impl Fn(P) -> (Vec<T>, Option<String>),
-) -> Result<Vec<T>, Failure>
-where
-    F: FnMut(Option<String>) -> Fut,
-    Fut: Future<Output = Result<P, modelcontext::Error>>,
-{
-    let mut items = Vec::new();
-    let mut cursor = None;
-    loop {
-        let (page, next) = split(fetch(cursor).await.map_err(Failure::from_sdk)?);
-        items.extend(page);
-        match next {
-            Some(next) => cursor = Some(next),
-            None => return Ok(items),
-        }
-    }
-}
-
-/// What negotiation learned about the server.
-pub fn discover(client: &Client) -> (Value, String) {
-    let era = if client.era() == Era::Modern { "modern" } else { "handshake" };
-    let capabilities = serde_json::to_value(client.server_capabilities()).unwrap_or_default();
-    let value = json!({
-        "serverInfo": client.server_info(),
-        "protocolVersion": client.protocol_version(),
-        "era": era,
-        "capabilities": capabilities,
-        "instructions": client.instructions(),
-    });
-    let mut human = match client.server_info() {
-        Some(info) => format!("server: {} {}\n", info.name, info.version),
-        None => "server: (no serverInfo given)\n".to_owned(),
-    };
-    human.push_str(&format!("protocol: {} ({era} era)\n", client.protocol_version()));
-    let names: Vec<&str> =
-        capabilities.as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
-    human.push_str(&format!("capabilities: {}\n", names.join(", ")));
-    if let Some(instructions) = client.instructions() {
-        human.push_str(&format!("instructions: {instructions}\n"));
-    }
-    (value, human)
 }
 
 /// `ping` in the handshake era; 2026-07-28 removed it, so there the answer to the
@@ -792,18 +653,4 @@ fn pretty(value: &Value) -> String {
 /// Any result as JSON (results always serialize; `Null` is never printed in practice).
 fn to_json(value: impl serde::Serialize) -> Value {
     serde_json::to_value(value).unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_sdk_error_is_reported_with_its_causes() {
-        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        match Failure::from_sdk(refused.into()) {
-            Failure::Connection(message) => assert_eq!(message, "I/O error: refused"),
-            other => panic!("not a connection failure: {other:?}"),
-        }
-    }
 }

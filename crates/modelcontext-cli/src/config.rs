@@ -4,7 +4,8 @@
 //! `{"servers": {NAME: ENTRY}}` (and its `settings.json` the same under `"mcp"`). An entry is
 //! a command (`command`, `args`, `env`, `cwd`) or a remote server (`url`, `headers`; VS Code
 //! adds `"type": "http"` or `"sse"`). VS Code's `${input:..}` and `${env:..}` variables are not
-//! expanded: a value that needs one is given with `-e` or `-H` instead.
+//! expanded: a value that needs one is given with `-e` or `-H` instead. Comments and trailing
+//! commas (VS Code's files are JSON with comments) are allowed.
 
 use std::path::{Path, PathBuf};
 
@@ -23,13 +24,27 @@ pub enum Entry {
 pub fn load(path: &Path, name: Option<&str>) -> Result<Entry, String> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
-    let json: Value =
-        serde_json::from_str(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
+    let json = parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
     let servers = servers(&json).ok_or_else(|| {
         format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
     })?;
     let (name, entry) = pick(servers, name).map_err(|e| format!("--config {shown}: {e}"))?;
     parse_entry(entry).map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
+}
+
+/// The file's JSON. VS Code's `mcp.json` is JSONC, so comments and trailing commas are
+/// allowed; for the other hosts' plain JSON that changes nothing.
+fn parse(text: &str) -> Result<Value, String> {
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+    };
+    match jsonc_parser::parse_to_serde_value(text, &options) {
+        Ok(Some(json)) => Ok(json),
+        Ok(None) => Err("the file is empty".into()),
+        Err(err) => Err(err.to_string()),
+    }
 }
 
 /// The table of servers, wherever the file's kind keeps it.
@@ -131,6 +146,15 @@ mod tests {
         assert_eq!(entry(vscode.clone(), Some("b")), Ok(Entry::Stdio { words, env: vec![], cwd }));
         let err = entry(vscode, None).expect_err("two servers");
         assert!(err.contains("--server NAME (it has: a, b)"), "{err}");
+    }
+
+    #[test]
+    fn vs_code_s_comments_and_trailing_commas_are_read() {
+        let text = "{\n  // mine\n  \"servers\": {\"a\": {\"command\": \"srv\",},},\n}\n";
+        let json = parse(text).expect("JSONC");
+        assert_eq!(json, json!({"servers": {"a": {"command": "srv"}}}));
+        assert!(parse("{\"a\": ").is_err());
+        assert_eq!(parse(" "), Err("the file is empty".into()));
     }
 
     #[test]

@@ -13,9 +13,10 @@ use modelcontext::types::{LoggingMessageNotificationParams, Notification};
 use modelcontext::{ChildProcess, Client, Connection, EraMode, Transport};
 use tokio::sync::mpsc;
 
-use crate::commands::{Failure, chain};
+use crate::cli::{Cli, EraArg};
+use crate::failure::{Failure, chain};
 use crate::verbose::{self, Sink, Tapped};
-use crate::{Cli, EraArg, args, ask, config, login, words};
+use crate::{args, ask, authorize, config, words};
 
 /// Called with each notification from the server, on the connection's loop (keep it quick).
 pub type NotificationHook = Arc<dyn Fn(Notification) + Send + Sync>;
@@ -47,7 +48,7 @@ pub enum Named {
 
 impl Target {
     /// Reads `--stdio`, `--config`, the URL, `--header`, `-e`, `--cwd` and `--token-env`; any
-    /// mistake in them is a usage error. An HTTP target is authorized as [`login::authorize`]
+    /// mistake in them is a usage error. An HTTP target is authorized as [`authorize::authorize`]
     /// says.
     pub fn from_cli(cli: &Cli) -> Result<Target, Failure> {
         match named(cli).map_err(Failure::Usage)? {
@@ -56,11 +57,7 @@ impl Target {
                     let message = "--header and --token-env only apply to an HTTP URL";
                     return Err(Failure::Usage(message.into()));
                 }
-                for pair in &cli.env {
-                    let (key, value) =
-                        args::split_pair(pair).map_err(|e| Failure::Usage(format!("-e: {e}")))?;
-                    command.env.push((key.to_owned(), value.to_owned()));
-                }
+                command.env.extend(args::env_pairs(&cli.env).map_err(Failure::Usage)?);
                 command.cwd = cli.cwd.clone().or(command.cwd);
                 Ok(Target::Stdio(command))
             }
@@ -75,7 +72,7 @@ impl Target {
     }
 
     /// An HTTP endpoint: `--header`s, then `headers`, then the authorization
-    /// [`login::authorize`] finds (`--token-env`, a stored login).
+    /// [`authorize::authorize`] finds (`--token-env`, a stored login).
     pub fn http(cli: &Cli, url: &str, headers: Vec<(String, String)>) -> Result<Target, Failure> {
         let client = http_client(cli)?;
         let mut transport = http_transport(cli, url, &client)?;
@@ -84,7 +81,7 @@ impl Target {
                 .header(name.trim(), value.trim())
                 .map_err(|err| Failure::Usage(format!("header {name:?}: {}", io_message(&err))))?;
         }
-        let transport = login::authorize(cli, url, transport, &client)?;
+        let transport = authorize::authorize(cli, url, transport, &client)?;
         Ok(Target::Http(Box::new(transport)))
     }
 
@@ -194,7 +191,7 @@ fn named(cli: &Cli) -> Result<Named, String> {
         return Ok(Named::Stdio(StdioCommand { words: words.clone(), env: vec![], cwd: None }));
     }
     if let Some(command) = &cli.stdio {
-        let words = split_command(command)?;
+        let words = words::command(command, "--stdio")?;
         return Ok(Named::Stdio(StdioCommand { words, env: vec![], cwd: None }));
     }
     if let Some(path) = &cli.config {
@@ -248,27 +245,25 @@ pub fn http_transport(cli: &Cli, url: &str, client: &HttpClient) -> Result<HttpT
     let usage = |err: modelcontext::Error| Failure::Usage(io_message(&err));
     let mut transport = HttpTransport::new(url).map_err(usage)?.http_client(client.clone());
     for header in &cli.headers {
-        let Some((name, value)) = header.split_once(':') else {
-            let message = format!("--header {header:?}: expected 'Name: value'");
-            return Err(Failure::Usage(message));
-        };
-        transport = transport.header(name.trim(), value.trim()).map_err(usage)?;
+        let (name, value) = args::split_header(header).map_err(Failure::Usage)?;
+        transport = transport.header(name, value).map_err(usage)?;
     }
     Ok(transport)
+}
+
+/// Checks a URL and headers the way a request would use them, sending nothing: `mcp install`
+/// writes them into a host's file, where a typo would only show when the host connects.
+pub fn check_http(url: &str, headers: &[(String, String)]) -> Result<(), String> {
+    let mut transport = HttpTransport::new(url).map_err(|e| io_message(&e))?;
+    for (name, value) in headers {
+        transport = transport.header(name, value).map_err(|e| io_message(&e))?;
+    }
+    Ok(())
 }
 
 /// What was wrong with the URL or header typed: the error beneath the SDK's "I/O error" layer.
 fn io_message(err: &modelcontext::Error) -> String {
     std::error::Error::source(err).map_or_else(|| chain(err), chain)
-}
-
-/// Splits `--stdio` into words as a shell would, without running one ([`words::split`]).
-pub fn split_command(command: &str) -> Result<Vec<String>, String> {
-    let words = words::split(command).map_err(|problem| format!("--stdio: {problem}"))?;
-    if words.is_empty() {
-        return Err("--stdio needs a command to run".into());
-    }
-    Ok(words)
 }
 
 /// The child's connection, watched: a line on its stdout that is not JSON-RPC is reported on
@@ -307,17 +302,5 @@ fn report_stray(count: &AtomicUsize, err: &modelcontext::types::DecodeError) {
         );
     } else if seen == STRAY_REPORTS {
         say!("mcp: (more stray output from the server; not reported again)");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_command;
-
-    #[test]
-    fn a_stdio_command_needs_a_word_and_closed_quotes() {
-        assert_eq!(split_command("a 'b c'"), Ok(vec!["a".into(), "b c".into()]));
-        assert_eq!(split_command("  "), Err("--stdio needs a command to run".into()));
-        assert_eq!(split_command("'open"), Err("--stdio: unclosed ' quote".into()));
     }
 }

@@ -29,7 +29,8 @@ const HISTORY_LINES: usize = 1000;
 #[derive(Debug, Clone, Default)]
 pub struct Known {
     pub subcommands: Vec<String>,
-    /// Each tool's name and the keys of its input schema's `properties`.
+    /// Each tool's name and the keys of its input schema's `properties`, with `outer.inner`
+    /// for the fields of a property that holds an object (see [`crate::schema::keys`]).
     pub tools: Vec<(String, Vec<String>)>,
     /// Each prompt's name and the names of its arguments.
     pub prompts: Vec<(String, Vec<String>)>,
@@ -42,10 +43,7 @@ impl Known {
     pub fn set_tools(&mut self, tools: &[modelcontext::types::Tool]) {
         self.tools = tools
             .iter()
-            .map(|tool| {
-                let keys = tool.input_schema.get("properties").and_then(|p| p.as_object());
-                (tool.name.clone(), keys.map(|k| k.keys().cloned().collect()).unwrap_or_default())
-            })
+            .map(|tool| (tool.name.clone(), crate::schema::keys(&tool.input_schema)))
             .collect();
     }
 
@@ -318,6 +316,28 @@ mod tests {
         assert!(at_end("call get_author --").1.is_empty());
         assert!(at_end("call nope ").1.is_empty());
         assert!(at_end("ping ").1.is_empty());
+    }
+
+    #[test]
+    fn the_fields_of_an_object_argument_complete_as_dotted_keys() {
+        let serde_json::Value::Object(schema) = serde_json::json!({
+            "type": "object",
+            "properties": {"order": {"$ref": "#/$defs/Order"}},
+            "$defs": {"Order": {"type": "object", "properties": {
+                "book": {"type": "string"}, "quantity": {"type": "integer"}
+            }}}
+        }) else {
+            unreachable!("an object")
+        };
+        let known = Known {
+            tools: vec![("place_order".into(), crate::schema::keys(&schema))],
+            ..Known::default()
+        };
+        let line = "call place_order ";
+        let all = found(&["order.book=", "order.quantity=", "order="]);
+        assert_eq!(complete(line, line.len(), &known), (17, all));
+        let line = "call place_order order.book=Dune order.q";
+        assert_eq!(complete(line, line.len(), &known), (33, found(&["order.quantity="])));
     }
 
     #[test]

@@ -32,6 +32,16 @@ pub fn split(line: &str) -> Result<Vec<String>, String> {
     Ok(done)
 }
 
+/// A command line to run (`--stdio`, `--sampling-cmd`) split into its program and arguments;
+/// `flag` names the option in the messages.
+pub fn command(line: &str, flag: &str) -> Result<Vec<String>, String> {
+    let words = split(line).map_err(|problem| format!("{flag}: {problem}"))?;
+    if words.is_empty() {
+        return Err(format!("{flag} needs a command to run"));
+    }
+    Ok(words)
+}
+
 /// Reads `line` as far as it goes, for completion: nothing in it is an error.
 pub fn partial(line: &str) -> Partial {
     let mut done = Vec::new();
@@ -100,6 +110,16 @@ mod tests {
         assert_eq!(words("''"), [""]);
         assert_eq!(words("  a  ''  "), ["a", ""]);
         assert!(words("   ").is_empty());
+    }
+
+    #[test]
+    fn a_command_needs_a_word_and_closed_quotes() {
+        assert_eq!(command("a 'b c'", "--stdio"), Ok(vec!["a".into(), "b c".into()]));
+        assert_eq!(command("  ", "--stdio"), Err("--stdio needs a command to run".into()));
+        assert_eq!(
+            command("'open", "--sampling-cmd"),
+            Err("--sampling-cmd: unclosed ' quote".into())
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use expect_test::{Expect, expect};
 use serde_json::Value;
 
+mod install;
 mod login;
+mod schemas;
 mod shell;
 mod ui;
 
@@ -104,7 +106,7 @@ fn tools_are_listed_with_their_parameters() {
                 Look up the author of a book in the catalog.
             get_author_strict(title: string)
                 Look up the author of a book in the catalog (fails the whole request on a miss).
-            search_books(query: string, limit?: integer = 10)
+            search_books(query: string, limit?: integer (1..=50) = 10)
                 Search the catalog by title or author.
         "#]],
     );
@@ -329,7 +331,7 @@ fn over_http_in_both_eras() {
     for era in ["auto", "handshake", "modern"] {
         let run = server.mcp(&["--era", era, "tools"]).code(0);
         assert!(
-            run.stdout.contains("search_books(query: string, limit?: integer = 10)"),
+            run.stdout.contains("search_books(query: string, limit?: integer (1..=50) = 10)"),
             "{run:#?}"
         );
         let run = server.mcp(&["--era", era, "call", "get_author", "title=Dune"]).code(0);
@@ -362,6 +364,80 @@ fn over_http_in_both_eras() {
     ]);
     assert_eq!(result.code(0).json()["content"][0]["text"], "Frank Herbert");
     server.mcp(&["-H", "no colon", "tools"]).code(64).stderr_has("expected 'Name: value'");
+}
+
+/// An SDK server made by `make`, over HTTP on 127.0.0.1 on a runtime of its own; it stops
+/// when dropped.
+struct HttpServer {
+    _runtime: tokio::runtime::Runtime,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(make: impl FnOnce() -> modelcontext::McpServer) -> HttpServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let url = runtime.block_on(async {
+            let endpoint = make().http_endpoint();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+            tokio::spawn(async move { endpoint.serve(listener).await });
+            url
+        });
+        HttpServer { _runtime: runtime, url }
+    }
+}
+
+#[test]
+fn the_server_may_follow_the_subcommand() {
+    let server = HttpBookshop::start();
+    let url = server.url.as_str();
+    let listed = mcp(&["tools", url]).code(0);
+    assert!(listed.stdout.contains("get_author(title: string)"), "{listed:#?}");
+    assert_eq!(mcp(&["call", "get_author", "title=Dune", url]).code(0).stdout, "Frank Herbert\n");
+    assert_eq!(mcp(&["call", "get_author", url, "title=Dune"]).code(0).stdout, "Frank Herbert\n");
+    let contents = mcp(&["read", "books://Dune", url, "--json"]).code(0).json();
+    assert_eq!(contents["contents"][0]["text"], "Dune by Frank Herbert");
+    let prompt = mcp(&["get", "review", "title=Dune", url]).code(0);
+    assert_eq!(prompt.stdout, "user: Write a two-sentence review of Dune.\n");
+    assert!(mcp(&["ping", url]).code(0).stdout.starts_with("ok: "));
+    // The old order still works, and the same URL in both places is no conflict.
+    assert_eq!(
+        mcp(&[url, "call", "get_author", "title=Dune", url]).code(0).stdout,
+        "Frank Herbert\n"
+    );
+    mcp(&["http://127.0.0.1:1/mcp", "tools", url])
+        .code(64)
+        .stderr_has("two different URLs given: http://127.0.0.1:1/mcp and");
+    // A value that is a URL stays a value: the bookshop is asked for that title.
+    mcp(&["call", "get_author", "title=http://x/y", url])
+        .code(2)
+        .stderr_has("No book titled 'http://x/y'");
+    // --stdio and --config come after the subcommand as well.
+    let command = bookshop_stdio();
+    assert_eq!(mcp(&["tools", "--stdio", &command]).code(0).stdout, listed.stdout);
+    let dir = temp_dir("config-after");
+    let file = dir.join("mcp.json");
+    let config = serde_json::json!({"servers": {"books": {"type": "http", "url": url}}});
+    std::fs::write(&file, config.to_string()).expect("config written");
+    let file = file.to_str().expect("utf-8");
+    let run = mcp(&["call", "get_author", "title=Dune", "--config", file, "--server", "books"]);
+    assert_eq!(run.code(0).stdout, "Frank Herbert\n");
+}
+
+#[test]
+fn the_bookshop_catches_a_misspelt_title() {
+    // get_author's schema allows other keys, but `title` is required and missing.
+    stdio(&["call", "get_author", "tittle=Dune"])
+        .code(64)
+        .stderr_has("mcp: unknown argument `tittle` (did you mean `title`?)");
+    let server = HttpBookshop::start();
+    // `--verbose` shows every message sent: no tools/call goes out.
+    let run = mcp(&["--verbose", "call", "get_author", "tittle=Dune", &server.url]).code(64);
+    assert!(!run.stderr.contains("tools/call"), "{run:#?}");
 }
 
 /// A root CA and a certificate it signs for `127.0.0.1`, written as PEM files into `dir`:

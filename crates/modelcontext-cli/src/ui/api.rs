@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::session::{ConnectRequest, Session};
-use crate::commands::{Failure, all_pages};
+use crate::failure::Failure;
+use crate::pages::all_pages;
 
 /// What a handler answers: JSON, or a failure as `{"error": ...}` with a status that says
 /// whose fault it was.

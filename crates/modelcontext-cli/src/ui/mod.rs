@@ -14,9 +14,10 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
-use crate::commands::Failure;
+use crate::cli::Cli;
 use crate::connect::{self, Named};
-use crate::{Cli, print};
+use crate::failure::Failure;
+use crate::print;
 
 mod api;
 mod events;
@@ -111,9 +112,9 @@ async fn asset(content_type: &'static str, body: &'static str) -> impl IntoRespo
 /// The command line's server as the connect request the page would send.
 fn connect_request(cli: &Cli, named: Named) -> Result<ConnectRequest, Failure> {
     let era = match cli.era {
-        crate::EraArg::Auto => "auto",
-        crate::EraArg::Handshake => "handshake",
-        crate::EraArg::Modern => "modern",
+        crate::cli::EraArg::Auto => "auto",
+        crate::cli::EraArg::Handshake => "handshake",
+        crate::cli::EraArg::Modern => "modern",
     };
     let mut request = ConnectRequest {
         transport: String::new(),
@@ -130,11 +131,7 @@ fn connect_request(cli: &Cli, named: Named) -> Result<ConnectRequest, Failure> {
             request.transport = "stdio".into();
             request.command = command.words;
             request.env = command.env;
-            for pair in &cli.env {
-                let (key, value) = crate::args::split_pair(pair)
-                    .map_err(|e| Failure::Usage(format!("-e: {e}")))?;
-                request.env.push((key.to_owned(), value.to_owned()));
-            }
+            request.env.extend(crate::args::env_pairs(&cli.env).map_err(Failure::Usage)?);
             request.cwd = (cli.cwd.clone().or(command.cwd)).map(|d| d.display().to_string());
         }
         Named::Http { url, headers } => {

@@ -17,11 +17,11 @@ use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
 use super::events::Events;
-use crate::commands::Failure;
+use crate::cli::{Cli, EraArg};
 use crate::connect::{Target, base_builder};
+use crate::failure::Failure;
 use crate::login::{self, ShowUrl};
 use crate::verbose::{Direction, Sink};
-use crate::{Cli, EraArg};
 
 /// The spec's code for a sampling request the user rejected.
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
@@ -167,7 +167,7 @@ impl Session {
         let Ok(client) = self.client() else {
             return json!({"connected": false, "roots": *lock(&self.roots)});
         };
-        let (mut info, _) = crate::commands::discover(&client);
+        let (mut info, _) = crate::output::discover(&client);
         info["connected"] = json!(true);
         info["target"] = lock(&self.target).clone();
         info["roots"] = json!(*lock(&self.roots));

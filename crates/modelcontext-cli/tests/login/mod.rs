@@ -356,6 +356,31 @@ fn login_stores_private_tokens_that_later_commands_use_and_refresh() {
 }
 
 #[test]
+fn install_with_login_writes_the_stored_token_for_a_host() {
+    let servers = Servers::start(|_| {});
+    let file = servers.config.join("hosts").join("mcp.json");
+    let file = file.to_str().expect("utf-8");
+    let install = ["install", "file", "--config-file", file, "--name", "shop", "--with-login"];
+    let (code, _, stderr) = servers.run(&[&install[..], &[&servers.url]].concat());
+    assert_eq!(code, 64, "{stderr}");
+    assert!(stderr.contains(&format!("no stored login for {}", servers.url)), "{stderr}");
+    let (code, stderr, _) = servers.login(&[]);
+    assert_eq!(code, 0, "mcp login failed:\n{stderr}");
+    let (code, _, stderr) = servers.run(&[&install[..], &[&servers.url]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("the stored access token expires"), "{stderr}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("written")).expect("JSON");
+    let entry = json!({"type": "http", "url": servers.url, "headers": {"Authorization": "Bearer access-1"}});
+    assert_eq!(written, json!({"mcpServers": {"shop": entry}}));
+    // The entry works as it is, with no stored login in the way: the header carries it.
+    std::fs::remove_file(servers.token_file()).expect("forget the login");
+    let (code, stdout, stderr) = servers.run(&["--config", file, "call", "whoami"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("alice"), "{stdout}");
+}
+
+#[test]
 fn a_refused_authorization_is_a_clear_error() {
     let servers = Servers::start(|issuer| issuer.deny = true);
     let (code, stderr, page) = servers.login(&[]);

@@ -12,16 +12,31 @@ use modelcontext::server::NoArgs;
 use modelcontext::{McpServer, ToolDef};
 use serde_json::json;
 
-use super::temp_dir;
+use super::{HttpServer, temp_dir};
 
 /// How long anything here may take: everything is local, so reaching it is a bug.
 const WAIT: Duration = Duration::from_secs(20);
 
 /// A server with the tools `grow` (which adds `fresh_tool`) and `noop`, over HTTP on a
 /// runtime of its own.
-pub struct GrowingServer {
-    _runtime: tokio::runtime::Runtime,
-    pub url: String,
+pub fn growing_server() -> HttpServer {
+    HttpServer::start(|| {
+        let server = McpServer::new("growing")
+            .tool(ToolDef::new("noop", |_: NoArgs| async { "nothing done".to_owned() }))
+            .expect("noop");
+        let grower = server.clone();
+        let grow = ToolDef::new("grow", move |_: NoArgs| {
+            let server = grower.clone();
+            async move {
+                match server.add_tool(fresh_tool()) {
+                    Ok(()) => "grown".to_owned(),
+                    Err(err) => format!("not grown: {err}"),
+                }
+            }
+        });
+        server.add_tool(grow).expect("grow");
+        server
+    })
 }
 
 fn fresh_tool() -> ToolDef {
@@ -31,38 +46,6 @@ fn fresh_tool() -> ToolDef {
         format!("fresh and {}", args.get("color").map_or("plain", String::as_str))
     })
     .input_schema(schema)
-}
-
-impl GrowingServer {
-    pub fn start() -> GrowingServer {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let url = runtime.block_on(async {
-            let server = McpServer::new("growing")
-                .tool(ToolDef::new("noop", |_: NoArgs| async { "nothing done".to_owned() }))
-                .expect("noop");
-            let grower = server.clone();
-            let grow = ToolDef::new("grow", move |_: NoArgs| {
-                let server = grower.clone();
-                async move {
-                    match server.add_tool(fresh_tool()) {
-                        Ok(()) => "grown".to_owned(),
-                        Err(err) => format!("not grown: {err}"),
-                    }
-                }
-            });
-            server.add_tool(grow).expect("grow");
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-            let endpoint = server.http_endpoint();
-            tokio::spawn(async move { endpoint.serve(listener).await });
-            url
-        });
-        GrowingServer { _runtime: runtime, url }
-    }
 }
 
 /// `mcp ARGS` at a pseudo-terminal (util-linux `script`), typed into a piece at a time.
@@ -136,7 +119,7 @@ fn the_shell_follows_list_changed_instead_of_listing_before_every_line() {
     let env = [("XDG_STATE_HOME", state.to_str().expect("utf-8")), ("TERM", "xterm")];
     let listed = r#""method":"tools/list""#;
     for era in ["handshake", "modern"] {
-        let server = GrowingServer::start();
+        let server = growing_server();
         let args = ["--verbose", "--era", era, &server.url, "shell"];
         let Some(mut terminal) = Terminal::start(&args, &env) else {
             eprintln!("`script` (util-linux) is not installed: the terminal path is not tested");

@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use serde_json::json;
 
 use super::login::Servers;
-use super::shell::GrowingServer;
+use super::shell::growing_server;
 use super::{HttpBookshop, bookshop, example};
 
 mod webdriver;
@@ -150,11 +150,16 @@ fn screenshot(browser: &Browser, name: &str) {
     }
 }
 
+/// Opens the UI's page and waits until its script has started.
+fn open_page(browser: &Browser, ui: &Ui) {
+    browser.goto(&ui.url);
+    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+}
+
 /// The page of a UI connected to the bookshop: tools listed, `get_author` answered and
 /// failed, a book read through the template form.
 fn drive_the_bookshop(browser: &Browser, ui: &Ui, shots: bool) {
-    browser.goto(&ui.url);
-    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    open_page(browser, ui);
     browser.wait_for_text("#info-server", "Bookshop");
     browser.wait_for_text("#tool-list", "search_books");
     browser.click(".tool-item[data-name='get_author']");
@@ -237,6 +242,34 @@ fn the_inspector_in_a_browser() {
     let server = HttpBookshop::start();
     let ui = Ui::start(&[&server.url]);
     drive_the_bookshop(&browser, &ui, false);
+}
+
+#[test]
+fn the_inspector_fills_a_struct_argument_field_by_field() {
+    let Some(browser) = Browser::start() else { return };
+    let server = super::schemas::start();
+    let ui = Ui::start(&[&server.url]);
+    open_page(&browser, &ui);
+    browser.wait_for_text("#tool-list", "place_order");
+    // `order` is a `$ref` to `Order`: its fields are fields of the form.
+    browser.click(".tool-item[data-name='place_order']");
+    browser.type_into("#tool-form [data-path='order.book']", "Dune");
+    browser.type_into("#tool-form [data-path='order.quantity']", "11");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-errors", "at most 10");
+    browser.type_into("#tool-form [data-path='order.quantity']", "2");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "2 x Dune");
+    // `Shelf` holds itself: one level of fields, then the inner shelf as JSON, not forms
+    // nested without end.
+    browser.click(".tool-item[data-name='file_under']");
+    browser.type_into("#tool-form [data-path='shelf.name']", "Dune");
+    let inner =
+        "return document.querySelector(\"#tool-form textarea[data-path='shelf.parent']\") !== null";
+    browser.wait_until("the inner shelf as JSON", inner);
+    browser.type_into("#tool-form [data-path='shelf.parent']", r#"{"name":"SF"}"#);
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "Dune < SF");
 }
 
 /// The number of elements `css` matches, as a script's return value.
@@ -326,8 +359,7 @@ fn the_inspector_cancels_answers_sampling_edits_roots_and_listens() {
     let Some(browser) = Browser::start() else { return };
     let progress = format!("'{}' --stdio", example("progress").display());
     let ui = Ui::start(&["--stdio", &progress]);
-    browser.goto(&ui.url);
-    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    open_page(&browser, &ui);
     browser.wait_for_text("#tool-list", "index");
     cancel_two_running_calls(&browser);
 
@@ -340,10 +372,9 @@ fn the_inspector_cancels_answers_sampling_edits_roots_and_listens() {
 
     // A modern-era server sends list changes only on a listen stream: after Listen, a tool
     // the server adds shows up in the list.
-    let server = GrowingServer::start();
+    let server = growing_server();
     let ui = Ui::start(&["--era", "modern", &server.url]);
-    browser.goto(&ui.url);
-    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    open_page(&browser, &ui);
     browser.wait_for_text("#tool-list", "grow");
     browser.click("#tabs [data-tab='resources']");
     browser.click("#subscribe-button");
@@ -361,8 +392,7 @@ fn the_inspector_logs_in_to_a_server_behind_oauth() {
     let servers = Servers::start(|_| {});
     let config = servers.config.to_str().expect("utf-8");
     let ui = Ui::start_with_env(&[], &[("XDG_CONFIG_HOME", config), ("MCP_NO_BROWSER", "1")]);
-    browser.goto(&ui.url);
-    browser.wait_until("the page to start", "return document.body.dataset.ready === 'true'");
+    open_page(&browser, &ui);
     browser.script(
         "document.querySelector('#connect-transport').value = 'http'; \
          document.querySelector('#connect-transport').dispatchEvent(new Event('change'))",

@@ -109,14 +109,18 @@ const state = {
 // ---------------------------------------------------------------------------------------------
 // JSON Schema forms
 
-/** A local `$ref` (`#/$defs/Book`) resolved against the root schema. */
-function resolve(schema, root, depth = 0) {
+/**
+ * A local `$ref` (`#/$defs/Book`) resolved against the root schema. Each reference followed
+ * is added to `followed`, so that a form can stop where a schema holds itself.
+ */
+function resolve(schema, root, depth = 0, followed = []) {
   if (!schema || typeof schema !== "object") return {};
   if (schema.$ref && schema.$ref.startsWith("#/") && depth < 8) {
+    followed.push(schema.$ref);
     let node = root;
     for (const part of schema.$ref.slice(2).split("/")) node = node && node[part.replace(/~1/g, "/").replace(/~0/g, "~")];
     const { $ref, ...rest } = schema;
-    return resolve({ ...(node || {}), ...rest }, root, depth + 1);
+    return resolve({ ...(node || {}), ...rest }, root, depth + 1, followed);
   }
   // Optional values from most generators: anyOf/oneOf [T, null].
   for (const keyword of ["anyOf", "oneOf"]) {
@@ -125,7 +129,7 @@ function resolve(schema, root, depth = 0) {
       const real = branches.filter((b) => !(b && b.type === "null"));
       if (real.length === 1) {
         const { [keyword]: _, ...rest } = schema;
-        return { ...resolve(real[0], root, depth + 1), ...rest, nullable: real.length < branches.length };
+        return { ...resolve(real[0], root, depth + 1, followed), ...rest, nullable: real.length < branches.length };
       }
     }
   }
@@ -152,9 +156,14 @@ function choicesOf(schema) {
 /**
  * A form field for `schema` at `path`: `{ node, read }`, where `read(errors)` returns the
  * value typed (undefined when left empty) and pushes the problems it finds into `errors`.
+ * `trail` holds the `$ref`s expanded above this field: one that comes round again (a tree of
+ * categories) is typed as JSON there instead of nesting forms without end.
  */
-function field(schema, root, path, required, options = {}) {
-  schema = resolve(schema, root);
+function field(schema, root, path, required, options = {}, trail = []) {
+  const followed = [];
+  schema = resolve(schema, root, 0, followed);
+  if (followed.some((ref) => trail.includes(ref))) schema = { description: schema.description, title: schema.title };
+  trail = [...trail, ...followed];
   const name = path.length ? path[path.length - 1] : "";
   const label = el("span", { class: "field-label" }, schema.title || name, required ? el("span", { class: "required" }, " *") : "");
   const description = schema.description ? el("div", { class: "description" }, schema.description) : null;
@@ -211,7 +220,7 @@ function field(schema, root, path, required, options = {}) {
     const properties = schema.properties || {};
     const requiredKeys = new Set(schema.required || []);
     const children = Object.entries(properties).map(([key, child]) =>
-      [key, field(child, root, [...path, key], requiredKeys.has(key), options)]);
+      [key, field(child, root, [...path, key], requiredKeys.has(key), options, trail)]);
     const extra = schema.properties ? null : el("textarea", { rows: 3, "data-path": dataPath, placeholder: "{ } as JSON" });
     const body = [children.map(([, f]) => f.node), extra];
     const node = path.length
@@ -223,12 +232,16 @@ function field(schema, root, path, required, options = {}) {
       if (extra && extra.value.trim()) {
         try { Object.assign(value, JSON.parse(extra.value)); } catch (e) { complain(errors, `not JSON: ${e.message}`); }
       }
+      // An optional object left empty is absent: its own required fields are then no fault.
+      const inner = [];
       for (const [key, f] of children) {
-        const v = f.read(errors);
+        const v = f.read(inner);
         if (v !== undefined) value[key] = v;
       }
-      if (!path.length || required || Object.keys(value).length) return value;
-      return undefined;
+      const given = !path.length || required || Object.keys(value).length;
+      if (given) errors.push(...inner);
+      else for (const [, f] of children) f.node.querySelectorAll(".field-error").forEach((line) => { line.textContent = ""; });
+      return given ? value : undefined;
     } };
   }
   if (type === "array") {
@@ -255,7 +268,7 @@ function field(schema, root, path, required, options = {}) {
     const list = el("div", { class: "array-items" });
     const rows = [];
     const addRow = (initial) => {
-      const f = field(initial === undefined ? items : { ...items, default: initial }, root, [...path, String(rows.length)], true, options);
+      const f = field(initial === undefined ? items : { ...items, default: initial }, root, [...path, String(rows.length)], true, options, trail);
       const row = el("div", { class: "array-item" }, f.node);
       const entry = { f, row };
       row.append(el("button", { type: "button", class: "secondary", onclick: () => { rows.splice(rows.indexOf(entry), 1); row.remove(); } }, "Remove"));
