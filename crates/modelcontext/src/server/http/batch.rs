@@ -12,7 +12,7 @@ use modelcontext_types::{McpError, Message, Response as RpcResponse, has_batches
 use serde_json::value::RawValue;
 
 use super::respond::{accepted, error_response, header_str};
-use super::sessions::{SESSION_HEADER, Session, called_tool};
+use super::sessions::{SESSION_HEADER, Session};
 use super::{Shared, caller, json_body};
 use crate::server::Extensions;
 
@@ -52,12 +52,9 @@ pub(crate) async fn post(
         })
         .collect();
     // Every call's scopes are checked before any of them runs.
-    if caller::checks_tool_scopes(shared) {
-        for tool in messages.iter().filter_map(|m| m.as_ref().ok().and_then(called_tool)) {
-            if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
-                return refused;
-            }
-        }
+    let parsed = messages.iter().filter_map(|message| message.as_ref().ok());
+    if let Err(refused) = caller::check_called_tools(shared, &extensions, parsed) {
+        return refused;
     }
     let answers =
         join_all(messages.into_iter().map(|message| answer(&session, message, headers))).await;

@@ -8,6 +8,7 @@
 
 use axum::response::Response;
 use http::HeaderMap;
+use modelcontext_types::{Message, method};
 
 use super::Shared;
 use crate::server::{Extensions, PrincipalId};
@@ -48,7 +49,7 @@ pub(crate) fn owns(extensions: &Extensions, owner: Option<&PrincipalId>) -> bool
 
 /// Whether the endpoint checks per-tool scopes at all (so a `tools/call` is worth reading for
 /// its tool's name before the session parses it).
-pub(crate) fn checks_tool_scopes(shared: &Shared) -> bool {
+fn checks_tool_scopes(shared: &Shared) -> bool {
     #[cfg(feature = "auth")]
     return shared.options.auth.is_some();
     #[cfg(not(feature = "auth"))]
@@ -56,6 +57,37 @@ pub(crate) fn checks_tool_scopes(shared: &Shared) -> bool {
         let _ = shared;
         false
     }
+}
+
+/// [`check_tool_scopes`] for every `tools/call` among `messages`, read before a session
+/// parses them (the session parses a request under its lock, once it has it).
+#[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
+pub(crate) fn check_called_tools<'m>(
+    shared: &Shared,
+    extensions: &Extensions,
+    messages: impl IntoIterator<Item = &'m Message>,
+) -> Result<(), Response> {
+    if !checks_tool_scopes(shared) {
+        return Ok(());
+    }
+    for tool in messages.into_iter().filter_map(called_tool) {
+        check_tool_scopes(shared, extensions, &tool)?;
+    }
+    Ok(())
+}
+
+/// The tool a `tools/call` names, read without parsing the rest of its params (the session
+/// parses them once it has the request; scopes are checked before that).
+fn called_tool(message: &Message) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Name {
+        name: String,
+    }
+    let Message::Request(request) = message else { return None };
+    if request.method != method::TOOLS_CALL {
+        return None;
+    }
+    serde_json::from_str::<Name>(request.params.as_ref()?.get()).ok().map(|n| n.name)
 }
 
 /// HTTP 403 `insufficient_scope` when the caller lacks scopes `tool` requires, naming every

@@ -48,6 +48,6 @@ mod session;
 mod table;
 
 pub(crate) use get_stream::{endpoint_stream_slot, get};
-pub(crate) use post::{called_tool, delete, post};
+pub(crate) use post::{delete, post};
 pub(crate) use session::{SESSION_HEADER, Session};
 pub(crate) use table::Sessions;

@@ -31,12 +31,8 @@ pub(crate) async fn post(
             return error_response(StatusCode::BAD_REQUEST, None, error);
         }
     }
-    if caller::checks_tool_scopes(shared) {
-        if let Some(tool) = called_tool(&message) {
-            if let Err(refused) = caller::check_tool_scopes(shared, &extensions, &tool) {
-                return refused;
-            }
-        }
+    if let Err(refused) = caller::check_called_tools(shared, &extensions, [&message]) {
+        return refused;
     }
     match (header_str(headers, SESSION_HEADER), message) {
         (None, Message::Request(request)) if request.method == method::INITIALIZE => {
@@ -53,20 +49,6 @@ pub(crate) async fn post(
             Err(refused) => refused,
         },
     }
-}
-
-/// The tool a `tools/call` names, read without parsing the rest of its params (the session
-/// parses them once it has the request; scopes are checked before that).
-pub(crate) fn called_tool(message: &Message) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Name {
-        name: String,
-    }
-    let Message::Request(request) = message else { return None };
-    if request.method != method::TOOLS_CALL {
-        return None;
-    }
-    serde_json::from_str::<Name>(request.params.as_ref()?.get()).ok().map(|n| n.name)
 }
 
 pub(super) async fn initialize(
