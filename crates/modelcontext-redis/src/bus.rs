@@ -132,8 +132,8 @@ impl RedisBus {
             stats: Arc::clone(&stats),
         };
         let tasks = [
-            tokio::spawn(sender.run(queued, Arc::clone(&stats))),
-            tokio::spawn(listener.run(first)),
+            tokio::spawn(sender.publish_queued(queued, Arc::clone(&stats))),
+            tokio::spawn(listener.listen_and_resubscribe(first)),
         ];
         let next_seq = AtomicU64::new(0);
         let losing = AtomicBool::new(false);
@@ -265,7 +265,7 @@ struct Sender {
 
 impl Sender {
     /// Sends what `publish` queued, a pipeline at a time, until the bus is dropped.
-    async fn run(mut self, mut queued: mpsc::Receiver<String>, stats: Arc<Counters>) {
+    async fn publish_queued(mut self, mut queued: mpsc::Receiver<String>, stats: Arc<Counters>) {
         let mut batch = Vec::with_capacity(BATCH);
         let mut failing = false;
         while queued.recv_many(&mut batch, BATCH).await > 0 {
@@ -312,7 +312,8 @@ struct Listener {
 }
 
 impl Listener {
-    async fn run(mut self, mut subscription: Subscription) {
+    /// Listens for as long as the bus lives, subscribing again after each loss.
+    async fn listen_and_resubscribe(mut self, mut subscription: Subscription) {
         loop {
             self.listen(&mut subscription).await;
             let channel = &self.subscriber.channel;

@@ -118,7 +118,10 @@ impl RedisEventStore {
     }
 
     /// Runs `command` on the shared connection within the timeout.
-    async fn run<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T, StoreError> {
+    async fn execute<T: redis::FromRedisValue>(
+        &self,
+        command: &redis::Cmd,
+    ) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
         within(self.timeout, command.query_async(&mut connection)).await
     }
@@ -170,7 +173,7 @@ impl EventStore for RedisEventStore {
         let keys = self.keys(session, stream);
         Box::pin(async move {
             let Some((key, _)) = keys.filter(|_| is_position(&after)) else { return Ok(None) };
-            let exists: bool = store.run(redis::cmd("EXISTS").arg(&key)).await?;
+            let exists: bool = store.execute(redis::cmd("EXISTS").arg(&key)).await?;
             Ok(exists.then(|| feed(store, key, stream, after)))
         })
     }
@@ -181,7 +184,7 @@ impl EventStore for RedisEventStore {
             let Some((_, index)) = keys else { return Ok(()) };
             let mut forget = redis::cmd("EVAL");
             forget.arg(END_SESSION).arg(1).arg(index);
-            store.run::<()>(&forget).await
+            store.execute::<()>(&forget).await
         })
     }
 }
@@ -291,7 +294,7 @@ impl Follow {
                     }
                 }
             }
-            None => self.store.run::<Value>(&xread).await?,
+            None => self.store.execute::<Value>(&xread).await?,
         };
         let before = self.batch.len();
         entries(answer, |position, message| {
@@ -304,7 +307,7 @@ impl Follow {
         if !leased {
             tokio::time::sleep(POLL).await;
         }
-        self.store.run(redis::cmd("EXISTS").arg(&self.key)).await
+        self.store.execute(redis::cmd("EXISTS").arg(&self.key)).await
     }
 
     /// Makes sure the feed has a connection of its own if the pool allows; `true` if it has.

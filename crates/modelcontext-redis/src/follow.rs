@@ -71,14 +71,14 @@ impl<T: Clone + Send + Sync + 'static> Follower<T> {
     ) -> BoxStream<'static, T> {
         let (tx, rx) = mpsc::channel(CAPACITY);
         let running = Running { follower: self, read: Box::new(read), tx };
-        tokio::spawn(running.run());
+        tokio::spawn(running.follow());
         futures_util::stream::unfold(rx, |mut rx| async move { Some((rx.recv().await?, rx)) })
             .boxed()
     }
 }
 
 impl<T: Clone + Send + Sync + 'static> Running<T> {
-    async fn run(mut self) {
+    async fn follow(mut self) {
         let mut wait = RETRY_FIRST;
         // What was published before the first subscription is not owed to the reader (it
         // follows from its start); after any loss, it may be.

@@ -194,12 +194,15 @@ impl RedisPeerRouter {
         let payload = serde_json::to_string(&envelope).unwrap_or_default();
         let mut command = redis::cmd("PUBLISH");
         command.arg(channel).arg(payload);
-        self.run::<i64>(command).await.map(|_| ())
+        self.execute::<i64>(command).await.map(|_| ())
     }
 
     /// Runs `command` within the timeout, unless the breaker is open (then an error at once);
     /// its outcome is recorded by the breaker.
-    async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, RouteError> {
+    async fn execute<T: redis::FromRedisValue>(
+        &self,
+        command: redis::Cmd,
+    ) -> Result<T, RouteError> {
         let mut connection = self.connection.clone();
         let answer = command.query_async::<T>(&mut connection);
         self.breaker.call(self.timeout, answer).await.map_err(RouteError::unavailable)
@@ -226,7 +229,7 @@ impl RedisPeerRouter {
     ) -> Result<T, RouteError> {
         let mut command = redis::cmd("EVAL");
         command.arg(script).arg(1).arg(key).arg(args);
-        self.run::<T>(command).await
+        self.execute::<T>(command).await
     }
 
     /// Takes or renews `ticket`'s claim at `key`; a claim held by an instance that is not
@@ -252,18 +255,18 @@ impl RedisPeerRouter {
     async fn alive(&self, instance: &str) -> Result<bool, RouteError> {
         let mut command = redis::cmd("EXISTS");
         command.arg(format!("{}{instance}", self.alive));
-        Ok(self.run::<i64>(command).await? == 1)
+        Ok(self.execute::<i64>(command).await? == 1)
     }
 
     /// Sets this instance's liveness key, and keeps it while the instance holds a claim.
     async fn keep_alive(&self) -> Result<(), RouteError> {
-        self.run::<()>(self.liveness.beat()).await?;
+        self.execute::<()>(self.liveness.beat()).await?;
         let mut held = self.liveness.lock();
         if !held.beating {
             held.beating = true;
             let (connection, breaker) = (self.connection.clone(), Arc::clone(&self.breaker));
             let beats = Beats { connection, breaker, timeout: self.timeout };
-            tokio::spawn(beats.run(Arc::downgrade(&self.liveness)));
+            tokio::spawn(beats.keep_beating(Arc::downgrade(&self.liveness)));
         }
         Ok(())
     }
@@ -279,7 +282,7 @@ struct Beats {
 impl Beats {
     /// Renews the liveness key every third of its lifetime while the router lives (the
     /// liveness is held weakly) and holds a claim; a failed renewal is left to the next.
-    async fn run(self, liveness: Weak<Liveness>) {
+    async fn keep_beating(self, liveness: Weak<Liveness>) {
         let Some(period) = liveness.upgrade().map(|l| l.ttl / 3) else { return };
         loop {
             tokio::time::sleep(period).await;
@@ -353,7 +356,7 @@ impl PeerRouter for RedisPeerRouter {
             let Some(key) = self.claim_key(session) else { return Ok(None) };
             let mut command = redis::cmd("GET");
             command.arg(key);
-            self.run::<Option<String>>(command).await
+            self.execute::<Option<String>>(command).await
         })
     }
 

@@ -170,7 +170,10 @@ impl RedisSessionStore {
     }
 
     /// Runs `command` within the timeout, through the breaker.
-    async fn run<T: redis::FromRedisValue>(&self, command: redis::Cmd) -> Result<T, StoreError> {
+    async fn execute<T: redis::FromRedisValue>(
+        &self,
+        command: redis::Cmd,
+    ) -> Result<T, StoreError> {
         let mut connection = self.connection.clone();
         self.guarded(command.query_async(&mut connection)).await
     }
@@ -189,7 +192,7 @@ impl RedisSessionStore {
         let Some((record, subscriptions)) = self.keys(id) else { return Ok(false) };
         let mut command = redis::cmd("EVAL");
         command.arg(script).arg(2).arg(record).arg(subscriptions).arg(args);
-        Ok(self.run::<i64>(command).await? == 1)
+        Ok(self.execute::<i64>(command).await? == 1)
     }
 }
 

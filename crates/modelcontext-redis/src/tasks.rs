@@ -232,7 +232,7 @@ impl RedisTaskStore {
             .arg(millis(remaining))
             .arg(self.max_total)
             .arg(if unfinished { "1" } else { "0" });
-        match self.run::<i64>(command).await? {
+        match self.execute::<i64>(command).await? {
             1 => Ok(()),
             2 => Err(TaskStoreError::Exists),
             3 => Err(TaskStoreError::Full { capacity: self.max_total }),
@@ -248,7 +248,7 @@ impl RedisTaskStore {
     }
 
     /// Runs `command` within the timeout, through the breaker.
-    async fn run<T: redis::FromRedisValue>(
+    async fn execute<T: redis::FromRedisValue>(
         &self,
         command: redis::Cmd,
     ) -> Result<T, TaskStoreError> {
@@ -294,7 +294,9 @@ impl TaskStore for RedisTaskStore {
             let Some(key) = self.key(task_id) else { return Ok(None) };
             let mut command = redis::cmd("GET");
             command.arg(key);
-            let Some(text) = self.run::<Option<String>>(command).await? else { return Ok(None) };
+            let Some(text) = self.execute::<Option<String>>(command).await? else {
+                return Ok(None);
+            };
             let stored: Stored = serde_json::from_str(&text).map_err(|e| {
                 // Not "unknown task": something wrote a record this build cannot read.
                 TaskStoreError::Unavailable(format!("an unreadable task record: {e}"))
@@ -320,7 +322,7 @@ impl TaskStore for RedisTaskStore {
                 .arg(json(&record))
                 .arg(if ended { "1" } else { "0" })
                 .arg(&record.task.task.task_id);
-            Ok(self.run::<i64>(command).await? == 1)
+            Ok(self.execute::<i64>(command).await? == 1)
         })
     }
 }
