@@ -20,9 +20,9 @@ use super::ServerInner;
 use super::call::Call;
 use super::context::{ClientView, SessionLogLevel};
 use super::extensions::Extensions;
-use super::layer::{Link, Scope, Watch};
 use super::notify::{self, Subscribed};
 use super::stamp::internal;
+use super::telemetry::{Link, RequestTelemetry, Scope};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
 /// Per-connection server state, owned by the engine loop.
@@ -356,17 +356,17 @@ impl ServerSession {
         peer: &Peer,
         #[cfg(feature = "otel")] transport: crate::observe::otel::Carrier<'_>,
     ) -> Reply {
-        let mut watch = Watch::start(&request.method, &request.id, &self.link);
+        let mut telemetry = RequestTelemetry::start(&request.method, &request.id, &self.link);
         #[cfg(feature = "otel")]
-        watch.adopt_remote_parent_raw(request.params.as_deref(), transport);
-        let reply = self.answer(request, peer, &mut watch);
-        watch.finish(reply)
+        telemetry.adopt_remote_parent_raw(request.params.as_deref(), transport);
+        let reply = self.answer(request, peer, &mut telemetry);
+        telemetry.finish(reply)
     }
 
     /// Answers `request`: parse, era, layers (in the request's span), then the method. The
-    /// span is named by [`Watch::admit`] before it is first entered: OpenTelemetry takes the
+    /// span is named by [`RequestTelemetry::admit`] before it is first entered: OpenTelemetry takes the
     /// name (which names the tool or prompt) when the span starts.
-    fn answer(&mut self, request: Request, peer: &Peer, watch: &mut Watch) -> Reply {
+    fn answer(&mut self, request: Request, peer: &Peer, telemetry: &mut RequestTelemetry) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
             return Reply::Now(Err(McpError::method_not_found(&request.method)));
@@ -386,7 +386,7 @@ impl ServerSession {
         if let ClientRequest::Initialize(params) = &parsed {
             let version = negotiate_handshake(&params.protocol_version);
             let era = (Era::Handshake, version);
-            if let Some(answered) = watch.admit(&parsed, &id, era, self.scope()).transpose() {
+            if let Some(answered) = telemetry.admit(&parsed, &id, era, self.scope()).transpose() {
                 return Reply::Now(answered);
             }
             let outcome = self.initialize(params);
@@ -403,7 +403,7 @@ impl ServerSession {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
         let era = (client.era, client.protocol_version);
-        if let Some(answered) = watch.admit(&parsed, &id, era, self.scope()).transpose() {
+        if let Some(answered) = telemetry.admit(&parsed, &id, era, self.scope()).transpose() {
             return Reply::Now(answered);
         }
         let call = Call {
@@ -414,6 +414,8 @@ impl ServerSession {
             request_id: id,
             log_level: Some(&self.log_level),
             extensions: &self.extensions,
+            link: &self.link,
+            item_middleware: true,
         };
         match parsed {
             ClientRequest::SetLevel(params) => {
@@ -428,7 +430,7 @@ impl ServerSession {
                 let outcome = self.subscribe(&params.uri, false);
                 Reply::Now(outcome.and_then(|result| call.finish(result)))
             }
-            other => call.dispatch(other),
+            other => call.answer(other),
         }
     }
 
@@ -553,17 +555,17 @@ pub(crate) fn answer_stateless(
     extensions: Arc<Extensions>,
 ) -> Reply {
     let link = Link::new(server, crate::observe::TCP, None);
-    let mut watch = Watch::start(request.method(), &request_id, &link);
+    let mut telemetry = RequestTelemetry::start(request.method(), &request_id, &link);
     #[cfg(feature = "otel")]
     {
         let headers = extensions.get::<http::HeaderMap>();
         let transport = headers.map(crate::observe::otel::Carrier::headers).unwrap_or_default();
-        watch.adopt_remote_parent(&request, transport);
+        telemetry.adopt_remote_parent(&request, transport);
     }
     let era = (client.era, client.protocol_version);
     let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };
-    if let Some(answered) = watch.admit(&request, &request_id, era, scope).transpose() {
-        return watch.finish(Reply::Now(answered));
+    if let Some(answered) = telemetry.admit(&request, &request_id, era, scope).transpose() {
+        return telemetry.finish(Reply::Now(answered));
     }
     let call = Call {
         server,
@@ -574,8 +576,10 @@ pub(crate) fn answer_stateless(
         // A modern request's level is in its `_meta`.
         log_level: None,
         extensions: &extensions,
+        link: &link,
+        item_middleware: true,
     };
-    watch.finish(call.dispatch(request))
+    telemetry.finish(call.answer(request))
 }
 
 /// Whether `meta` is the envelope `view` was made from: what [`modern_view`] would make of it.

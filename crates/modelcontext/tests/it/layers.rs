@@ -2,6 +2,9 @@
 //! and one that refuses answers with its own JSON-RPC error, in both eras, in memory and over
 //! HTTP, without the handler running.
 
+// Layers are deprecated for middleware; they still work.
+#![allow(deprecated)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
