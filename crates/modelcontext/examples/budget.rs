@@ -14,7 +14,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use modelcontext::server::Middleware;
-use modelcontext::server::middleware::{Next, Request, Response, ResponseFuture};
+use modelcontext::server::middleware::{Next, Request, ResponseFuture};
 use modelcontext::types::{CallToolResult, ContentBlock};
 use modelcontext::{McpServer, tool};
 use serde_json::{Value, json};
@@ -63,9 +63,7 @@ impl<B: Budget> Middleware for CallBudget<B> {
             let Some(left) = budget.spend(&caller).await else {
                 tracing::warn!(%caller, "call budget spent");
                 let text = format!("{caller} has used all {CALLS} calls");
-                return Response::from_result(&CallToolResult::error(vec![ContentBlock::text(
-                    text,
-                )]));
+                return request.tool_result(CallToolResult::error(vec![ContentBlock::text(text)]));
             };
             next.run(request).await.map_result(|mut result: CallToolResult| {
                 let meta = result.meta.get_or_insert_default();

@@ -84,6 +84,7 @@ impl Call<'_> {
             session_id: self.link.session_id.clone(),
             transport: self.link.transport,
             extensions: Arc::clone(self.extensions),
+            server_info: Arc::clone(self.server_info),
         }
     }
 

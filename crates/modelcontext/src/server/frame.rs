@@ -31,11 +31,12 @@ pub(super) struct HandlerFrame {
 
 impl HandlerFrame {
     /// The answer to the request: `run`, guarded, in the round if there is one, converted to
-    /// the wire result by `into_wire`, stamped and serialized.
+    /// the wire result by `into_wire` (the kind's, a function item: a static call), stamped
+    /// and serialized.
     pub(super) async fn finish<V, W: WireResult>(
         self,
         run: Pin<&mut impl Future<Output = Result<V, McpError>>>,
-        into_wire: fn(V) -> W,
+        into_wire: impl FnOnce(V) -> W,
     ) -> Outcome {
         let HandlerFrame { guard, round, stamp } = self;
         let run = guarded(guard, async move { run.await.map(into_wire) });

@@ -58,8 +58,9 @@
 //!
 //! A middleware that panics is answered -32603, as a handler that panics is. The results
 //! the handler produces are already in their era's shape (in 2026-07-28, with `resultType`
-//! and the `serverInfo` stamp): rewrite them with [`Response::map_result`] to keep that, and
-//! give a result you make yourself the fields its era needs.
+//! and the `serverInfo` stamp): rewrite them with [`Response::map_result`] to keep that.
+//! Answer a tool call yourself with [`Request::tool_result`], which gives the result the same
+//! fields; a result given to [`Response::from_result`] is sent as it is.
 //!
 //! A server without middleware pays nothing for the feature: its requests take the same path
 //! as before it existed, and a synchronous tool is still answered without a task.
@@ -68,12 +69,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use modelcontext_types::{ClientRequest, Era, McpError, RawValue, RequestId, method};
+use modelcontext_types::{
+    CallToolResult, ClientRequest, Era, McpError, RawValue, RequestId, method,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::extensions::{Extensions, PrincipalId};
+use super::stamp::{ServerInfoJson, Stamp};
 use crate::engine::{BoxFuture, Outcome};
 use crate::observe::Target;
 
@@ -130,6 +134,8 @@ pub struct Request {
     session_id: Option<Arc<str>>,
     transport: &'static str,
     extensions: Arc<Extensions>,
+    /// For the era's stamp on a result the middleware makes.
+    server_info: Arc<ServerInfoJson>,
 }
 
 /// Where a request comes from: what [`Request`] carries beside the request itself.
@@ -140,12 +146,30 @@ pub(crate) struct Origin {
     pub session_id: Option<Arc<str>>,
     pub transport: &'static str,
     pub extensions: Arc<Extensions>,
+    pub server_info: Arc<ServerInfoJson>,
 }
 
 impl Request {
     pub(crate) fn new(request: ClientRequest, origin: Origin) -> Request {
-        let Origin { id, era, protocol_version, session_id, transport, extensions } = origin;
-        Request { request, id, era, protocol_version, session_id, transport, extensions }
+        let Origin { id, era, protocol_version, session_id, transport, extensions, server_info } =
+            origin;
+        Request {
+            request,
+            id,
+            era,
+            protocol_version,
+            session_id,
+            transport,
+            extensions,
+            server_info,
+        }
+    }
+
+    /// A response to this `tools/call` with `result` instead of the tool's, in the shape the
+    /// request's era gives every result (in 2026-07-28: `resultType` and the `serverInfo`
+    /// stamp), as the tool's own would be.
+    pub fn tool_result(&self, result: CallToolResult) -> Response {
+        Response(Stamp::new(&self.server_info, self.era).apply(result))
     }
 
     /// The parsed request.
@@ -182,6 +206,14 @@ impl Request {
     pub fn tool_name(&self) -> Option<&str> {
         match &self.request {
             ClientRequest::CallTool(params) => Some(&params.name),
+            _ => None,
+        }
+    }
+
+    /// The arguments of a `tools/call`, if it has any.
+    pub fn arguments(&self) -> Option<&Map<String, Value>> {
+        match &self.request {
+            ClientRequest::CallTool(params) => params.arguments.as_ref(),
             _ => None,
         }
     }
@@ -277,7 +309,7 @@ impl Response {
         self.0.is_err()
     }
 
-    /// The result read as a `T` (a [`CallToolResult`](modelcontext_types::CallToolResult),
+    /// The result read as a `T` (a [`CallToolResult`],
     /// say); `None` for a JSON-RPC error.
     pub fn result<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
         let raw = self.0.as_deref().ok()?;

@@ -337,3 +337,62 @@ async fn prompts_and_resources_have_middleware_of_their_own() {
     let error = client.read_resource("mem://note").await.expect_err("sealed");
     assert_eq!(error.code(), Some(ErrorCode(-32602)), "{error}");
 }
+
+/// A result a middleware makes for a call gets the era's fields, as the tool's would.
+#[tokio::test]
+async fn a_middleware_answers_a_call_in_the_eras_shape() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let closed = from_fn(|request: Request, _: Next| async move {
+        request.tool_result(CallToolResult::error(vec![ContentBlock::text("closed")]))
+    });
+    let server =
+        || McpServer::new("mw").tool(counted(&runs).middleware(closed.clone())).expect("tool");
+    let mut wire = Wire::start(server(), "2026-07-28");
+    let answer = wire.call(&call(1, "echo", r#"{"text":"x"}"#, &modern_meta("{}", ""))).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mw","version":"0.1.0"}},"resultType":"complete","content":[{"type":"text","text":"closed"}],"isError":true}}"#
+    );
+    let mut wire = Wire::start(server(), "2025-11-25");
+    wire.initialize().await;
+    let answer = wire.call(&call(2, "echo", r#"{"text":"x"}"#, "")).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"closed"}],"isError":true}}"#
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
+/// Middleware runs inside the request's span, whose outcome is the one the client got: the
+/// middleware's log line is among the span's events, and a refusal by a middleware is the
+/// span's error.
+#[tokio::test]
+async fn middleware_runs_inside_the_request_span() {
+    let (capture, _guard) = crate::observe::capture();
+    let echo = ToolDef::new("echo", |Echo { text }: Echo| async move { text });
+    let server = McpServer::new("mw").tool(echo).expect("tool").middleware(from_fn(
+        |request: Request, next: Next| async move {
+            tokio::task::yield_now().await;
+            tracing::info!("inside the middleware");
+            let text = request.arguments().and_then(|args| args.get("text"));
+            if request.tool_name().is_none() || text.is_some() {
+                return next.run(request).await;
+            }
+            Response::error(McpError::new(ErrorCode(-32050), "no text"))
+        },
+    ));
+    let client = Client::connect(server.in_memory()).await.expect("up");
+    client.call_tool("echo", json!({"text": "x"})).await.expect("answered");
+    client.call_tool("echo", json!({})).await.expect_err("refused");
+    drop(client);
+    capture.settled().await;
+    let spans = capture.spans("mcp.server");
+    let calls: Vec<_> =
+        spans.iter().filter(|span| span.field("mcp.method.name") == Some("tools/call")).collect();
+    assert_eq!(calls.len(), 2, "{spans:#?}");
+    for span in &calls {
+        assert_eq!(span.events, ["inside the middleware"]);
+    }
+    assert_eq!(calls[0].field("error.type"), None);
+    assert_eq!(calls[1].field("error.type"), Some("-32050"), "{:?}", calls[1]);
+}
