@@ -22,7 +22,7 @@ use super::frame::{HandlerFrame, Round, guarded};
 use super::handler::{Invocation, Kind, Located, RequestParts, Route};
 use super::middleware::{Endpoint, Origin, Stack};
 use super::mrtr::{Binding, InputRound};
-use super::notify::{self, BusEvent};
+use super::notify::{self, BusEvent, Subscribed};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
 use super::stamp::{ServerInfoJson, Stamp, WireResult, internal};
@@ -41,6 +41,8 @@ pub(super) struct Call<'a> {
     pub request_id: modelcontext_types::RequestId,
     /// What `logging/setLevel` set: handshake era only.
     pub log_level: Option<&'a SessionLogLevel>,
+    /// The URIs of `resources/subscribe`: handshake era only.
+    pub subscribed: Option<&'a Subscribed>,
     pub extensions: &'a Arc<Extensions>,
     /// The transport and session the request came over.
     pub link: &'a Link,
@@ -149,6 +151,15 @@ impl Call<'_> {
                 }
             }
             ClientRequest::SubscriptionsListen(params) => self.listen(params),
+            ClientRequest::SetLevel(params) => match self.log_level {
+                Some(level) => {
+                    level.set(params.level);
+                    Reply::Now(self.finish(EmptyResult::default()))
+                }
+                None => Reply::Now(Err(McpError::method_not_found(method::LOGGING_SET_LEVEL))),
+            },
+            ClientRequest::Subscribe(params) => Reply::Now(self.subscribe(&params.uri, true)),
+            ClientRequest::Unsubscribe(params) => Reply::Now(self.subscribe(&params.uri, false)),
             ClientRequest::GetTask(params) => {
                 self.task_method(|server, principal| tasks::get(server, params, principal))
             }
@@ -177,6 +188,26 @@ impl Call<'_> {
         }
         let future = method(Arc::clone(self.server), self.principal());
         self.later(future)
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (handshake era): the URI must name a
+    /// resource or match a template.
+    fn subscribe(&self, uri: &str, on: bool) -> Outcome {
+        let Some(subscribed) = self.subscribed else {
+            let name = if on { method::RESOURCES_SUBSCRIBE } else { method::RESOURCES_UNSUBSCRIBE };
+            return Err(McpError::method_not_found(name));
+        };
+        if self.server.resolve_resource(uri).is_none() {
+            return Err(super::unknown_resource(uri));
+        }
+        let mut subscribed = subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            subscribed.insert(uri.to_owned());
+        } else {
+            subscribed.remove(uri);
+        }
+        drop(subscribed);
+        self.finish(EmptyResult::default())
     }
 
     fn principal(&self) -> Option<String> {
@@ -351,6 +382,7 @@ struct OwnedCall {
     peer: Peer,
     request_id: modelcontext_types::RequestId,
     log_level: Option<SessionLogLevel>,
+    subscribed: Option<Subscribed>,
     extensions: Arc<Extensions>,
     link: Link,
     item_middleware: bool,
@@ -365,6 +397,7 @@ impl OwnedCall {
             peer: call.peer.clone(),
             request_id: call.request_id.clone(),
             log_level: call.log_level.cloned(),
+            subscribed: call.subscribed.cloned(),
             extensions: Arc::clone(call.extensions),
             link: call.link.clone(),
             item_middleware: call.item_middleware,
@@ -379,6 +412,7 @@ impl OwnedCall {
             peer: &self.peer,
             request_id: self.request_id.clone(),
             log_level: self.log_level.as_ref(),
+            subscribed: self.subscribed.as_ref(),
             extensions: &self.extensions,
             link: &self.link,
             item_middleware: self.item_middleware,

@@ -51,10 +51,10 @@
 //!    the check of the arguments against the input schema (a tool error, answered without
 //!    running the tool), task augmentation, then the handler, behind its panic barrier.
 //!
-//! A request refused before step 5 never reaches a middleware. So do the connection's own
-//! requests, answered by the SDK from the connection's state: `initialize`,
-//! `logging/setLevel`, `resources/subscribe` and `resources/unsubscribe`. A middleware that
-//! rewrites a tool's name reaches that tool's handler, but not its per-item middleware.
+//! A request refused before step 5 never reaches a middleware, and neither does
+//! `initialize`: the handshake itself, which pins the connection's era as it is answered. A
+//! middleware that rewrites a tool's name reaches that tool's handler, but not that tool's
+//! own middleware.
 //!
 //! A middleware that panics is answered -32603, as a handler that panics is. The results
 //! the handler produces are already in their era's shape (in 2026-07-28, with `resultType`

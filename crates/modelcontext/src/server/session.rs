@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use modelcontext_types::{
-    ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
+    ClientNotification, ClientRequest, Era, InitializeRequestParams, InitializeResult,
     MODERN_VERSIONS, McpError, Notification, ParamsError, Request, RequestMeta,
     UNSUPPORTED_PROTOCOL_VERSION, has_batches, method, negotiate_handshake, to_raw,
 };
@@ -145,21 +145,6 @@ impl ServerSession {
             Ok(level) => self.log_level.set(level),
             Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
         }
-    }
-
-    /// `resources/subscribe` and `resources/unsubscribe` (handshake era): the URI must name a
-    /// resource or match a template.
-    fn subscribe(&self, uri: &str, on: bool) -> Result<EmptyResult, McpError> {
-        if self.server.resolve_resource(uri).is_none() {
-            return Err(super::unknown_resource(uri));
-        }
-        let mut subscribed = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        if on {
-            subscribed.insert(uri.to_owned());
-        } else {
-            subscribed.remove(uri);
-        }
-        Ok(EmptyResult::default())
     }
 }
 
@@ -413,25 +398,12 @@ impl ServerSession {
             peer,
             request_id: id,
             log_level: Some(&self.log_level),
+            subscribed: Some(&self.subscribed),
             extensions: &self.extensions,
             link: &self.link,
             item_middleware: true,
         };
-        match parsed {
-            ClientRequest::SetLevel(params) => {
-                self.log_level.set(params.level);
-                Reply::Now(call.finish(EmptyResult::default()))
-            }
-            ClientRequest::Subscribe(params) => {
-                let outcome = self.subscribe(&params.uri, true);
-                Reply::Now(outcome.and_then(|result| call.finish(result)))
-            }
-            ClientRequest::Unsubscribe(params) => {
-                let outcome = self.subscribe(&params.uri, false);
-                Reply::Now(outcome.and_then(|result| call.finish(result)))
-            }
-            other => call.answer(other),
-        }
+        call.answer(parsed)
     }
 
     fn initialize(&mut self, params: &InitializeRequestParams) -> Outcome {
@@ -573,8 +545,9 @@ pub(crate) fn answer_stateless(
         client: &Arc::new(client),
         peer,
         request_id,
-        // A modern request's level is in its `_meta`.
+        // A modern request's level is in its `_meta`; it has no subscriptions to keep.
         log_level: None,
+        subscribed: None,
         extensions: &extensions,
         link: &link,
         item_middleware: true,

@@ -396,3 +396,37 @@ async fn middleware_runs_inside_the_request_span() {
     assert_eq!(calls[0].field("error.type"), None);
     assert_eq!(calls[1].field("error.type"), Some("-32050"), "{:?}", calls[1]);
 }
+
+/// Every request after the handshake reaches the middleware, the connection's own
+/// (`logging/setLevel`, `resources/subscribe`) included; `initialize` does not.
+#[tokio::test]
+async fn the_connections_own_requests_reach_the_middleware() {
+    use std::sync::Mutex;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let note = modelcontext::ResourceDef::new("mem://note", || async { "note" });
+    let server = McpServer::new("mw").resource(note).expect("resource").middleware(from_fn(
+        move |request: Request, next: Next| {
+            let entry = format!("{} {}", request.method(), request.target().unwrap_or("-"));
+            log.lock().expect("lock").push(entry);
+            next.run(request)
+        },
+    ));
+    let mut wire = Wire::start(server, "2025-11-25");
+    wire.initialize().await;
+    let answer = wire
+        .call(r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}"#)
+        .await;
+    assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    let subscribe =
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"mem://note"}}"#;
+    assert_eq!(wire.call(subscribe).await, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    let unknown =
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"mem://none"}}"#;
+    let answer: Value = serde_json::from_str(&wire.call(unknown).await).expect("json");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["logging/setLevel -", "resources/subscribe mem://note", "resources/subscribe mem://none"]
+    );
+}
