@@ -1,10 +1,10 @@
 //! Request layers: the application's code around every request a server answers (logging,
-//! rate limits, authorization rules), run by the request's telemetry beside its span.
+//! rate limits, authorization rules), each run as a middleware of the server.
 //!
-//! Order: layers run in the order they were added to the server. A request reaches them once
-//! it is parsed and its era is known (a request the server refuses before that, such as
-//! unparsable params or a request before `initialize`, never reaches a layer; the span still
-//! records it). For each layer in turn, [`RequestLayer::before`] runs, then
+//! Order: layers run in the order they were added to the server, before any middleware. A
+//! request reaches them where it would reach a middleware (see
+//! [`middleware`](super::middleware): once it is parsed and its era is known; never
+//! `initialize`). For each layer in turn, [`RequestLayer::before`] runs, then
 //! [`RequestLayer::answer`]: the first layer that refuses (an error from `before`) or answers
 //! (a result from `answer`, e.g. from a cache) ends the request there, the layers after it are
 //! skipped, and the handler never runs. [`RequestLayer::after`] then runs, in reverse order,
@@ -12,8 +12,7 @@
 //! outcome the client gets.
 //!
 //! Deprecated: [`Middleware`](super::Middleware) does all this and more (it can await,
-//! rewrite the request and the result, and run for one tool). Layers still run, before any
-//! middleware.
+//! rewrite the request and the result, and run for one tool).
 
 // The deprecated layers are still run here.
 #![allow(deprecated)]
@@ -23,6 +22,7 @@ use std::sync::Arc;
 use modelcontext_types::{ClientRequest, Era, McpError, RawValue, RequestId};
 
 use super::extensions::{Extensions, PrincipalId};
+use super::middleware::{Middleware, Next, Request, Response, ResponseFuture};
 
 /// Code that runs around every request the server answers, on every transport and in both
 /// eras. Add one with [`McpServer::layer`](super::McpServer::layer).
@@ -94,44 +94,39 @@ impl RequestInfo {
     }
 }
 
-/// The layers of a server, in the order they were added.
-pub(crate) type Layers = Arc<[Arc<dyn RequestLayer>]>;
+/// A layer run as a middleware: `before`, then `answer`, then the rest of the chain; `after`
+/// with whatever the request ends with.
+pub(super) struct LayerMiddleware(pub Arc<dyn RequestLayer>);
 
-/// The layers whose `before` ran, and what they saw.
-pub(super) struct LayersRun {
-    info: Arc<RequestInfo>,
-    layers: Layers,
-    count: usize,
+impl Middleware for LayerMiddleware {
+    fn handle(&self, request: Request, next: Next) -> ResponseFuture {
+        let layer = Arc::clone(&self.0);
+        Box::pin(async move {
+            let info = RequestInfo::of(&request);
+            let response = match layer.before(request.request(), &info) {
+                Err(refusal) => Response::error(refusal),
+                Ok(()) => match layer.answer(request.request(), &info) {
+                    Some(answer) => Response::new(Ok(answer)),
+                    None => next.run(request).await,
+                },
+            };
+            layer.after(&info, response.outcome());
+            response
+        })
+    }
 }
 
-impl LayersRun {
-    /// Asks `layers` about `request`, in order: `Ok(None)` lets it through; otherwise the
-    /// answer of the layer that refused or answered. The run remembers who to tell the outcome.
-    pub(super) fn ask(
-        layers: &Layers,
-        request: &ClientRequest,
-        info: RequestInfo,
-    ) -> (LayersRun, Result<Option<Box<RawValue>>, McpError>) {
-        let mut run = LayersRun { info: Arc::new(info), layers: Arc::clone(layers), count: 0 };
-        let verdict = run.before(request);
-        (run, verdict)
-    }
-
-    fn before(&mut self, request: &ClientRequest) -> Result<Option<Box<RawValue>>, McpError> {
-        for layer in self.layers.iter() {
-            self.count += 1;
-            layer.before(request, &self.info)?;
-            if let Some(answer) = layer.answer(request, &self.info) {
-                return Ok(Some(answer));
-            }
-        }
-        Ok(None)
-    }
-
-    /// Tells every layer whose `before` ran how the request ended, innermost first.
-    pub(super) fn after(&self, outcome: Result<&RawValue, &McpError>) {
-        for layer in self.layers[..self.count].iter().rev() {
-            layer.after(&self.info, outcome);
+impl RequestInfo {
+    fn of(request: &Request) -> RequestInfo {
+        RequestInfo {
+            method: request.method().to_owned(),
+            id: request.id().clone(),
+            target: request.target().map(str::to_owned),
+            era: request.era(),
+            protocol_version: request.protocol_version(),
+            session_id: request.session_id().map(Arc::from),
+            transport: request.transport(),
+            extensions: request.shared_extensions(),
         }
     }
 }

@@ -40,18 +40,19 @@
 //!    `_meta` envelope, and the methods an era removed.
 //! 3. **The request's span is named** (and its metrics started); every later step runs inside
 //!    it, and it records every request, refused ones included.
-//! 4. The deprecated [`RequestLayer`](super::RequestLayer)s, if any.
-//! 5. **Server middleware** ([`McpServer::middleware`](super::McpServer::middleware)), the
-//!    first added outermost: it sees the request first and the response last.
-//! 6. **Per-item middleware** ([`ToolDef::middleware`](super::ToolDef::middleware),
+//! 4. **Server middleware** ([`McpServer::middleware`](super::McpServer::middleware)), the
+//!    first added outermost: it sees the request first and the response last. The
+//!    deprecated [`RequestLayer`](super::RequestLayer)s run here too, each as a middleware,
+//!    outside all the others.
+//! 5. **Per-item middleware** ([`ToolDef::middleware`](super::ToolDef::middleware),
 //!    [`PromptDef::middleware`](super::PromptDef::middleware),
 //!    [`ResourceDef::middleware`](super::ResourceDef::middleware)), only for requests of that
 //!    tool, prompt or resource, again first added outermost.
-//! 7. **The SDK's handling of the method**: for a tool, the MRTR round of a modern request,
+//! 6. **The SDK's handling of the method**: for a tool, the MRTR round of a modern request,
 //!    the check of the arguments against the input schema (a tool error, answered without
 //!    running the tool), task augmentation, then the handler, behind its panic barrier.
 //!
-//! A request refused before step 5 never reaches a middleware, and neither does
+//! A request refused before step 4 never reaches a middleware, and neither does
 //! `initialize`: the handshake itself, which pins the connection's era as it is answered. A
 //! middleware that rewrites a tool's name reaches that tool's handler, but not that tool's
 //! own middleware.
@@ -257,6 +258,11 @@ impl Request {
         self.extensions.get::<PrincipalId>()
     }
 
+    /// The extensions, shared (a layer's `RequestInfo` holds them).
+    pub(super) fn shared_extensions(&self) -> Arc<Extensions> {
+        Arc::clone(&self.extensions)
+    }
+
     fn is_listen(&self) -> bool {
         self.request.method() == method::SUBSCRIPTIONS_LISTEN
     }
@@ -380,8 +386,13 @@ pub(crate) struct Stack(Arc<[Arc<dyn Middleware>]>);
 impl Stack {
     /// The stack with `middleware` added innermost.
     pub(crate) fn with(&self, middleware: impl Middleware) -> Stack {
+        self.inserted(self.0.len(), middleware)
+    }
+
+    /// The stack with `middleware` added at `position` (0 is outermost).
+    pub(crate) fn inserted(&self, position: usize, middleware: impl Middleware) -> Stack {
         let mut all = self.0.to_vec();
-        all.push(Arc::new(middleware));
+        all.insert(position, Arc::new(middleware));
         Stack(all.into())
     }
 

@@ -181,11 +181,11 @@ pub(crate) struct ServerInner {
     /// request is one connection, so per-connection would be per request) and reset by any
     /// change to the server.
     pub info_json: std::sync::OnceLock<Arc<stamp::ServerInfoJson>>,
-    /// Code around every request ([`McpServer::layer`]), in the order it was added.
-    pub layers: layer::Layers,
     /// Async middleware around every request ([`McpServer::middleware`]), the first added
-    /// outermost.
+    /// outermost, after the deprecated layers ([`McpServer::layer`]).
     pub middleware: middleware::Stack,
+    /// How many of `middleware` are layers: the outermost ones.
+    pub layers: usize,
     /// The metric instruments, made from the global meter provider on first use (feature
     /// `otel`): per server, so a provider set before the first connection is the one used.
     #[cfg(feature = "otel")]
@@ -336,8 +336,8 @@ impl McpServer {
             #[cfg(feature = "http")]
             listeners: Arc::default(),
             info_json: std::sync::OnceLock::new(),
-            layers: Arc::new([]),
             middleware: middleware::Stack::default(),
+            layers: 0,
             #[cfg(feature = "otel")]
             instruments: Arc::default(),
             task_store: Arc::new(InMemoryTaskStore::default()),
@@ -627,8 +627,8 @@ impl McpServer {
     /// both eras: after the layers added before it, before the handler. Its
     /// [`before`](RequestLayer::before) can answer a request with a JSON-RPC error of its
     /// choosing instead of the handler; its [`after`](RequestLayer::after) sees every
-    /// outcome. See [`RequestLayer`] for the order. Layers run before any
-    /// [`middleware`](McpServer::middleware).
+    /// outcome. See [`RequestLayer`] for the order. Each layer runs as a middleware, outside
+    /// every [`middleware`](McpServer::middleware), and sees the requests a middleware sees.
     #[deprecated(
         since = "0.1.0",
         note = "use `McpServer::middleware`: async, around the handler, per tool too"
@@ -636,9 +636,9 @@ impl McpServer {
     #[allow(deprecated)]
     pub fn layer(mut self, layer: impl RequestLayer) -> Self {
         let inner = self.inner_mut();
-        let mut layers: Vec<Arc<dyn RequestLayer>> = inner.layers.to_vec();
-        layers.push(Arc::new(layer));
-        inner.layers = layers.into();
+        let layer = layer::LayerMiddleware(Arc::new(layer));
+        inner.middleware = inner.middleware.inserted(inner.layers, layer);
+        inner.layers += 1;
         self
     }
 

@@ -22,7 +22,7 @@ use super::context::{ClientView, SessionLogLevel};
 use super::extensions::Extensions;
 use super::notify::{self, Subscribed};
 use super::stamp::internal;
-use super::telemetry::{Link, RequestTelemetry, Scope};
+use super::telemetry::{Link, RequestTelemetry};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
 /// Per-connection server state, owned by the engine loop.
@@ -42,7 +42,7 @@ pub(crate) struct ServerSession {
     shared_forwarder: bool,
     /// What the transport knows about this connection, for every context.
     extensions: Arc<Extensions>,
-    /// The transport and session, for the spans and the layers.
+    /// The transport and session, for the spans and the middleware.
     link: Link,
     /// Handshake era: the `roots/list_changed` hook's runs on this connection.
     roots_runs: super::roots::Runs,
@@ -95,7 +95,7 @@ impl ServerSession {
         }
     }
 
-    /// Tells the spans and the layers which transport and session this connection is.
+    /// Tells the spans and the middleware which transport and session this connection is.
     #[cfg(feature = "http")]
     pub(crate) fn with_link(mut self, link: Link) -> ServerSession {
         self.link = link;
@@ -108,10 +108,6 @@ impl ServerSession {
     pub(crate) fn with_shared_forwarder(mut self) -> ServerSession {
         self.shared_forwarder = true;
         self
-    }
-
-    fn scope(&self) -> Scope<'_> {
-        Scope { link: &self.link, extensions: &self.extensions, layers: &self.server.layers }
     }
 
     /// Attaches what the transport knows about the connection (see [`Extensions`]).
@@ -348,9 +344,10 @@ impl ServerSession {
         telemetry.finish(reply)
     }
 
-    /// Answers `request`: parse, era, layers (in the request's span), then the method. The
-    /// span is named by [`RequestTelemetry::admit`] before it is first entered: OpenTelemetry takes the
-    /// name (which names the tool or prompt) when the span starts.
+    /// Answers `request`: parse, era, then the method (through the middleware, in the
+    /// request's span). The span is named by [`RequestTelemetry::identify`] before it is first
+    /// entered: OpenTelemetry takes the name (which names the tool or prompt) when the span
+    /// starts.
     fn answer(&mut self, request: Request, peer: &Peer, telemetry: &mut RequestTelemetry) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
@@ -369,11 +366,7 @@ impl ServerSession {
         };
         let id = request.id;
         if let ClientRequest::Initialize(params) = &parsed {
-            let version = negotiate_handshake(&params.protocol_version);
-            let era = (Era::Handshake, version);
-            if let Some(answered) = telemetry.admit(&parsed, &id, era, self.scope()).transpose() {
-                return Reply::Now(answered);
-            }
+            telemetry.identify(&parsed, negotiate_handshake(&params.protocol_version));
             let outcome = self.initialize(params);
             if outcome.is_ok() {
                 self.forward_changes(peer);
@@ -387,10 +380,7 @@ impl ServerSession {
         if client.era == Era::Modern && removed_in_modern(parsed.method()) {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
-        let era = (client.era, client.protocol_version);
-        if let Some(answered) = telemetry.admit(&parsed, &id, era, self.scope()).transpose() {
-            return Reply::Now(answered);
-        }
+        telemetry.identify(&parsed, client.protocol_version);
         let call = Call {
             server: &self.server,
             server_info: &self.server_info,
@@ -534,11 +524,7 @@ pub(crate) fn answer_stateless(
         let transport = headers.map(crate::observe::otel::Carrier::headers).unwrap_or_default();
         telemetry.adopt_remote_parent(&request, transport);
     }
-    let era = (client.era, client.protocol_version);
-    let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };
-    if let Some(answered) = telemetry.admit(&request, &request_id, era, scope).transpose() {
-        return telemetry.finish(Reply::Now(answered));
-    }
+    telemetry.identify(&request, client.protocol_version);
     let call = Call {
         server,
         server_info: &server.info_json(),

@@ -1,14 +1,12 @@
-//! What every request leaves behind: its span, its metrics (feature `otel`), and the
-//! outcome told to the deprecated [`RequestLayer`](super::RequestLayer)s. Started before a
-//! request is parsed and finished with its answer, so refusals are recorded too.
+//! What every request leaves behind: its span and its metrics (feature `otel`). Started
+//! before a request is parsed and finished with its answer, so refusals are recorded too;
+//! middleware and handlers run inside the span.
 
 use std::sync::Arc;
 
-use modelcontext_types::{ClientRequest, Era, McpError, RawValue, RequestId};
+use modelcontext_types::{ClientRequest, RequestId};
 use tracing::{Instrument, Span};
 
-use super::extensions::Extensions;
-use super::layer::{Layers, LayersRun, RequestInfo};
 use crate::engine::{BoxFuture, Outcome, Reply, catching_panics};
 use crate::observe::{self, Target};
 
@@ -42,20 +40,11 @@ impl Link {
     }
 }
 
-/// Where a request is answered: what its layers see beside the request.
-#[derive(Clone, Copy)]
-pub(crate) struct Scope<'a> {
-    pub link: &'a Link,
-    pub extensions: &'a Arc<Extensions>,
-    pub layers: &'a Layers,
-}
-
-/// One request's telemetry: its span, its metrics and the (deprecated) layers that saw it.
-/// Idle, and free, when no subscriber wants the span and the server has no layer.
+/// One request's telemetry: its span and its metrics. Idle, and free, when no subscriber
+/// wants the span and (feature `otel`) no metrics are kept.
 pub(crate) struct RequestTelemetry {
     span: Span,
     tool_call: bool,
-    layers: Option<LayersRun>,
     /// The duration metric and the in-flight count (feature `otel`).
     #[cfg(feature = "otel")]
     timing: Option<observe::otel::Timing>,
@@ -75,7 +64,6 @@ impl RequestTelemetry {
         RequestTelemetry {
             span,
             tool_call,
-            layers: None,
             #[cfg(feature = "otel")]
             timing: Some(observe::otel::Timing::start(
                 Arc::clone(&link.instruments),
@@ -92,7 +80,7 @@ impl RequestTelemetry {
     #[cfg(feature = "otel")]
     pub(crate) fn adopt_remote_parent_raw(
         &self,
-        params: Option<&RawValue>,
+        params: Option<&modelcontext_types::RawValue>,
         transport: observe::otel::Carrier<'_>,
     ) {
         if self.span.is_disabled() {
@@ -114,24 +102,16 @@ impl RequestTelemetry {
         observe::otel::adopt_remote_parent(&self.span, meta, transport);
     }
 
-    /// The request is parsed and its era known: names the span and records what the request
-    /// is about (before the span is first entered: OpenTelemetry takes the name when the span
-    /// starts), then asks the layers, inside the span. `Ok(None)`: on to the handler;
-    /// otherwise the answer of the layer that refused or answered.
+    /// The request is parsed and its protocol version known: names the span and records what
+    /// the request is about (before the span is first entered: OpenTelemetry takes the name
+    /// when the span starts).
     #[inline]
-    pub(crate) fn admit(
-        &mut self,
-        request: &ClientRequest,
-        id: &RequestId,
-        era: (Era, &'static str),
-        scope: Scope<'_>,
-    ) -> Result<Option<Box<RawValue>>, McpError> {
+    pub(crate) fn identify(&mut self, request: &ClientRequest, protocol_version: &'static str) {
         #[cfg(not(feature = "otel"))]
-        if self.span.is_disabled() && scope.layers.is_empty() {
-            // Nobody records this request: nothing to name, nobody to ask.
-            return Ok(None);
+        if self.span.is_disabled() {
+            // Nobody records this request: nothing to name.
+            return;
         }
-        let (era, protocol_version) = era;
         let target = Target::of(request);
         observe::name_target(&self.span, request.method(), target);
         if !self.span.is_disabled() {
@@ -141,26 +121,9 @@ impl RequestTelemetry {
         if let Some(timing) = &mut self.timing {
             timing.identify(target, protocol_version);
         }
-        if scope.layers.is_empty() {
-            return Ok(None);
-        }
-        let info = RequestInfo {
-            method: request.method().to_owned(),
-            id: id.clone(),
-            target: target.map(|t| t.value().to_owned()),
-            era,
-            protocol_version,
-            session_id: scope.link.session_id.clone(),
-            transport: scope.link.transport,
-            extensions: Arc::clone(scope.extensions),
-        };
-        let (run, verdict) = self.span.in_scope(|| LayersRun::ask(scope.layers, request, info));
-        self.layers = Some(run);
-        verdict
     }
 
-    /// Wraps the reply so that its end is recorded and the layers' `after` hooks run; an idle
-    /// watch returns it as it is.
+    /// Wraps the reply so that its end is recorded; idle telemetry returns it as it is.
     #[inline]
     pub(crate) fn finish(mut self, reply: Reply) -> Reply {
         match reply {
@@ -180,7 +143,7 @@ impl RequestTelemetry {
         if self.timing.is_some() {
             return false;
         }
-        self.span.is_disabled() && self.layers.is_none()
+        self.span.is_disabled()
     }
 
     /// The handler, run inside the request's span, its end recorded (a panic too: it is
@@ -206,9 +169,6 @@ impl RequestTelemetry {
         #[cfg(feature = "otel")]
         if let Some(timing) = self.timing.take() {
             timing.finish(self.tool_call, outcome.as_deref());
-        }
-        if let Some(run) = &self.layers {
-            run.after(outcome.as_deref());
         }
     }
 }
