@@ -41,7 +41,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 use crate::endpoint::{Connection, Endpoint};
-use crate::follow::Follower;
 use crate::{Breaker, Deployment, Error};
 
 /// A [`PeerRouter`] shared by every instance of a [`Deployment`]. Built by
@@ -73,11 +72,11 @@ struct Liveness {
     /// `modelcontext:{deployment}:alive:{instance}`.
     key: String,
     ttl: Duration,
-    state: Mutex<Held>,
+    state: Mutex<HeldClaims>,
 }
 
 #[derive(Default)]
-struct Held {
+struct HeldClaims {
     /// `(session, ticket)` of each claim this instance holds.
     claims: HashSet<(String, String)>,
     /// Whether the task renewing the liveness key runs (it stops once no claim is held).
@@ -85,7 +84,7 @@ struct Held {
 }
 
 impl Liveness {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeldClaims> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -362,7 +361,8 @@ impl PeerRouter for RedisPeerRouter {
         let channels = vec![format!("{}{}", self.prefix, self.instance), self.everyone.clone()];
         let origin = self.instance.clone();
         // No gap: a message lost in an outage is not sent again (see the module's doc).
-        Follower::new(&self.endpoint, channels, self.timeout, self.health_check)
+        self.endpoint
+            .follower(channels, self.timeout, self.health_check)
             .follow(move |payload| read(&origin, payload))
     }
 }

@@ -121,31 +121,35 @@ impl Handover {
     }
 }
 
-/// What a message from the peer still needs once [`take`] took what it could.
-pub(crate) enum Taken {
+/// What a message from the peer still needs once [`settle`] settled what it could.
+pub(crate) enum Unsettled {
     /// Nothing more.
-    Done,
+    Nothing,
     /// A request, for whoever dispatches them.
     Request(Request),
     /// A `notifications/cancelled`, for whoever knows the running handlers.
     Cancelled(Notification),
 }
 
-/// Takes what needs no loop of a message from the peer: an answer completes our request,
+/// Settles what needs no loop of a message from the peer: an answer completes our request,
 /// progress reaches whoever waits for it, and any other notification but a cancellation goes
-/// to `notify`. The loop takes messages this way, and so does an HTTP session's POST.
-pub(crate) fn take(peer: &Peer, message: Message, notify: impl FnOnce(Notification)) -> Taken {
+/// to `notify`. The loop settles messages this way, and so does an HTTP session's POST.
+pub(crate) fn settle(
+    peer: &Peer,
+    message: Message,
+    notify: impl FnOnce(Notification),
+) -> Unsettled {
     match message {
-        Message::Request(request) => return Taken::Request(request),
+        Message::Request(request) => return Unsettled::Request(request),
         Message::Response(response) => peer.complete(response),
         Message::BatchResponse(responses) => responses.into_iter().for_each(|r| peer.complete(r)),
         Message::Notification(n) => match n.method.as_str() {
-            method::CANCELLED => return Taken::Cancelled(n),
+            method::CANCELLED => return Unsettled::Cancelled(n),
             method::PROGRESS => peer.route_progress(n.params.as_deref()),
             _ => notify(n),
         },
     }
-    Taken::Done
+    Unsettled::Nothing
 }
 
 /// The request a `notifications/cancelled` names, from its params.
@@ -258,10 +262,10 @@ impl<D: Dispatch> Engine<D> {
     async fn handle(&mut self, incoming: Incoming) {
         match incoming {
             Ok(message) => {
-                match take(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
-                    Taken::Done => {}
-                    Taken::Request(request) => self.handle_request(request, None).await,
-                    Taken::Cancelled(cancelled) => self.cancel(cancelled.params.as_deref()),
+                match settle(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
+                    Unsettled::Nothing => {}
+                    Unsettled::Request(request) => self.handle_request(request, None).await,
+                    Unsettled::Cancelled(cancelled) => self.cancel(cancelled.params.as_deref()),
                 }
             }
             Err(DecodeError::Batch(items)) if self.dispatch.accepts_batches() => {

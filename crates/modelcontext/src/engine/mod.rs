@@ -27,7 +27,7 @@ mod peer;
 
 pub(crate) use incoming::catching_panics;
 #[cfg(feature = "http")]
-pub(crate) use incoming::{Handover, Taken, admit, cancelled_id, poll_once, take};
+pub(crate) use incoming::{Handover, Unsettled, admit, cancelled_id, poll_once, settle};
 pub use peer::Peer;
 #[cfg(feature = "http")]
 pub(crate) use peer::{Deliver, Delivering};

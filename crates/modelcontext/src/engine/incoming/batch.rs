@@ -13,7 +13,7 @@ use modelcontext_types::{McpError, Message, Response, method};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
-use super::{Dispatch, Engine, Incoming, Taken, take};
+use super::{Dispatch, Engine, Incoming, Unsettled, settle};
 
 /// Where the answer to one request of a batch goes.
 pub(crate) struct BatchSlot(oneshot::Sender<Response>);
@@ -57,18 +57,18 @@ impl<D: Dispatch> Engine<D> {
                     continue;
                 }
             };
-            match take(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
-                Taken::Done => {}
-                Taken::Request(request) if request.method == method::INITIALIZE => {
+            match settle(&self.peer, message, |n| self.dispatch.notification(n, &self.peer)) {
+                Unsettled::Nothing => {}
+                Unsettled::Request(request) if request.method == method::INITIALIZE => {
                     let error = McpError::invalid_request("initialize must not be part of a batch");
                     answers.push(answered(Response::error(Some(request.id), error)));
                 }
-                Taken::Request(request) => {
+                Unsettled::Request(request) => {
                     let (slot, answer) = BatchSlot::new();
                     answers.push(answer);
                     self.handle_request(request, Some(slot)).await;
                 }
-                Taken::Cancelled(cancelled) => self.cancel(cancelled.params.as_deref()),
+                Unsettled::Cancelled(cancelled) => self.cancel(cancelled.params.as_deref()),
             }
         }
         if answers.is_empty() {
