@@ -158,6 +158,28 @@ mod over_http {
         client.close().await;
     }
 
+    /// The same 2025-11-25 session on the wire: each call's POST is answered with the exact
+    /// rewritten result, as JSON (the middleware's wait hands the call over; nothing else is
+    /// sent before its answer).
+    #[tokio::test]
+    async fn an_http_session_on_the_wire() {
+        let endpoint = start_with(server(), HttpOptions::default()).await;
+        let session = session_at(&endpoint, "2025-11-25").await;
+        let headers =
+            [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(endpoint.post(&headers, initialized).await.status, StatusCode::ACCEPTED);
+        for (id, tool, arguments, content) in [
+            (1, "greet", r#"{"name":"ada"}"#, GREET_CONTENT),
+            (2, "echo", r#"{"text":"as is"}"#, ECHO_CONTENT),
+        ] {
+            let answer = endpoint.post(&headers, &call(id, tool, arguments, "")).await;
+            assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+            answer.checked_json("2025-11-25");
+            assert_eq!(answer.body, handshake_answer(id, content));
+        }
+    }
+
     /// Stateless 2026-07-28 POSTs, on the wire.
     #[tokio::test]
     async fn stateless_modern_posts() {
