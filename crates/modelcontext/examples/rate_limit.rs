@@ -8,10 +8,8 @@
 //! `HttpOptions::auth` the verified principal is.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-use std::sync::Arc;
 
 use modelcontext::server::middleware::{Next, Request, Response, from_fn};
 use modelcontext::types::{ErrorCode, McpError};
