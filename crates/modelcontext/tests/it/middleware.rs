@@ -1,8 +1,8 @@
 //! Async middleware (`McpServer::middleware`, `ToolDef::middleware`) on every transport: the
-//! stdio framing (in both eras), an HTTP session, a stateless 2026-07-28 POST and a 2025-03-26
-//! batch. The same server on each: its middleware awaits another task, rewrites `greet`'s
-//! arguments and adds to every tool result; `greet` alone has a middleware of its own, inside
-//! the server's. Plus short-circuits, time-outs and panics.
+//! stdio framing and an in-memory connection (in both eras), an HTTP session, a stateless
+//! 2026-07-28 POST and a 2025-03-26 batch. The same server on each: its middleware awaits
+//! another task, rewrites `greet`'s arguments and adds to every tool result; `greet` alone has
+//! a middleware of its own, inside the server's. Plus short-circuits, time-outs and panics.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,6 +121,35 @@ async fn in_memory_client_in_both_eras() {
         let echo = client.call_tool("echo", json!({"text": "as is"})).await.expect("echo");
         let content = serde_json::to_string(&echo.content).expect("json");
         assert_eq!(content, ECHO_CONTENT, "{mode:?}");
+    }
+}
+
+/// The in-memory connection itself, message by message, in both eras: the exact answers.
+#[tokio::test]
+async fn in_memory_messages_in_both_eras() {
+    use modelcontext::types::Message;
+    async fn exchange(connection: &mut modelcontext::Connection, message: &str) -> String {
+        let message = Message::decode_str(message).expect("a message");
+        connection.sender.send(message).await.expect("the server listens");
+        let answer = connection.receiver.recv().await.expect("an answer");
+        answer.expect("decodes").encode()
+    }
+    let mut handshake = server().in_memory();
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mem","version":"1"}}}"#;
+    exchange(&mut handshake, initialize).await;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let initialized = Message::decode_str(initialized).expect("a message");
+    handshake.sender.send(initialized).await.expect("the server listens");
+    let mut modern = server().in_memory();
+    let meta = modern_meta("{}", "");
+    for (id, tool, arguments, content) in [
+        (1, "greet", r#"{"name":"ada"}"#, GREET_CONTENT),
+        (2, "echo", r#"{"text":"as is"}"#, ECHO_CONTENT),
+    ] {
+        let answer = exchange(&mut handshake, &call(id, tool, arguments, "")).await;
+        assert_eq!(answer, handshake_answer(id, content));
+        let answer = exchange(&mut modern, &call(id, tool, arguments, &meta)).await;
+        assert_eq!(answer, modern_answer(id, content));
     }
 }
 
