@@ -1,33 +1,36 @@
-//! A request layer that audits every request: who asked for what, in which era, over which
-//! transport, and how it ended, one structured `tracing` event per request on stderr.
+//! A middleware that audits every request: who asked for what, in which era, over which
+//! transport, how it ended and how long it took, one structured `tracing` event per request
+//! on stderr.
 //!
 //! `cargo run --example audit` serves stdio (logs on stderr, never stdout): try
 //! `printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}' | cargo run --example audit`
 
-use modelcontext::server::{RequestInfo, RequestLayer};
-use modelcontext::types::{McpError, RawValue};
+use std::time::Instant;
+
+use modelcontext::server::middleware::{Next, Request, Response, from_fn};
 use modelcontext::{McpServer, tool};
 
-/// Writes one audit line per request, after its outcome is known.
-struct Audit;
-
-impl RequestLayer for Audit {
-    fn after(&self, info: &RequestInfo, outcome: Result<&RawValue, &McpError>) {
-        let principal = info.principal().map_or("-", |p| p.0.as_str());
-        let target = info.target.as_deref().unwrap_or("-");
-        match outcome {
-            Ok(_) => tracing::info!(
-                target: "audit",
-                method = %info.method, target, principal, id = %info.id,
-                era = ?info.era, transport = info.transport, "answered"
-            ),
-            Err(error) => tracing::info!(
-                target: "audit",
-                method = %info.method, target, principal, id = %info.id,
-                era = ?info.era, transport = info.transport, code = error.code.0, "refused"
-            ),
-        }
+/// Writes one audit line per request, once its outcome is known.
+async fn audit(request: Request, next: Next) -> Response {
+    // What the line needs, taken before the request moves on.
+    let method = request.method().to_owned();
+    let target = request.target().unwrap_or("-").to_owned();
+    let principal = request.principal().map_or("-", |p| p.0.as_str()).to_owned();
+    let (id, era, transport) = (request.id().to_string(), request.era(), request.transport());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let micros = started.elapsed().as_micros() as u64;
+    match response.outcome() {
+        Ok(_) => tracing::info!(
+            target: "audit",
+            method, target, principal, id, ?era, transport, micros, "answered"
+        ),
+        Err(error) => tracing::info!(
+            target: "audit",
+            method, target, principal, id, ?era, transport, micros, code = error.code.0, "refused"
+        ),
     }
+    response
 }
 
 /// Add two integers.
@@ -39,7 +42,7 @@ fn add(a: i64, b: i64) -> i64 {
 #[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
     init_logging();
-    McpServer::new("audited").tool(add::tool())?.layer(Audit).run_stdio().await
+    McpServer::new("audited").tool(add::tool())?.middleware(from_fn(audit)).run_stdio().await
 }
 
 /// Logs to stderr (stdout carries the protocol), `RUST_LOG` honoured (default `info`).

@@ -1,4 +1,4 @@
-//! A request layer that rate-limits `tools/call` per principal: each caller gets `BURST`
+//! A middleware that rate-limits `tools/call` per principal: each caller gets `BURST`
 //! calls, refilled at `PER_SECOND`; a caller over its budget is answered with a JSON-RPC
 //! error of our choosing (-32029) and the tool never runs.
 //!
@@ -8,11 +8,11 @@
 //! `HttpOptions::auth` the verified principal is.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use modelcontext::server::{RequestInfo, RequestLayer};
-use modelcontext::types::{ClientRequest, ErrorCode, McpError};
+use modelcontext::server::middleware::{Next, Request, Response, from_fn};
+use modelcontext::types::{ErrorCode, McpError};
 use modelcontext::{McpServer, tool};
 
 const BURST: f64 = 5.0;
@@ -29,8 +29,8 @@ struct RateLimit {
 
 impl RateLimit {
     /// Who is calling: the principal, else the session, else everyone at once.
-    fn caller(info: &RequestInfo) -> String {
-        match (info.principal(), &info.session_id) {
+    fn caller(request: &Request) -> String {
+        match (request.principal(), request.session_id()) {
             (Some(principal), _) => principal.0.clone(),
             (None, Some(session)) => format!("session {session}"),
             (None, None) => "anonymous".to_owned(),
@@ -53,15 +53,14 @@ impl RateLimit {
     }
 }
 
-impl RequestLayer for RateLimit {
-    fn before(&self, request: &ClientRequest, info: &RequestInfo) -> Result<(), McpError> {
-        // Only tool calls cost a token; listing and reading stay free.
-        if !matches!(request, ClientRequest::CallTool(_)) || self.take(Self::caller(info)) {
-            return Ok(());
-        }
-        tracing::warn!(caller = %Self::caller(info), "rate limited");
-        Err(McpError::new(RATE_LIMITED, "Rate limit exceeded: retry in a second"))
+/// Lets a call through while its caller has tokens; answers it with -32029 otherwise.
+async fn limit(limits: Arc<RateLimit>, request: Request, next: Next) -> Response {
+    // Only tool calls cost a token; listing and reading stay free.
+    if request.tool_name().is_none() || limits.take(RateLimit::caller(&request)) {
+        return next.run(request).await;
     }
+    tracing::warn!(caller = %RateLimit::caller(&request), "rate limited");
+    Response::error(McpError::new(RATE_LIMITED, "Rate limit exceeded: retry in a second"))
 }
 
 /// Add two integers.
@@ -73,7 +72,10 @@ fn add(a: i64, b: i64) -> i64 {
 #[tokio::main]
 async fn main() -> Result<(), modelcontext::Error> {
     init_logging();
-    let server = McpServer::new("rate-limited").tool(add::tool())?.layer(RateLimit::default());
+    let limits = Arc::new(RateLimit::default());
+    let server = McpServer::new("rate-limited")
+        .tool(add::tool())?
+        .middleware(from_fn(move |request, next| limit(Arc::clone(&limits), request, next)));
     let (addr, serve) = server.http_endpoint().bind("127.0.0.1:8000").await?;
     tracing::info!("serving MCP at http://{addr}/mcp");
     serve.await

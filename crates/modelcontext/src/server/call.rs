@@ -1,7 +1,7 @@
-//! One request being answered: the method handlers of a server connection, in both eras.
+//! One request being answered: the method handlers of a server connection, in both eras, and
+//! the server's middleware around them.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
@@ -16,15 +16,18 @@ use modelcontext_types::{
 use serde_json::Value;
 
 use super::cache::Cacheable;
-use super::context::{CancelGuard, ClientView, Context, ContextParts, SessionLogLevel};
+use super::context::{ClientView, Context, ContextParts, SessionLogLevel};
 use super::extensions::{Extensions, PrincipalId};
-use super::handler::{Found, Invocation, Kind};
-use super::mrtr::{self, Binding, InputRound};
-use super::notify::{self, BusEvent};
+use super::frame::{HandlerFrame, Round, guarded};
+use super::handler::{Invocation, Kind, Located, RequestParts, Route};
+use super::middleware::{Endpoint, Origin, Stack};
+use super::mrtr::{Binding, InputRound};
+use super::notify::{self, BusEvent, Subscribed};
 use super::prompt::PromptKind;
 use super::resource::ResourceKind;
 use super::stamp::{ServerInfoJson, Stamp, WireResult, internal};
 use super::tasks::{self, TaskSupport};
+use super::telemetry::Link;
 use super::tool::ToolKind;
 use super::{ServerInner, pagination};
 use crate::engine::{Outcome, Peer, Reply};
@@ -38,10 +41,56 @@ pub(super) struct Call<'a> {
     pub request_id: modelcontext_types::RequestId,
     /// What `logging/setLevel` set: handshake era only.
     pub log_level: Option<&'a SessionLogLevel>,
+    /// The URIs of `resources/subscribe`: handshake era only.
+    pub subscribed: Option<&'a Subscribed>,
     pub extensions: &'a Arc<Extensions>,
+    /// The transport and session the request came over.
+    pub link: &'a Link,
+    /// Whether the middleware of the tool, resource or prompt the request names is still to
+    /// run (it is not inside that middleware).
+    pub item_middleware: bool,
 }
 
 impl Call<'_> {
+    /// Answers `request` through the server's middleware, if it has any, then its method.
+    /// Without middleware this is [`Call::dispatch`] itself: nothing is boxed or cloned.
+    pub(super) fn answer(self, request: ClientRequest) -> Reply {
+        match self.server.middleware.to_run(true) {
+            None => self.dispatch(request),
+            Some(stack) => self.through(&stack, request),
+        }
+    }
+
+    /// Answers `request` through `stack`, then its method: one future that owns what the
+    /// method needs, since a middleware may await before it lets the request through.
+    fn through(self, stack: &Stack, request: ClientRequest) -> Reply {
+        let origin = self.origin();
+        let owned = OwnedCall::of(&self);
+        let endpoint: Endpoint = Box::new(move |request| match owned.call().dispatch(request) {
+            Reply::Now(outcome) => Box::pin(std::future::ready(outcome)),
+            Reply::Later(future) | Reply::Stream(future) => future,
+        });
+        let request = super::middleware::Request::new(request, origin);
+        match stack.answer(request, endpoint) {
+            (true, future) => Reply::Stream(future),
+            (false, future) => Reply::Later(future),
+        }
+    }
+
+    /// What a middleware knows of where the request comes from.
+    fn origin(&self) -> Origin {
+        Origin {
+            id: self.request_id.clone(),
+            era: self.client.era,
+            protocol_version: self.client.protocol_version,
+            session_id: self.link.session_id.clone(),
+            transport: self.link.transport,
+            extensions: Arc::clone(self.extensions),
+            server_info: Arc::clone(self.server_info),
+        }
+    }
+
+    /// Answers `request` by its method.
     pub(super) fn dispatch(self, request: ClientRequest) -> Reply {
         let server = self.server;
         match request {
@@ -102,6 +151,15 @@ impl Call<'_> {
                 }
             }
             ClientRequest::SubscriptionsListen(params) => self.listen(params),
+            ClientRequest::SetLevel(params) => match self.log_level {
+                Some(level) => {
+                    level.set(params.level);
+                    Reply::Now(self.finish(EmptyResult::default()))
+                }
+                None => Reply::Now(Err(McpError::method_not_found(method::LOGGING_SET_LEVEL))),
+            },
+            ClientRequest::Subscribe(params) => Reply::Now(self.subscribe(&params.uri, true)),
+            ClientRequest::Unsubscribe(params) => Reply::Now(self.subscribe(&params.uri, false)),
             ClientRequest::GetTask(params) => {
                 self.task_method(|server, principal| tasks::get(server, params, principal))
             }
@@ -130,6 +188,26 @@ impl Call<'_> {
         }
         let future = method(Arc::clone(self.server), self.principal());
         self.later(future)
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (handshake era): the URI must name a
+    /// resource or match a template.
+    fn subscribe(&self, uri: &str, on: bool) -> Outcome {
+        let Some(subscribed) = self.subscribed else {
+            let name = if on { method::RESOURCES_SUBSCRIBE } else { method::RESOURCES_UNSUBSCRIBE };
+            return Err(McpError::method_not_found(name));
+        };
+        if self.server.resolve_resource(uri).is_none() {
+            return Err(super::unknown_resource(uri));
+        }
+        let mut subscribed = subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            subscribed.insert(uri.to_owned());
+        } else {
+            subscribed.remove(uri);
+        }
+        drop(subscribed);
+        self.finish(EmptyResult::default())
     }
 
     fn principal(&self) -> Option<String> {
@@ -173,13 +251,18 @@ impl Call<'_> {
         self.stamp().with_hint(server.cache.get(hint)).apply(result)
     }
 
-    /// `tools/call`, `resources/read` and `prompts/get`. The kind finds the handler; then, the
-    /// same for all three: the MRTR round of a modern request, the handler's context and its
-    /// cancellation guard, the kind's check of the arguments, and the handler's run (with the
-    /// kind's panic and withholding policy) inside the request's [`Tail`].
+    /// `tools/call`, `resources/read` and `prompts/get`. The kind locates the handler (or the
+    /// target's own middleware, which comes back here once it lets the request through); then,
+    /// the same for all three: the MRTR round of a modern request, the handler's context and
+    /// its cancellation guard, the kind's check of the arguments, and the handler's run (with
+    /// the kind's panic and withholding policy) inside the request's [`HandlerFrame`].
     fn serve<K: Kind>(self, params: K::Params) -> Reply {
-        let Found { handler, target, mut arguments, parts } = match K::find(self.server, params) {
-            Ok(found) => found,
+        let located = K::locate(self.server, params, self.item_middleware);
+        let Located { handler, target, mut arguments, parts } = match located {
+            Ok(Route::Handler(located)) => located,
+            Ok(Route::Middleware(stack, request)) => {
+                return Call { item_middleware: false, ..self }.through(&stack, request);
+            }
             Err(error) => return Reply::Now(Err(error)),
         };
         let RequestParts { responses, state, meta } = parts;
@@ -214,8 +297,8 @@ impl Call<'_> {
             };
             return Reply::Later(Box::pin(call.respond()));
         }
-        let tail = Tail { guard, round, stamp };
-        Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, tail))
+        let frame = HandlerFrame { guard, round, stamp };
+        Reply::Later(handler.respond(Invocation { cx, arguments, target, withhold }, frame))
     }
 
     /// Whether this call may become a task (tasks extension): a task-capable target, a modern
@@ -291,42 +374,48 @@ fn missing_tasks_extension() -> McpError {
     )
 }
 
-/// The parts of a `tools/call`, `resources/read` or `prompts/get` request that are not the
-/// kind's: the MRTR answers and state, and `_meta`.
-pub(super) struct RequestParts {
-    pub responses: Option<InputResponses>,
-    pub state: Option<String>,
-    pub meta: Option<RequestMeta>,
-}
-
-/// The MRTR round a modern request runs its handler in.
-struct Round {
+/// What [`Call`] borrows, owned: for a request whose method runs after middleware awaited.
+struct OwnedCall {
     server: Arc<ServerInner>,
-    input: Arc<InputRound>,
+    server_info: Arc<ServerInfoJson>,
+    client: Arc<ClientView>,
+    peer: Peer,
+    request_id: modelcontext_types::RequestId,
+    log_level: Option<SessionLogLevel>,
+    subscribed: Option<Subscribed>,
+    extensions: Arc<Extensions>,
+    link: Link,
+    item_middleware: bool,
 }
 
-/// What a request wraps its handler's run in: the guard that raises the context's
-/// cancellation flag if the run is dropped unfinished, the MRTR round of a modern request, and
-/// the stamp of the result. Generic over the run only in [`Tail::finish`], so a handler's whole
-/// answer is one future.
-pub(super) struct Tail {
-    guard: CancelGuard,
-    round: Option<Round>,
-    stamp: Stamp,
-}
+impl OwnedCall {
+    fn of(call: &Call<'_>) -> OwnedCall {
+        OwnedCall {
+            server: Arc::clone(call.server),
+            server_info: Arc::clone(call.server_info),
+            client: Arc::clone(call.client),
+            peer: call.peer.clone(),
+            request_id: call.request_id.clone(),
+            log_level: call.log_level.cloned(),
+            subscribed: call.subscribed.cloned(),
+            extensions: Arc::clone(call.extensions),
+            link: call.link.clone(),
+            item_middleware: call.item_middleware,
+        }
+    }
 
-impl Tail {
-    /// The answer to the request: `run`, guarded, in the round if there is one, as the kind's
-    /// result, stamped and serialized.
-    pub(super) async fn finish<K: Kind>(
-        self,
-        run: Pin<&mut impl Future<Output = Result<K::Value, McpError>>>,
-    ) -> Outcome {
-        let Tail { guard, round, stamp } = self;
-        let run = guarded(guard, async move { run.await.map(K::into_wire) });
-        match round {
-            Some(Round { server, input }) => stamp.apply(mrtr::run(&server, &input, run).await?),
-            None => stamp.apply(run.await?),
+    fn call(&self) -> Call<'_> {
+        Call {
+            server: &self.server,
+            server_info: &self.server_info,
+            client: &self.client,
+            peer: &self.peer,
+            request_id: self.request_id.clone(),
+            log_level: self.log_level.as_ref(),
+            subscribed: self.subscribed.as_ref(),
+            extensions: &self.extensions,
+            link: &self.link,
+            item_middleware: self.item_middleware,
         }
     }
 }
@@ -412,13 +501,6 @@ async fn listen_stream(
     let mut done = SubscriptionsListenResult::default().with_meta(meta);
     done.result_type = Some(ResultType::Complete);
     to_raw(&done).map_err(internal)
-}
-
-/// `future`, raising its context's cancellation flag if dropped before it finishes.
-async fn guarded<T>(guard: CancelGuard, future: impl Future<Output = T>) -> T {
-    let output = future.await;
-    guard.disarm();
-    output
 }
 
 #[cfg(test)]

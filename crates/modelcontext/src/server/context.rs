@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use modelcontext_types::{
     ClientCapabilities, Era, Implementation, LoggingLevel, LoggingMessageNotificationParams,
-    McpError, Notification, ProgressNotificationParams, ProgressToken, RequestId, RequestMeta,
-    ResourceContents, method,
+    Notification, ProgressNotificationParams, ProgressToken, RequestId, RequestMeta, method,
 };
 use serde::Serialize;
 
@@ -315,16 +314,6 @@ impl Context {
         self.extension::<crate::auth::Principal>()
     }
 
-    /// Reads a resource through this server's own registry (fixed resources, then templates),
-    /// as `resources/read` would, on behalf of this request.
-    pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
-        let server = &self.inner.server;
-        let Some((def, args)) = server.resolve_resource(uri) else {
-            return Err(super::unknown_resource(uri));
-        };
-        super::resource::read(def, self.clone(), uri, args, server.withhold_error_messages).await
-    }
-
     /// Whether the request was cancelled (by the client, or because the connection is gone).
     /// The handler itself is simply dropped when that happens; this is for work it handed to
     /// other tasks with a clone of the context.
@@ -377,6 +366,11 @@ impl Context {
 
     pub(super) fn peer(&self) -> &Peer {
         &self.inner.peer
+    }
+
+    /// The server answering the request.
+    pub(super) fn server(&self) -> &Arc<ServerInner> {
+        &self.inner.server
     }
 
     pub(super) fn input_round(&self) -> Option<&Arc<InputRound>> {

@@ -10,9 +10,9 @@
 //! The registry holds a handler as `Arc<dyn ErasedHandler<K>>`. A request runs it as one
 //! future in one box: arguments deserialized, function called and awaited, value converted
 //! and failure reported the kind's way, behind the one panic barrier a handler has, all inside
-//! the request's [`Tail`] (cancellation guard, MRTR round, stamp). A [`Kind`] supplies what
-//! differs: how to find the handler, the MRTR binding, what is refused before the run, how a
-//! failure is reported, and the result's shape.
+//! the request's [`HandlerFrame`] (cancellation guard, MRTR round, stamp). A [`Kind`] supplies
+//! what differs: how to locate the handler (and its own middleware), the MRTR binding, what is
+//! refused before the run, how a failure is reported, and the result's shape.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -21,14 +21,15 @@ use std::pin::pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use modelcontext_types::McpError;
+use modelcontext_types::{ClientRequest, InputResponses, McpError, RequestMeta};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::ServerInner;
-use super::call::{RequestParts, Tail};
 use super::context::Context;
+use super::frame::HandlerFrame;
+use super::middleware::Stack;
 use super::mrtr::Binding;
 use super::output::ToolFailure;
 use super::schema::schema_for;
@@ -157,8 +158,14 @@ pub(super) trait Kind: Sized + 'static {
     /// The result on the wire.
     type Wire: WireResult + 'static;
 
-    /// The handler the request names, or the request's error (an unknown name).
-    fn find(server: &ServerInner, params: Self::Params) -> Result<Found<Self>, McpError>;
+    /// The handler the request names, or the request's error (an unknown name). With
+    /// `item_middleware`, a target that has middleware of its own routes the request (given
+    /// back whole) through it instead.
+    fn locate(
+        server: &ServerInner,
+        params: Self::Params,
+        item_middleware: bool,
+    ) -> Result<Route<Self>, McpError>;
 
     /// What a modern request's sealed `requestState` is bound to.
     fn binding(target: &Self::Target, arguments: &mut Arguments) -> Binding;
@@ -206,12 +213,28 @@ pub(super) trait KindHandler<K: Kind, A, M>: Handler<A, M, Output: KindOutput<K>
 
 impl<K: Kind, H, A, M> KindHandler<K, A, M> for H where H: Handler<A, M, Output: KindOutput<K>> {}
 
-/// A request whose handler [`Kind::find`] found.
-pub(super) struct Found<K: Kind> {
+/// Where [`Kind::locate`] sends a request.
+pub(super) enum Route<K: Kind> {
+    /// Straight to its handler.
+    Handler(Located<K>),
+    /// First through the middleware of the tool, resource or prompt it names.
+    Middleware(Stack, ClientRequest),
+}
+
+/// A request whose handler [`Kind::locate`] found.
+pub(super) struct Located<K: Kind> {
     pub handler: Arc<dyn ErasedHandler<K>>,
     pub target: K::Target,
     pub arguments: Arguments,
     pub parts: RequestParts,
+}
+
+/// The parts of a `tools/call`, `resources/read` or `prompts/get` request that are not the
+/// kind's: the MRTR answers and state, and `_meta`.
+pub(super) struct RequestParts {
+    pub responses: Option<InputResponses>,
+    pub state: Option<String>,
+    pub meta: Option<RequestMeta>,
 }
 
 /// One run of a handler.
@@ -228,9 +251,9 @@ pub(super) trait ErasedHandler<K: Kind>: Send + Sync {
     /// Runs the handler for the server itself (a resource read on a handler's behalf).
     fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>>;
 
-    /// Runs the handler as the answer to a request: the run and the request's tail are one
+    /// Runs the handler as the answer to a request: the run and the request's frame are one
     /// future, in one box.
-    fn respond(&self, invocation: Invocation<K>, tail: Tail) -> BoxFuture<Outcome>;
+    fn respond(&self, invocation: Invocation<K>, frame: HandlerFrame) -> BoxFuture<Outcome>;
 }
 
 /// `handler`, ready for the registry of kind `K`.
@@ -261,21 +284,21 @@ where
         Box::pin(run(self.handler.clone(), invocation))
     }
 
-    fn respond(&self, invocation: Invocation<K>, tail: Tail) -> BoxFuture<Outcome> {
-        Box::pin(respond(self.handler.clone(), invocation, tail))
+    fn respond(&self, invocation: Invocation<K>, frame: HandlerFrame) -> BoxFuture<Outcome> {
+        Box::pin(respond(self.handler.clone(), invocation, frame))
     }
 }
 
-/// The answer to a request: the handler's run inside the request's tail. The run is pinned
-/// here, once, and the tail's layers borrow it: passed by value, it would be copied into each
-/// of them, and the boxed future would hold it many times over.
+/// The answer to a request: the handler's run inside the request's frame. The run is pinned
+/// here, once, and the frame's wrappers borrow it: passed by value, it would be copied into
+/// each of them, and the boxed future would hold it many times over.
 async fn respond<K: Kind, H: KindHandler<K, A, M>, A, M>(
     handler: H,
     invocation: Invocation<K>,
-    tail: Tail,
+    frame: HandlerFrame,
 ) -> Outcome {
     let run = pin!(run(handler, invocation));
-    tail.finish::<K>(run).await
+    frame.finish(run, K::into_wire).await
 }
 
 /// The handler's run, settled the kind's way. The function is called inside the panic

@@ -38,6 +38,7 @@ mod completion;
 mod context;
 mod elicit;
 mod extensions;
+mod frame;
 mod handler;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -45,6 +46,7 @@ pub mod http;
 mod input;
 mod layer;
 mod lifespan;
+pub mod middleware;
 mod mrtr;
 mod notify;
 mod output;
@@ -62,6 +64,7 @@ mod session_record;
 mod shared_session;
 mod stamp;
 mod tasks;
+mod telemetry;
 mod tool;
 mod url_elicitation;
 
@@ -79,8 +82,10 @@ pub use context::Context;
 pub use elicit::Elicitation;
 pub use extensions::{Extensions, PrincipalId};
 pub use input::Question;
+#[allow(deprecated)]
 pub use layer::{RequestInfo, RequestLayer};
 pub use lifespan::Running;
+pub use middleware::Middleware;
 pub use notify::{BusEvent, ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use output::{IntoToolOutput, IntoToolResult, Json, ToolError};
 pub use prompt::{IntoPromptMessages, IntoPromptResult, PromptDef, PromptHandler};
@@ -185,8 +190,11 @@ pub(crate) struct ServerInner {
     /// request is one connection, so per-connection would be per request) and reset by any
     /// change to the server.
     pub info_json: std::sync::OnceLock<Arc<stamp::ServerInfoJson>>,
-    /// Code around every request ([`McpServer::layer`]), in the order it was added.
-    pub layers: layer::Layers,
+    /// Async middleware around every request ([`McpServer::middleware`]), the first added
+    /// outermost, after the deprecated layers ([`McpServer::layer`]).
+    pub middleware: middleware::Stack,
+    /// How many of `middleware` are layers: the outermost ones.
+    pub layers: usize,
     /// The metric instruments, made from the global meter provider on first use (feature
     /// `otel`): per server, so a provider set before the first connection is the one used.
     #[cfg(feature = "otel")]
@@ -337,7 +345,8 @@ impl McpServer {
             #[cfg(feature = "http")]
             listeners: Arc::default(),
             info_json: std::sync::OnceLock::new(),
-            layers: Arc::new([]),
+            middleware: middleware::Stack::default(),
+            layers: 0,
             #[cfg(feature = "otel")]
             instruments: Arc::default(),
             task_store: Arc::new(InMemoryTaskStore::default()),
@@ -598,16 +607,47 @@ impl McpServer {
         self
     }
 
+    /// Runs `middleware` around every request this server answers, on every transport and in
+    /// both eras: inside the middleware added before it (the first added is outermost, so it
+    /// sees the request first and the response last), outside every tool's, resource's and
+    /// prompt's own. See [`middleware`] for what it can do and the order of the steps around
+    /// it, and `docs::observability` for examples.
+    ///
+    /// ```
+    /// use modelcontext::McpServer;
+    /// use modelcontext::server::middleware::{Next, Request, from_fn};
+    ///
+    /// let server = McpServer::new("logged").middleware(from_fn(|request: Request, next: Next| {
+    ///     async move {
+    ///         let method = request.method().to_owned();
+    ///         let response = next.run(request).await;
+    ///         tracing::info!(method, failed = response.is_error(), "answered");
+    ///         response
+    ///     }
+    /// }));
+    /// ```
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        let inner = self.inner_mut();
+        inner.middleware = inner.middleware.with(middleware);
+        self
+    }
+
     /// Runs `layer` around every request this server answers, on every transport and in
     /// both eras: after the layers added before it, before the handler. Its
     /// [`before`](RequestLayer::before) can answer a request with a JSON-RPC error of its
     /// choosing instead of the handler; its [`after`](RequestLayer::after) sees every
-    /// outcome. See [`RequestLayer`] for the order and `docs::observability` for examples.
+    /// outcome. See [`RequestLayer`] for the order. Each layer runs as a middleware, outside
+    /// every [`middleware`](McpServer::middleware), and sees the requests a middleware sees.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `McpServer::middleware`: async, around the handler, per tool too"
+    )]
+    #[allow(deprecated)]
     pub fn layer(mut self, layer: impl RequestLayer) -> Self {
         let inner = self.inner_mut();
-        let mut layers: Vec<Arc<dyn RequestLayer>> = inner.layers.to_vec();
-        layers.push(Arc::new(layer));
-        inner.layers = layers.into();
+        let layer = layer::LayerMiddleware(Arc::new(layer));
+        inner.middleware = inner.middleware.inserted(inner.layers, layer);
+        inner.layers += 1;
         self
     }
 
@@ -806,7 +846,8 @@ impl McpServer {
     /// only when a handler outlives its POST.
     #[cfg(feature = "http")]
     pub(crate) fn http_session(&self, extensions: Extensions, session_id: &str) -> SharedSession {
-        let link = layer::Link::new(&self.inner, crate::transport::TCP, Some(session_id.into()));
+        let link =
+            telemetry::Link::new(&self.inner, crate::transport::TCP, Some(session_id.into()));
         let session = session::ServerSession::new(self.inner.clone())
             .with_extensions(extensions)
             .with_link(link)

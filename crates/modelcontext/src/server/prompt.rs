@@ -7,15 +7,17 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, Icon, McpError, Meta, Prompt,
-    PromptArgument, PromptMessage, method,
+    ClientRequest, GetPromptRequestParams, GetPromptResult, INTERNAL_ERROR, Icon, McpError, Meta,
+    Prompt, PromptArgument, PromptMessage, method,
 };
 use serde_json::{Map, Value};
 
 use super::ServerInner;
-use super::call::RequestParts;
 use super::completion::ArgumentCompleter;
-use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput, erase};
+use super::handler::{
+    Arguments, ErasedHandler, Handler, Kind, KindOutput, Located, RequestParts, Route, erase,
+};
+use super::middleware::{Middleware, Stack};
 use super::mrtr::Binding;
 use super::output::ToolFailure;
 
@@ -91,6 +93,8 @@ pub struct PromptDef {
     /// Per-argument completers, by argument name.
     pub(crate) completers: super::completion::Completers,
     handler: Arc<dyn ErasedHandler<PromptKind>>,
+    /// What runs around this prompt's requests only ([`PromptDef::middleware`]).
+    middleware: Stack,
 }
 
 impl fmt::Debug for PromptDef {
@@ -108,7 +112,12 @@ impl PromptDef {
         let arguments = arguments_from_schema(&handler.args_schema().unwrap_or_default());
         let mut prompt = Prompt::new(name);
         prompt.arguments = (!arguments.is_empty()).then_some(arguments);
-        PromptDef { prompt, completers: Default::default(), handler: erase(handler) }
+        PromptDef {
+            prompt,
+            completers: Default::default(),
+            handler: erase(handler),
+            middleware: Stack::default(),
+        }
     }
 
     /// Sets the description.
@@ -142,6 +151,14 @@ impl PromptDef {
         self
     }
 
+    /// Runs `middleware` around every `prompts/get` of this prompt only, inside the server's
+    /// middleware (see [`middleware`](super::middleware) for the order); the first added is
+    /// outermost.
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware = self.middleware.with(middleware);
+        self
+    }
+
     /// The definition advertised in `prompts/list`.
     pub fn definition(&self) -> &Prompt {
         &self.prompt
@@ -162,14 +179,21 @@ impl Kind for PromptKind {
     type Wire = GetPromptResult;
 
     /// Prompt arguments are strings on the wire; the handler's type reads them as JSON strings.
-    fn find(server: &ServerInner, params: GetPromptRequestParams) -> Result<Found<Self>, McpError> {
+    fn locate(
+        server: &ServerInner,
+        params: GetPromptRequestParams,
+        item_middleware: bool,
+    ) -> Result<Route<Self>, McpError> {
         let Some(def) = server.catalog().prompts.get(&params.name).cloned() else {
             let message = format!("Unknown prompt: {}", params.name);
             return Err(McpError::invalid_params(message));
         };
+        if let Some(stack) = def.middleware.to_run(item_middleware) {
+            return Ok(Route::Middleware(stack, ClientRequest::GetPrompt(params)));
+        }
         let arguments = params.arguments.unwrap_or_default();
         let arguments = arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
-        Ok(Found {
+        Ok(Route::Handler(Located {
             handler: Arc::clone(&def.handler),
             target: def,
             arguments: Arguments::new(arguments),
@@ -178,7 +202,7 @@ impl Kind for PromptKind {
                 state: params.request_state,
                 meta: params.meta,
             },
-        })
+        }))
     }
 
     fn binding(def: &Arc<PromptDef>, arguments: &mut Arguments) -> Binding {

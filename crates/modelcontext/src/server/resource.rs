@@ -10,18 +10,19 @@ use std::sync::Arc;
 
 use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
-    Annotations, BlobResourceContents, INTERNAL_ERROR, INVALID_PARAMS, Icon, McpError, Meta,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-    TextResourceContents, method,
+    Annotations, BlobResourceContents, ClientRequest, INTERNAL_ERROR, INVALID_PARAMS, Icon,
+    McpError, Meta, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, TextResourceContents, method,
 };
 use serde_json::{Map, Value, json};
 
 use super::ServerInner;
-use super::call::RequestParts;
 use super::context::Context;
 use super::handler::{
-    Arguments, ErasedHandler, Found, Handler, Invocation, Kind, KindOutput, erase,
+    Arguments, ErasedHandler, Handler, Invocation, Kind, KindOutput, Located, RequestParts, Route,
+    erase,
 };
+use super::middleware::{Middleware, Stack};
 use super::mrtr::Binding;
 use super::output::ToolFailure;
 use crate::engine::BoxFuture;
@@ -175,6 +176,8 @@ pub struct ResourceDef {
     pub(crate) completers: super::completion::Completers,
     params_schema: Map<String, Value>,
     handler: Arc<dyn ErasedHandler<ResourceKind>>,
+    /// What runs around this resource's reads only ([`ResourceDef::middleware`]).
+    middleware: Stack,
 }
 
 impl fmt::Debug for ResourceDef {
@@ -203,6 +206,7 @@ impl ResourceDef {
             cache_hint: None,
             params_schema: handler.args_schema().unwrap_or_default(),
             handler: erase(handler),
+            middleware: Stack::default(),
         }
     }
 
@@ -270,6 +274,14 @@ impl ResourceDef {
     /// Sets the resource's or template's `_meta`.
     pub fn meta(mut self, meta: Meta) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// Runs `middleware` around every read of this resource (of every URI of a template) only, inside the server's
+    /// middleware (see [`middleware`](super::middleware) for the order); the first added is
+    /// outermost.
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware = self.middleware.with(middleware);
         self
     }
 
@@ -350,8 +362,24 @@ fn typed_value(schema: Option<&Value>, value: String) -> Value {
     }
 }
 
-/// Reads `def` for `uri` on a handler's behalf ([`Context::read_resource`]).
-pub(crate) fn read(
+/// Resources read on a handler's behalf: here, with the reads they share, so that the context
+/// (which every handler form takes) needs nothing of resources.
+impl Context {
+    /// Reads a resource through this server's own registry (fixed resources, then templates),
+    /// as `resources/read` would, on behalf of this request. The resource's own middleware
+    /// does not run: it wraps requests from the client.
+    pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
+        let server = self.server();
+        let Some((def, params)) = server.resolve_resource(uri) else {
+            return Err(super::unknown_resource(uri));
+        };
+        let withhold = server.withhold_error_messages;
+        read(def, self.clone(), uri, params, withhold).await
+    }
+}
+
+/// Reads `def` for `uri` ([`Context::read_resource`]).
+fn read(
     def: Arc<ResourceDef>,
     cx: Context,
     uri: &str,
@@ -379,14 +407,18 @@ impl Kind for ResourceKind {
     type Wire = ReadResourceResult;
 
     /// The arguments are the template's variables, as the URI binds them.
-    fn find(
+    fn locate(
         server: &ServerInner,
         params: ReadResourceRequestParams,
-    ) -> Result<Found<Self>, McpError> {
+        item_middleware: bool,
+    ) -> Result<Route<Self>, McpError> {
         let Some((def, variables)) = server.resolve_resource(&params.uri) else {
             return Err(super::unknown_resource(&params.uri));
         };
-        Ok(Found {
+        if let Some(stack) = def.middleware.to_run(item_middleware) {
+            return Ok(Route::Middleware(stack, ClientRequest::ReadResource(params)));
+        }
+        Ok(Route::Handler(Located {
             handler: Arc::clone(&def.handler),
             target: ResourceTarget { def, uri: params.uri },
             arguments: Arguments::new(variables),
@@ -395,7 +427,7 @@ impl Kind for ResourceKind {
                 state: params.request_state,
                 meta: params.meta,
             },
-        })
+        }))
     }
 
     /// Bound to the URI, which holds the arguments.

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use modelcontext_types::{
-    ClientNotification, ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult,
+    ClientNotification, ClientRequest, Era, InitializeRequestParams, InitializeResult,
     MODERN_VERSIONS, McpError, Notification, Request, RequestMeta, UNSUPPORTED_PROTOCOL_VERSION,
     has_batches, method, negotiate_handshake, to_raw,
 };
@@ -20,10 +20,10 @@ use super::ServerInner;
 use super::call::Call;
 use super::context::{ClientView, SessionLogLevel};
 use super::extensions::Extensions;
-use super::layer::{Link, Scope, Watch};
 use super::notify::{self, Subscribed};
 use super::parse::parse_request;
 use super::stamp::internal;
+use super::telemetry::{Link, RequestTelemetry};
 use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
 /// Per-connection server state, owned by the engine loop.
@@ -43,7 +43,7 @@ pub(crate) struct ServerSession {
     shared_forwarder: bool,
     /// What the transport knows about this connection, for every context.
     extensions: Arc<Extensions>,
-    /// The transport and session, for the spans and the layers.
+    /// The transport and session, for the spans and the middleware.
     link: Link,
     /// Handshake era: the `roots/list_changed` hook's runs on this connection.
     roots_runs: super::roots::Runs,
@@ -96,7 +96,7 @@ impl ServerSession {
         }
     }
 
-    /// Tells the spans and the layers which transport and session this connection is.
+    /// Tells the spans and the middleware which transport and session this connection is.
     #[cfg(feature = "http")]
     pub(crate) fn with_link(mut self, link: Link) -> ServerSession {
         self.link = link;
@@ -109,10 +109,6 @@ impl ServerSession {
     pub(crate) fn with_shared_forwarder(mut self) -> ServerSession {
         self.shared_forwarder = true;
         self
-    }
-
-    fn scope(&self) -> Scope<'_> {
-        Scope { link: &self.link, extensions: &self.extensions, layers: &self.server.layers }
     }
 
     /// Attaches what the transport knows about the connection (see [`Extensions`]).
@@ -146,21 +142,6 @@ impl ServerSession {
             Ok(level) => self.log_level.set(level),
             Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
         }
-    }
-
-    /// `resources/subscribe` and `resources/unsubscribe` (handshake era): the URI must name a
-    /// resource or match a template.
-    fn subscribe(&self, uri: &str, on: bool) -> Result<EmptyResult, McpError> {
-        if self.server.resolve_resource(uri).is_none() {
-            return Err(super::unknown_resource(uri));
-        }
-        let mut subscribed = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        if on {
-            subscribed.insert(uri.to_owned());
-        } else {
-            subscribed.remove(uri);
-        }
-        Ok(EmptyResult::default())
     }
 }
 
@@ -222,17 +203,18 @@ impl ServerSession {
         peer: &Peer,
         #[cfg(feature = "otel")] transport: crate::observe::otel::Carrier<'_>,
     ) -> Reply {
-        let mut watch = Watch::start(&request.method, &request.id, &self.link);
+        let mut telemetry = RequestTelemetry::start(&request.method, &request.id, &self.link);
         #[cfg(feature = "otel")]
-        watch.adopt_remote_parent_raw(request.params.as_deref(), transport);
-        let reply = self.answer(request, peer, &mut watch);
-        watch.finish(reply)
+        telemetry.adopt_remote_parent_raw(request.params.as_deref(), transport);
+        let reply = self.answer(request, peer, &mut telemetry);
+        telemetry.finish(reply)
     }
 
-    /// Answers `request`: parse, era, layers (in the request's span), then the method. The
-    /// span is named by [`Watch::admit`] before it is first entered: OpenTelemetry takes the
-    /// name (which names the tool or prompt) when the span starts.
-    fn answer(&mut self, request: Request, peer: &Peer, watch: &mut Watch) -> Reply {
+    /// Answers `request`: parse, era, then the method (through the middleware, in the
+    /// request's span). The span is named by [`RequestTelemetry::identify`] before it is first
+    /// entered: OpenTelemetry takes the name (which names the tool or prompt) when the span
+    /// starts.
+    fn answer(&mut self, request: Request, peer: &Peer, telemetry: &mut RequestTelemetry) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
             return Reply::Now(Err(McpError::method_not_found(&request.method)));
@@ -243,11 +225,7 @@ impl ServerSession {
         };
         let id = request.id;
         if let ClientRequest::Initialize(params) = &parsed {
-            let version = negotiate_handshake(&params.protocol_version);
-            let era = (Era::Handshake, version);
-            if let Some(answered) = watch.admit(&parsed, &id, era, self.scope()).transpose() {
-                return Reply::Now(answered);
-            }
+            telemetry.identify(&parsed, negotiate_handshake(&params.protocol_version));
             let outcome = self.initialize(params);
             if outcome.is_ok() {
                 self.forward_changes(peer);
@@ -261,10 +239,7 @@ impl ServerSession {
         if client.era == Era::Modern && removed_in_modern(parsed.method()) {
             return Reply::Now(Err(McpError::method_not_found(parsed.method())));
         }
-        let era = (client.era, client.protocol_version);
-        if let Some(answered) = watch.admit(&parsed, &id, era, self.scope()).transpose() {
-            return Reply::Now(answered);
-        }
+        telemetry.identify(&parsed, client.protocol_version);
         let call = Call {
             server: &self.server,
             server_info: &self.server_info,
@@ -272,23 +247,12 @@ impl ServerSession {
             peer,
             request_id: id,
             log_level: Some(&self.log_level),
+            subscribed: Some(&self.subscribed),
             extensions: &self.extensions,
+            link: &self.link,
+            item_middleware: true,
         };
-        match parsed {
-            ClientRequest::SetLevel(params) => {
-                self.log_level.set(params.level);
-                Reply::Now(call.finish(EmptyResult::default()))
-            }
-            ClientRequest::Subscribe(params) => {
-                let outcome = self.subscribe(&params.uri, true);
-                Reply::Now(outcome.and_then(|result| call.finish(result)))
-            }
-            ClientRequest::Unsubscribe(params) => {
-                let outcome = self.subscribe(&params.uri, false);
-                Reply::Now(outcome.and_then(|result| call.finish(result)))
-            }
-            other => call.dispatch(other),
-        }
+        call.answer(parsed)
     }
 
     fn initialize(&mut self, params: &InitializeRequestParams) -> Outcome {
@@ -412,29 +376,28 @@ pub(crate) fn answer_stateless(
     extensions: Arc<Extensions>,
 ) -> Reply {
     let link = Link::new(server, crate::transport::TCP, None);
-    let mut watch = Watch::start(request.method(), &request_id, &link);
+    let mut telemetry = RequestTelemetry::start(request.method(), &request_id, &link);
     #[cfg(feature = "otel")]
     {
         let headers = extensions.get::<http::HeaderMap>();
         let transport = headers.map(crate::observe::otel::Carrier::headers).unwrap_or_default();
-        watch.adopt_remote_parent(&request, transport);
+        telemetry.adopt_remote_parent(&request, transport);
     }
-    let era = (client.era, client.protocol_version);
-    let scope = Scope { link: &link, extensions: &extensions, layers: &server.layers };
-    if let Some(answered) = watch.admit(&request, &request_id, era, scope).transpose() {
-        return watch.finish(Reply::Now(answered));
-    }
+    telemetry.identify(&request, client.protocol_version);
     let call = Call {
         server,
         server_info: &server.info_json(),
         client: &Arc::new(client),
         peer,
         request_id,
-        // A modern request's level is in its `_meta`.
+        // A modern request's level is in its `_meta`; it has no subscriptions to keep.
         log_level: None,
+        subscribed: None,
         extensions: &extensions,
+        link: &link,
+        item_middleware: true,
     };
-    watch.finish(call.dispatch(request))
+    telemetry.finish(call.answer(request))
 }
 
 /// Whether `meta` is the envelope `view` was made from: what [`modern_view`] would make of it.

@@ -24,15 +24,17 @@ use std::fmt;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, INVALID_PARAMS, Icon, McpError, RawValue,
-    Tool, ToolAnnotations, method, mirrored_arguments,
+    CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock, INVALID_PARAMS, Icon,
+    McpError, RawValue, Tool, ToolAnnotations, method, mirrored_arguments,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use super::ServerInner;
-use super::call::RequestParts;
-use super::handler::{Arguments, ErasedHandler, Found, Handler, Kind, KindOutput, erase};
+use super::handler::{
+    Arguments, ErasedHandler, Handler, Kind, KindOutput, Located, RequestParts, Route, erase,
+};
+use super::middleware::{Middleware, Stack};
 use super::mrtr::Binding;
 use super::output::{IntoToolResult, ToolFailure};
 use super::schema::{SchemaLimits, Validator, input_schema};
@@ -46,6 +48,8 @@ pub struct ToolDef {
     /// OAuth scopes a caller needs for this tool, on top of the endpoint's (HTTP with `auth`).
     pub(crate) required_scopes: Vec<String>,
     pub(crate) task: Option<TaskSupport>,
+    /// What runs around this tool's calls only ([`ToolDef::middleware`]).
+    middleware: Stack,
 }
 
 impl fmt::Debug for ToolDef {
@@ -63,7 +67,13 @@ impl ToolDef {
     {
         let mut tool = Tool::new(name, input_schema(handler.args_schema().unwrap_or_default()));
         tool.output_schema = output_schema(&handler).map(Value::Object);
-        ToolDef { tool, handler: erase(handler), required_scopes: Vec::new(), task: None }
+        ToolDef {
+            tool,
+            handler: erase(handler),
+            required_scopes: Vec::new(),
+            task: None,
+            middleware: Stack::default(),
+        }
     }
 
     /// Sets the description the model reads to decide when to call the tool.
@@ -128,6 +138,14 @@ impl ToolDef {
     /// Handshake-era calls run as plain calls either way.
     pub fn task(mut self, support: TaskSupport) -> Self {
         self.task = Some(support);
+        self
+    }
+
+    /// Runs `middleware` around every call of this tool only, inside the server's
+    /// middleware (see [`middleware`](super::middleware) for the order); the first added is
+    /// outermost.
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware = self.middleware.with(middleware);
         self
     }
 
@@ -221,13 +239,20 @@ impl Kind for ToolKind {
     type Value = CallToolResult;
     type Wire = CallToolResult;
 
-    fn find(server: &ServerInner, params: CallToolRequestParams) -> Result<Found<Self>, McpError> {
+    fn locate(
+        server: &ServerInner,
+        params: CallToolRequestParams,
+        item_middleware: bool,
+    ) -> Result<Route<Self>, McpError> {
         let Some(entry) = server.catalog().tools.get(&params.name).cloned() else {
             // Spec (server/tools, error handling): an unknown tool is a protocol error.
             let message = format!("Unknown tool: {}", params.name);
             return Err(McpError::new(INVALID_PARAMS, message));
         };
-        Ok(Found {
+        if let Some(stack) = entry.def.middleware.to_run(item_middleware) {
+            return Ok(Route::Middleware(stack, ClientRequest::CallTool(params)));
+        }
+        Ok(Route::Handler(Located {
             handler: Arc::clone(&entry.def.handler),
             target: entry,
             arguments: Arguments::new(params.arguments.unwrap_or_default()),
@@ -236,7 +261,7 @@ impl Kind for ToolKind {
                 state: params.request_state,
                 meta: params.meta,
             },
-        })
+        }))
     }
 
     fn binding(entry: &Arc<ToolEntry>, arguments: &mut Arguments) -> Binding {

@@ -103,6 +103,27 @@ async fn a_session_made_on_a_is_served_by_b_and_its_changes_reach_both() {
     assert_eq!(store.load(&session).await.expect("load"), None);
 }
 
+/// A middleware that waits hands `logging/setLevel` over to the session's engine: the level
+/// still reaches the record before the answer does.
+#[tokio::test]
+async fn a_change_answered_after_a_middleware_waited_is_in_the_record() {
+    use modelcontext::server::middleware::{Next, Request, from_fn};
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::default());
+    let waits = from_fn(|request: Request, next: Next| async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        next.run(request).await
+    });
+    let options = HttpOptions::default().session_store(store.clone());
+    let a = start_with(server().middleware(waits), options).await;
+    let session = initialize(&a).await;
+    let set_level =
+        r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"error"}}"#;
+    let set = post_in(&a, &session, set_level).await;
+    assert_eq!(set.body, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    let record = store.load(&session).await.expect("load").expect("the record");
+    assert_eq!(record.log_level.as_deref(), Some("error"));
+}
+
 /// A store that can be switched off: every call fails, as a Redis that is away would.
 #[derive(Default)]
 struct Flaky {

@@ -2,6 +2,9 @@
 //! and one that refuses answers with its own JSON-RPC error, in both eras, in memory and over
 //! HTTP, without the handler running.
 
+// Layers are deprecated for middleware; they still work.
+#![allow(deprecated)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -203,4 +206,32 @@ async fn a_layer_answers_from_its_cache_and_the_handler_runs_once_per_era() {
     let calls = |line: &str| log.iter().filter(|l| *l == line).count();
     assert_eq!(calls("guard before tools/call"), 6, "{log:?}");
     assert_eq!(calls("guard after tools/call count ok"), 6, "{log:?}");
+}
+
+/// Layers run as middleware, outside every other: a layer added after a middleware still
+/// sees the request first and the outcome last.
+#[tokio::test]
+async fn a_layer_runs_outside_the_middleware_whenever_it_was_added() {
+    use modelcontext::server::middleware::{Next, Request, from_fn};
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let inner = Arc::clone(&log);
+    let open = ToolDef::new("open", |_: NoArgs| async { "open" });
+    let server = McpServer::new("layers")
+        .tool(open)
+        .expect("tool")
+        .middleware(from_fn(move |request: Request, next: Next| {
+            let log = Arc::clone(&inner);
+            async move {
+                log.lock().expect("lock").push(format!("middleware {}", request.method()));
+                next.run(request).await
+            }
+        }))
+        .layer(Guard { log: Arc::clone(&log), name: "layer" });
+    let client = Client::connect(server.in_memory()).await.expect("up");
+    log.lock().expect("lock").clear();
+    client.call_tool("open", json!({})).await.expect("ok");
+    assert_eq!(
+        *log.lock().expect("lock"),
+        ["layer before tools/call", "middleware tools/call", "layer after tools/call open ok"]
+    );
 }

@@ -39,6 +39,7 @@ mod lifespan;
 #[cfg(feature = "http")]
 mod limits;
 mod metadata;
+mod middleware;
 mod mrtr;
 mod negotiation;
 mod observe;

@@ -319,8 +319,8 @@ impl Session {
         // Registered first: whatever the handler sends while it runs is routed to this POST.
         let stream = lock(&self.routes).register(&request, tx, false);
         let sent_before = self.peer.sent_count();
-        let change = self.records.as_ref().and_then(|_| change_of(&request));
-        let outcome = match self.dispatch_here(request, headers) {
+        let mut change = self.records.as_ref().and_then(|_| change_of(&request));
+        let outcome = match self.dispatch_here(request, headers, &mut change) {
             FirstPoll::Finished(outcome) => outcome,
             FirstPoll::HandedOver => return self.answer_later(rx, id, stream).await,
             FirstPoll::SessionEnded => return self.forget(&id),
@@ -357,8 +357,8 @@ impl Session {
         }
         let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
         lock(&self.routes).register(&request, tx, true);
-        let change = self.records.as_ref().and_then(|_| change_of(&request));
-        let outcome = match self.dispatch_here(request, headers) {
+        let mut change = self.records.as_ref().and_then(|_| change_of(&request));
+        let outcome = match self.dispatch_here(request, headers, &mut change) {
             FirstPoll::Finished(outcome) => outcome,
             FirstPoll::HandedOver => loop {
                 match rx.recv().await.map(|delivery| delivery.message) {
@@ -443,13 +443,43 @@ impl Session {
 
     /// Dispatches `request`, which came in a POST with `headers`, on the session and polls its
     /// handler once in this task.
-    pub(super) fn dispatch_here(&self, request: Request, headers: &HeaderMap) -> FirstPoll {
+    ///
+    /// `change` is what the request changes in the session's record if it succeeds. An answer
+    /// that is a future (a middleware may await before a `logging/setLevel` is answered) takes
+    /// it and records it before answering, wherever that future ends (here or, handed over,
+    /// in the engine); an answer given at once leaves it to the caller.
+    pub(super) fn dispatch_here(
+        &self,
+        request: Request,
+        headers: &HeaderMap,
+        change: &mut Option<SessionChange>,
+    ) -> FirstPoll {
         let id = request.id.clone();
         match self.dispatch.request_over_http(request, &self.peer, headers) {
             Reply::Now(outcome) => FirstPoll::Finished(outcome),
-            Reply::Later(handler) => self.run_here(id, handler, false),
-            Reply::Stream(handler) => self.run_here(id, handler, true),
+            Reply::Later(handler) => self.run_here(id, self.sharing(handler, change.take()), false),
+            Reply::Stream(handler) => self.run_here(id, self.sharing(handler, change.take()), true),
         }
+    }
+
+    /// `handler`, then `change` recorded in the store if the handler succeeded; a store that
+    /// cannot answer makes the answer an error to retry, as in a batch.
+    fn sharing(
+        &self,
+        handler: BoxFuture<Outcome>,
+        change: Option<SessionChange>,
+    ) -> BoxFuture<Outcome> {
+        let (Some(change), Some(records)) = (change, self.records.clone()) else {
+            return handler;
+        };
+        let id = self.id.clone();
+        Box::pin(async move {
+            let result = handler.await?;
+            match records.update(&id, change).await {
+                Ok(_) => Ok(result),
+                Err(error) => Err(McpError::internal(format!("{error}; try again later"))),
+            }
+        })
     }
 
     /// Runs a handler's first poll in this task: most finish there. One that does not goes to
