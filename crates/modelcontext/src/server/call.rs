@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use modelcontext_types::{
-    CacheScope, ClientRequest, CompleteResult, Completion, DiscoverResult, EmptyResult, Era,
-    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ClientRequest, CompleteResult, Completion, DiscoverResult, EmptyResult, Era, InputResponses,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     MODERN_VERSIONS, McpError, Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta,
     ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
@@ -105,10 +105,7 @@ impl Call<'_> {
             ClientRequest::ListTools(params) => {
                 let catalog = server.catalog();
                 let tools = catalog.tools.iter().map(|t| &*t.listed);
-                Reply::Now(self.page("tools", params, tools, |tools| ToolsPage {
-                    tools,
-                    ..Default::default()
-                }))
+                Reply::Now(self.page("tools", params, tools, ToolsPage::new))
             }
             ClientRequest::CallTool(params) => self.serve::<ToolKind>(params),
             ClientRequest::ListResources(params) => {
@@ -420,23 +417,8 @@ impl OwnedCall {
     }
 }
 
-/// A page of `tools/list`, assembled from each tool's JSON serialized at registration: the
-/// wire shape of [`ListToolsResult`](modelcontext_types::ListToolsResult), field for field.
-#[derive(Default, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolsPage<'a> {
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<Meta>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result_type: Option<ResultType>,
-    tools: Vec<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    next_cursor: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ttl_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_scope: Option<CacheScope>,
-}
+/// A page of `tools/list`, assembled from each tool's JSON serialized at registration.
+type ToolsPage<'a> = ListToolsResult<&'a RawValue>;
 
 super::stamp::cacheable_result!(ToolsPage<'_>);
 
@@ -501,30 +483,4 @@ async fn listen_stream(
     let mut done = SubscriptionsListenResult::default().with_meta(meta);
     done.result_type = Some(ResultType::Complete);
     to_raw(&done).map_err(internal)
-}
-
-#[cfg(test)]
-mod tests {
-    use modelcontext_types::{ListToolsResult, Tool, to_raw};
-    use serde_json::{json, to_string};
-
-    use super::ToolsPage;
-    use crate::server::stamp::WireResult;
-
-    /// `ToolsPage` mirrors `ListToolsResult` by hand: both must write the same bytes, plain and
-    /// with the modern stamp, so a field added to one and not the other fails here.
-    #[test]
-    fn a_tools_page_is_written_exactly_as_list_tools_result() {
-        let tool = Tool::new("t", Default::default()).with_description("d");
-        let raw = to_raw(&tool).expect("a tool serializes");
-        let mut page =
-            ToolsPage { tools: vec![&*raw], next_cursor: Some("c".into()), ..Default::default() };
-        let mut typed = ListToolsResult::new(vec![tool]).with_next_cursor("c");
-        assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
-        page.stamp();
-        typed.stamp();
-        page.meta = Some(json!({"k": 1}).as_object().cloned().unwrap_or_default());
-        typed.meta = page.meta.clone();
-        assert_eq!(to_string(&page).expect("json"), to_string(&typed).expect("json"));
-    }
 }
