@@ -1,7 +1,7 @@
 //! The grants: registration, the authorization code grant with PKCE and `iss` checks, the
 //! token and refresh requests, and the client credentials grant.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use http::HeaderMap;
 use serde_json::{Value, json};
@@ -124,10 +124,8 @@ impl OAuthClient {
         if !scope.is_empty() {
             params.push(("scope", scope.as_str()));
         }
-        let query: Vec<String> = params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", crate::auth::fetch::form_encode(v)))
-            .collect();
+        let query: Vec<String> =
+            params.iter().map(|(k, v)| format!("{k}={}", crate::auth::form_encode(v))).collect();
         let separator = if endpoint.contains('?') { '&' } else { '?' };
         let url = format!("{endpoint}{separator}{}", query.join("&"));
         let redirect =
@@ -454,11 +452,8 @@ fn client_assertion(
             "unsupported signing algorithm {algorithm} (only ES256)"
         )));
     }
-    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).map(str::trim).collect();
-    let der =
-        crate::base64::decode(&body).ok_or_else(|| AuthError::new("the private key is not PEM"))?;
-    let key = jsonwebtoken::EncodingKey::from_ec_der(&der);
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let key = crate::auth::dpop::p256_key_from_pem(pem, "the private key")?;
+    let now = crate::auth::now_seconds();
     let claims = json!({
         "iss": client_id,
         "sub": client_id,
@@ -467,9 +462,8 @@ fn client_assertion(
         "exp": now + 300,
         "jti": random_token()?,
     });
-    let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-    jsonwebtoken::encode(&header, &claims, &key)
-        .map_err(|e| AuthError::new(format!("signing the client assertion failed: {e}")))
+    let header = json!({ "typ": "JWT", "alg": "ES256" });
+    Ok(crate::auth::dpop::sign_es256(&key, &header, &claims))
 }
 
 #[cfg(test)]

@@ -258,7 +258,7 @@ pub struct HttpOptions {
     /// this resource; [`HttpEndpoint::router`] also serves the protected-resource metadata.
     /// Mounting [`HttpEndpoint::into_service`] yourself? Merge
     /// [`auth::metadata_router`](crate::auth::metadata_router) at your path too.
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-server")]
     pub auth: Option<crate::auth::AuthOptions>,
     /// Serve HTTPS with this certificate (feature `tls`): HTTP/1.1 and HTTP/2 by ALPN. `None`
     /// (the default) serves plain HTTP/1.1. Used by [`HttpEndpoint::serve`]; mounted in your
@@ -357,7 +357,7 @@ impl Default for HttpOptions {
             legacy_sse: false,
             json_response: false,
             stateless: false,
-            #[cfg(feature = "auth")]
+            #[cfg(feature = "auth-server")]
             auth: None,
             #[cfg(feature = "tls")]
             tls: None,
@@ -503,7 +503,7 @@ impl HttpOptions {
     }
 }
 
-#[cfg(feature = "auth")]
+#[cfg(feature = "auth-server")]
 impl HttpOptions {
     /// Protects the endpoint with OAuth 2.1 (feature `auth`): every request needs a valid
     /// bearer token for this resource.
@@ -570,7 +570,7 @@ impl HttpEndpoint {
         if self.inner.options.legacy_sse {
             router = router.merge(legacy_sse::routes(self.inner.clone()));
         }
-        #[cfg(feature = "auth")]
+        #[cfg(feature = "auth-server")]
         if let Some(auth) = &self.inner.options.auth {
             router = router.merge(crate::auth::metadata_router(auth, "/mcp"));
         }
