@@ -162,11 +162,18 @@ impl ProxyUrl {
         };
         let (host, port) = split_host_port(host_port)
             .ok_or_else(|| format!("URL has an invalid host or port: {host_port:?}"))?;
-        let authorization = userinfo.map(|info| {
-            let (user, password) = info.split_once(':').unwrap_or((info, ""));
-            let pair = format!("{}:{}", percent_decode(user), percent_decode(password));
-            format!("Basic {}", crate::base64::encode(pair.as_bytes()))
-        });
+        let authorization = match userinfo {
+            Some(info) => {
+                let (user, password) = info.split_once(':').unwrap_or((info, ""));
+                let decode = |part: &str| {
+                    modelcontext_types::percent::decode(part.as_bytes())
+                        .map_err(|e| format!("URL's user or password: {e}"))
+                };
+                let pair = format!("{}:{}", decode(user)?, decode(password)?);
+                Some(format!("Basic {}", crate::base64::encode(pair.as_bytes())))
+            }
+            None => None,
+        };
         Ok(ProxyUrl { host: host.to_owned(), port: port.unwrap_or(80), authorization })
     }
 }
@@ -186,30 +193,12 @@ fn split_host_port(text: &str) -> Option<(&str, Option<u16>)> {
         }
     };
     let port = match port {
+        // Digits only: `parse` would also take a sign.
+        Some(port) if !port.bytes().all(|b| b.is_ascii_digit()) => return None,
         Some(port) => Some(port.parse::<u16>().ok()?),
         None => None,
     };
     (!host.is_empty()).then_some((host, port))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The `NO_PROXY` rules.
@@ -415,6 +404,11 @@ mod tests {
                 .expect_err("refused")
                 .contains("without a path")
         );
+        assert_eq!(
+            ProxyUrl::parse("http://user:%+1@proxy:8080").expect_err("refused"),
+            r#"URL's user or password: malformed percent-escape "%+1""#
+        );
+        assert!(ProxyUrl::parse("http://proxy:+8080").is_err(), "a port is digits only");
     }
 
     #[test]
