@@ -4,7 +4,7 @@ use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Expr, LitStr};
 
-use crate::signature::Kind;
+use crate::kind::Kind;
 
 /// The options of one parameter, from its `#[arg(...)]` attributes.
 #[derive(Default)]

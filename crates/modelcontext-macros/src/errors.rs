@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::Ident;
 
-use crate::signature::Kind;
+use crate::kind::Kind;
 
 /// The item as written (minus the attributes we consumed) and the error: keeping the item
 /// avoids a second wave of "cannot find function" errors.

@@ -39,6 +39,7 @@ mod args_struct;
 mod docs;
 mod errors;
 mod handler;
+mod kind;
 mod options;
 mod prompt;
 mod resource;

@@ -7,7 +7,7 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
 use syn::{Expr, Ident, LitBool, LitInt, LitStr, Path, parse_quote};
 
-use crate::signature::Kind;
+use crate::kind::Kind;
 
 /// Options shared by the three item macros; each kind accepts a subset (see [`keys`]).
 #[derive(Default)]

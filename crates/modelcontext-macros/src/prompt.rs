@@ -28,8 +28,9 @@ use syn::{ItemFn, LitStr};
 use crate::args_struct::{assertion, struct_for};
 use crate::errors::{both, parse_item_fn, with_error};
 use crate::handler::{Callee, closure, companion, description, setter};
+use crate::kind::Kind;
 use crate::options::Options;
-use crate::signature::{Kind, Signature};
+use crate::signature::Signature;
 
 /// Expands `#[prompt(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -33,8 +33,9 @@ use syn::{ItemFn, LitStr, Token};
 use crate::args_struct::{assertion, assertions, struct_for};
 use crate::errors::{both, parse_item_fn, with_error};
 use crate::handler::{Callee, closure, companion, description, setter};
+use crate::kind::Kind;
 use crate::options::Options;
-use crate::signature::{Kind, Param, Signature};
+use crate::signature::{Param, Signature};
 
 /// Expands `#[resource(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {

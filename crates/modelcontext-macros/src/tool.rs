@@ -34,8 +34,9 @@ use syn::{Attribute, ItemFn, LitStr, Path, Type};
 use crate::args_struct::{assertions, struct_for};
 use crate::errors::{both, parse_item_fn, with_error};
 use crate::handler::{Callee, closure, companion, description, setter};
+use crate::kind::Kind;
 use crate::options::Options;
-use crate::signature::{Kind, Param, Signature};
+use crate::signature::{Param, Signature};
 
 /// Expands `#[tool(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -34,8 +34,9 @@ use syn::{Attribute, ImplItem, ItemImpl, Meta, Path};
 
 use crate::errors::{both, combine, with_error};
 use crate::handler::Callee;
+use crate::kind::Kind;
 use crate::options::{Options, crate_path};
-use crate::signature::{Kind, Signature};
+use crate::signature::Signature;
 use crate::tool::tool_def;
 
 /// Expands `#[tools(attr)] item`.

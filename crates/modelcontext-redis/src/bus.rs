@@ -18,7 +18,8 @@ use redis::aio::{PubSubSink, PubSubStream};
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::endpoint::{Connection, Endpoint, MasterMoves};
+use crate::endpoint::{Connection, Endpoint};
+use crate::master_moves::MasterMoves;
 use crate::wire::{Envelope, WireEvent};
 use crate::{Deployment, Error};
 

@@ -13,6 +13,9 @@ use redis::aio::{
 use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, RedisResult, Value};
 
 use crate::Error;
+#[cfg(feature = "http")]
+use crate::follow::{Connect, Follower};
+use crate::master_moves::MasterMoves;
 
 // The direct variant stays inline, as the client was before Sentinel came.
 #[cfg_attr(any(feature = "sentinel", feature = "cluster"), allow(clippy::large_enum_variant))]
@@ -76,9 +79,26 @@ impl Endpoint {
     pub(crate) fn moves(&self) -> MasterMoves {
         match self {
             #[cfg(feature = "sentinel")]
-            Endpoint::Sentinel(sentinels) => MasterMoves { moves: Some(sentinels.moves()) },
+            Endpoint::Sentinel(sentinels) => MasterMoves::on(sentinels.moves()),
             _ => MasterMoves::never(),
         }
+    }
+
+    /// Follows `channels` on this deployment's Redis (its master as named now, on Sentinel),
+    /// subscribing again when the master moves.
+    #[cfg(feature = "http")]
+    pub(crate) fn follower<T: Clone + Send + Sync + 'static>(
+        &self,
+        channels: Vec<String>,
+        timeout: Duration,
+        health_check: Duration,
+    ) -> Follower<T> {
+        let endpoint = self.clone();
+        let connect: Connect = std::sync::Arc::new(move || {
+            let endpoint = endpoint.clone();
+            Box::pin(async move { endpoint.pubsub().await })
+        });
+        Follower::on(connect, self.moves(), channels, timeout, health_check)
     }
 
     #[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
@@ -156,41 +176,6 @@ impl ConnectionLike for Dedicated {
             #[cfg(feature = "cluster")]
             Dedicated::Cluster(_) => 0,
         }
-    }
-}
-
-/// Tells a pub/sub follower that the master moved: its subscription may be on a node that no
-/// longer hears what is published.
-pub(crate) struct MasterMoves {
-    #[cfg(feature = "sentinel")]
-    moves: Option<tokio::sync::watch::Receiver<u64>>,
-}
-
-impl MasterMoves {
-    pub(crate) fn never() -> MasterMoves {
-        MasterMoves {
-            #[cfg(feature = "sentinel")]
-            moves: None,
-        }
-    }
-
-    /// Forgets the moves told so far (call it before subscribing).
-    pub(crate) fn seen(&mut self) {
-        #[cfg(feature = "sentinel")]
-        if let Some(moves) = &mut self.moves {
-            moves.borrow_and_update();
-        }
-    }
-
-    /// Returns at the next move; never, for one Redis at a fixed address.
-    pub(crate) async fn next(&mut self) {
-        #[cfg(feature = "sentinel")]
-        if let Some(moves) = &mut self.moves {
-            if moves.changed().await.is_ok() {
-                return;
-            }
-        }
-        std::future::pending::<()>().await
     }
 }
 

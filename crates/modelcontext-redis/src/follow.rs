@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use tokio::sync::mpsc;
 
-use crate::endpoint::{Endpoint, MasterMoves};
+use crate::master_moves::MasterMoves;
 
 /// Items queued for the reader before the follower waits for it.
 const CAPACITY: usize = 1024;
@@ -46,32 +46,15 @@ struct Running<T> {
 }
 
 impl<T: Clone + Send + Sync + 'static> Follower<T> {
-    /// Follows `channels` on the deployment's Redis (its master as named now, on Sentinel).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))] // used by the HTTP-era stores
-    pub(crate) fn new(
-        endpoint: &Endpoint,
-        channels: Vec<String>,
-        timeout: Duration,
-        health_check: Duration,
-    ) -> Follower<T> {
-        let moves = endpoint.moves();
-        let endpoint = endpoint.clone();
-        let connect: Connect = Arc::new(move || {
-            let endpoint = endpoint.clone();
-            Box::pin(async move { endpoint.pubsub().await })
-        });
-        Follower { connect, moves, channels, timeout, health_check, gap: None }
-    }
-
-    /// Follows `channels` on the connections `connect` makes (the sentinels' own).
-    #[cfg(feature = "sentinel")]
+    /// Follows `channels` on the connections `connect` makes, subscribing again when `moves`
+    /// tells that the master moved.
     pub(crate) fn on(
         connect: Connect,
+        moves: MasterMoves,
         channels: Vec<String>,
         timeout: Duration,
         health_check: Duration,
     ) -> Follower<T> {
-        let moves = MasterMoves::never();
         Follower { connect, moves, channels, timeout, health_check, gap: None }
     }
 

@@ -131,6 +131,7 @@ mod error;
 mod events;
 #[cfg(any(feature = "http", feature = "sentinel"))]
 mod follow;
+mod master_moves;
 #[cfg(feature = "http")]
 mod router;
 #[cfg(feature = "sentinel")]

@@ -41,7 +41,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 use crate::endpoint::{Connection, Endpoint};
-use crate::follow::Follower;
 use crate::{Breaker, Deployment, Error};
 
 /// A [`PeerRouter`] shared by every instance of a [`Deployment`]. Built by
@@ -362,7 +361,8 @@ impl PeerRouter for RedisPeerRouter {
         let channels = vec![format!("{}{}", self.prefix, self.instance), self.everyone.clone()];
         let origin = self.instance.clone();
         // No gap: a message lost in an outage is not sent again (see the module's doc).
-        Follower::new(&self.endpoint, channels, self.timeout, self.health_check)
+        self.endpoint
+            .follower(channels, self.timeout, self.health_check)
             .follow(move |payload| read(&origin, payload))
     }
 }

@@ -28,6 +28,7 @@ use redis::{
 };
 
 use crate::follow::Follower;
+use crate::master_moves::MasterMoves;
 use crate::{DEFAULT_COMMAND_TIMEOUT, DEFAULT_HEALTH_CHECK_INTERVAL, Error};
 
 /// The share of the command timeout a call on a [`FailoverConnection`] may wait for its
@@ -122,8 +123,9 @@ impl Sentinels {
         // `<service> <old ip> <old port> <new ip> <new port>`; a lost subscription may have
         // missed one, so it counts as a switch too.
         let (timeout, health_check) = (DEFAULT_COMMAND_TIMEOUT, DEFAULT_HEALTH_CHECK_INTERVAL);
-        let switches =
-            Follower::on(connect, channels, timeout, health_check).gap(()).follow(move |payload| {
+        let switches = Follower::on(connect, MasterMoves::never(), channels, timeout, health_check)
+            .gap(())
+            .follow(move |payload| {
                 let named = payload.split(|b| *b == b' ').next();
                 (named == Some(service.as_bytes())).then_some(())
             });

@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::breaker::{BreakerStats, DEFAULT_BREAKER_COOL_DOWN, DEFAULT_BREAKER_THRESHOLD};
 use crate::endpoint::{Connection, Endpoint};
-use crate::follow::Follower;
 use crate::millis;
 use crate::{Breaker, Deployment, Error};
 
@@ -307,7 +306,8 @@ impl SessionStore for RedisSessionStore {
     fn events(&self) -> BoxStream<'static, SessionEvent> {
         let origin = self.origin.clone();
         let channels = vec![self.channel.clone()];
-        Follower::new(&self.endpoint, channels, self.timeout, self.health_check)
+        self.endpoint
+            .follower(channels, self.timeout, self.health_check)
             .gap(SessionEvent::Gap)
             .follow(move |payload| read(&origin, payload))
     }

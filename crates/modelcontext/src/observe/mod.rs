@@ -16,12 +16,6 @@ use crate::engine::{Outcome, Peer, Reply, RequestOptions};
 #[cfg(feature = "otel")]
 pub(crate) mod otel;
 
-/// `network.transport` of a pipe (stdio, and the in-memory pipes that carry the same bytes).
-pub(crate) const PIPE: &str = "pipe";
-/// `network.transport` of HTTP.
-#[cfg(feature = "http")]
-pub(crate) const TCP: &str = "tcp";
-
 /// A request span of one side, every field of the conventions declared (recorded later when
 /// not known yet): a span's fields are fixed where it is created.
 macro_rules! request_span {

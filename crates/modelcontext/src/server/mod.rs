@@ -55,6 +55,10 @@ mod roots;
 pub(crate) mod schema;
 mod seal;
 mod session;
+#[cfg(feature = "http")]
+mod session_record;
+#[cfg(feature = "http")]
+mod shared_session;
 mod stamp;
 mod tasks;
 mod tool;
@@ -94,7 +98,9 @@ pub use url_elicitation::{ElicitationCompleter, UrlElicitation};
 #[cfg(feature = "http")]
 pub(crate) use context::ClientView;
 #[cfg(feature = "http")]
-pub(crate) use session::{SharedSession, modern_view, removed_in_modern};
+pub(crate) use session::{modern_view, removed_in_modern};
+#[cfg(feature = "http")]
+pub(crate) use shared_session::SharedSession;
 
 use resource::TemplateEntry;
 use tool::ToolEntry;
@@ -797,7 +803,7 @@ impl McpServer {
     /// only when a handler outlives its POST.
     #[cfg(feature = "http")]
     pub(crate) fn http_session(&self, extensions: Extensions, session_id: &str) -> SharedSession {
-        let link = layer::Link::new(&self.inner, crate::observe::TCP, Some(session_id.into()));
+        let link = layer::Link::new(&self.inner, crate::transport::TCP, Some(session_id.into()));
         let session = session::ServerSession::new(self.inner.clone())
             .with_extensions(extensions)
             .with_link(link)

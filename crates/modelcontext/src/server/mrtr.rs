@@ -170,6 +170,17 @@ struct State {
     rounds: usize,
 }
 
+/// Where a question goes once the call became a task (the tasks extension's live task): it
+/// is parked there until `tasks/update` answers it, while the handler waits.
+pub(crate) trait AnswersLater: Send + Sync + std::fmt::Debug {
+    /// The answer to the question `request` under `key`, once the client gives it.
+    fn ask(
+        &self,
+        key: String,
+        request: InputRequest,
+    ) -> futures_util::future::BoxFuture<'_, Result<InputResponse, McpError>>;
+}
+
 /// One run of a handler in an MRTR round: the request it belongs to, the answers known so
 /// far, and the questions it asked that have none.
 #[derive(Debug)]
@@ -183,7 +194,7 @@ pub(crate) struct InputRound {
     next: AtomicUsize,
     /// Set when the call became a task (tasks extension): questions from then on are the
     /// task's, answered by `tasks/update` while the handler waits.
-    task: std::sync::OnceLock<std::sync::Arc<super::tasks::LiveTask>>,
+    task: std::sync::OnceLock<std::sync::Arc<dyn AnswersLater>>,
 }
 
 impl InputRound {
@@ -246,7 +257,7 @@ impl InputRound {
     }
 
     /// From now on, questions are `task`'s (the call became a task).
-    pub(crate) fn become_task(&self, task: std::sync::Arc<super::tasks::LiveTask>) {
+    pub(crate) fn become_task(&self, task: std::sync::Arc<dyn AnswersLater>) {
         let _ = self.task.set(task);
     }
 

@@ -27,13 +27,13 @@ use crate::engine::{Dispatch, Outcome, Peer, Reply};
 
 /// Per-connection server state, owned by the engine loop.
 pub(crate) struct ServerSession {
-    server: Arc<ServerInner>,
+    pub(super) server: Arc<ServerInner>,
     /// `serverInfo` as JSON, built once per connection for the modern result stamp.
     server_info: Arc<super::stamp::ServerInfoJson>,
-    era: EraState,
+    pub(super) era: EraState,
     log_level: SessionLogLevel,
     /// Handshake era: the URIs of `resources/subscribe`, read by the forwarder.
-    subscribed: Subscribed,
+    pub(super) subscribed: Subscribed,
     /// Handshake era: what forwards change notifications; stopped with the session.
     forwarder: Option<Forwarder>,
     /// Whether the session hears changes through the server's shared [`notify::Listeners`]
@@ -69,7 +69,7 @@ impl Drop for AbortOnDrop {
     }
 }
 
-enum EraState {
+pub(super) enum EraState {
     Unpinned,
     Handshake(Arc<ClientView>),
     Modern,
@@ -78,7 +78,7 @@ enum EraState {
 impl ServerSession {
     pub(crate) fn new(server: Arc<ServerInner>) -> ServerSession {
         let server_info = server.info_json();
-        let link = Link::new(&server, crate::observe::PIPE, None);
+        let link = Link::new(&server, crate::transport::PIPE, None);
         ServerSession {
             server,
             server_info,
@@ -121,7 +121,7 @@ impl ServerSession {
     }
 
     /// Starts forwarding change notifications to a handshake-era client (once).
-    fn forward_changes(&mut self, peer: &Peer) {
+    pub(super) fn forward_changes(&mut self, peer: &Peer) {
         if self.forwarder.is_some() {
             return;
         }
@@ -140,7 +140,7 @@ impl ServerSession {
 
     /// Sets the log level from its wire name (`"debug"`...); an unknown one is ignored.
     #[cfg(feature = "http")]
-    fn set_log_level(&self, level: &str) {
+    pub(super) fn set_log_level(&self, level: &str) {
         match serde_json::from_value(serde_json::Value::String(level.to_owned())) {
             Ok(level) => self.log_level.set(level),
             Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
@@ -160,141 +160,6 @@ impl ServerSession {
             subscribed.remove(uri);
         }
         Ok(EmptyResult::default())
-    }
-}
-
-/// A session's state shared by its engine loop and the HTTP POSTs that answer their own
-/// requests (see [`Handover`](crate::engine::Handover)). The lock is held while a request is
-/// parsed and its handler built, never while a handler runs.
-#[cfg(feature = "http")]
-#[derive(Clone)]
-pub(crate) struct SharedSession {
-    state: Arc<std::sync::Mutex<ServerSession>>,
-    /// The server's in-flight limit, read by every POST's admission without the lock.
-    max_in_flight: usize,
-}
-
-#[cfg(feature = "http")]
-impl SharedSession {
-    pub(crate) fn new(session: ServerSession) -> SharedSession {
-        let max_in_flight = session.server.max_in_flight;
-        SharedSession { state: Arc::new(std::sync::Mutex::new(session)), max_in_flight }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, ServerSession> {
-        // A panic mid-dispatch leaves the state as valid as any other moment does.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The revision `initialize` negotiated, once it did.
-    #[cfg(feature = "http")]
-    pub(crate) fn handshake_version(&self) -> Option<&'static str> {
-        match &self.lock().era {
-            EraState::Handshake(view) => Some(view.protocol_version),
-            _ => None,
-        }
-    }
-
-    /// Puts the session where a stored `initialize` left it, on an instance that did not
-    /// run it: the negotiated revision, the client's info and capabilities, its log level
-    /// and resource subscriptions (replacing what it held). No user code runs (no handler, no
-    /// layer): the session already began elsewhere. Fails on a record this build cannot read.
-    pub(crate) fn restore(
-        &self,
-        record: &crate::server::http::SessionRecord,
-        peer: &Peer,
-    ) -> Result<(), String> {
-        let version = modelcontext_types::HANDSHAKE_VERSIONS
-            .iter()
-            .find(|v| **v == record.protocol_version)
-            .ok_or_else(|| format!("unknown protocol version {:?}", record.protocol_version))?;
-        let params: InitializeRequestParams = serde_json::from_str(&record.initialize)
-            .map_err(|e| format!("unreadable initialize params: {e}"))?;
-        let view = ClientView {
-            era: Era::Handshake,
-            protocol_version: version,
-            info: Some(params.client_info),
-            capabilities: params.capabilities,
-        };
-        let mut session = self.lock();
-        session.era = EraState::Handshake(Arc::new(view));
-        if let Some(level) = &record.log_level {
-            session.set_log_level(level);
-        }
-        let mut subscribed = session.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        *subscribed = record.subscriptions.iter().cloned().collect();
-        drop(subscribed);
-        session.forward_changes(peer);
-        Ok(())
-    }
-
-    /// Applies a change made through another instance (the store said so).
-    pub(crate) fn apply(&self, change: &crate::server::http::SessionChange) {
-        use crate::server::http::SessionChange;
-        let session = self.lock();
-        let subscribed = || session.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        match change {
-            SessionChange::LogLevel(level) => session.set_log_level(level),
-            SessionChange::Subscribe(uri) => {
-                subscribed().insert(uri.clone());
-            }
-            SessionChange::Unsubscribe(uri) => {
-                subscribed().remove(uri);
-            }
-            // Nothing on the server waits for it; the record keeps it for the next rebuild.
-            _ => {}
-        }
-    }
-
-    /// Answers `request` at once or returns its handler, as the engine would.
-    pub(crate) fn request(&self, request: Request, peer: &Peer) -> Reply {
-        self.lock().request(request, peer)
-    }
-
-    /// Takes a notification from the client, as the engine would.
-    pub(crate) fn notification(&self, notification: Notification, peer: &Peer) {
-        self.lock().notification(notification, peer);
-    }
-
-    /// [`SharedSession::request`] for a request that came in an HTTP POST with `headers`
-    /// (with feature `otel`, its `traceparent` is the fallback parent of the request's span).
-    pub(crate) fn request_over_http(
-        &self,
-        request: Request,
-        peer: &Peer,
-        headers: &http::HeaderMap,
-    ) -> Reply {
-        #[cfg(not(feature = "otel"))]
-        let _ = headers;
-        self.lock().request_from(
-            request,
-            peer,
-            #[cfg(feature = "otel")]
-            crate::observe::otel::Carrier::headers(headers),
-        )
-    }
-}
-
-#[cfg(feature = "http")]
-impl Dispatch for SharedSession {
-    fn max_in_flight(&self) -> usize {
-        self.max_in_flight
-    }
-
-    fn starts_work(&self, request: &Request) -> bool {
-        starts_work(&request.method)
-    }
-
-    fn request(&mut self, request: Request, peer: &Peer) -> Reply {
-        SharedSession::request(self, request, peer)
-    }
-
-    fn refused(&self, request: &Request, error: &McpError) {
-        self.lock().refused(request, error);
-    }
-
-    fn notification(&mut self, notification: Notification, peer: &Peer) {
-        SharedSession::notification(self, notification, peer);
     }
 }
 
@@ -350,7 +215,7 @@ impl Dispatch for ServerSession {
 impl ServerSession {
     /// [`Dispatch::request`], with the trace context its transport carried beside the message
     /// (an HTTP POST's `traceparent` header; feature `otel`).
-    fn request_from(
+    pub(super) fn request_from(
         &mut self,
         request: Request,
         peer: &Peer,
@@ -509,7 +374,7 @@ impl ServerSession {
 /// prompt, a completion), the work [`McpServer::max_in_flight`](super::McpServer::max_in_flight)
 /// bounds. The others are answered from the server's own state at once, or are a listen
 /// stream, which waits rather than works; they pass however busy the connection is.
-fn starts_work(name: &str) -> bool {
+pub(super) fn starts_work(name: &str) -> bool {
     matches!(
         name,
         method::TOOLS_CALL
@@ -552,7 +417,7 @@ pub(crate) fn answer_stateless(
     peer: &Peer,
     extensions: Arc<Extensions>,
 ) -> Reply {
-    let link = Link::new(server, crate::observe::TCP, None);
+    let link = Link::new(server, crate::transport::TCP, None);
     let mut watch = Watch::start(request.method(), &request_id, &link);
     #[cfg(feature = "otel")]
     {

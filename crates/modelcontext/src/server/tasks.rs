@@ -41,7 +41,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use super::mrtr::InputRound;
+use super::mrtr::{AnswersLater, InputRound};
 use super::stamp::{Stamp, WireResult, internal};
 use super::{BusEvent, ChangeEvent, ServerInner};
 use crate::engine::{BoxFuture, Outcome};
@@ -425,6 +425,16 @@ impl std::fmt::Debug for LiveTask {
     }
 }
 
+impl AnswersLater for LiveTask {
+    fn ask(
+        &self,
+        key: String,
+        request: InputRequest,
+    ) -> futures_util::future::BoxFuture<'_, Result<InputResponse, McpError>> {
+        Box::pin(LiveTask::ask(self, key, request))
+    }
+}
+
 impl LiveTask {
     fn lock(&self) -> std::sync::MutexGuard<'_, LiveState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -576,7 +586,7 @@ impl<W: WireResult + 'static> TaskCall<W> {
             return stamp.apply(MrtrResult::<W>::InputRequired(questions));
         }
         let live = create(&server, owner).await?;
-        round.become_task(Arc::clone(&live));
+        round.become_task(Arc::clone(&live) as Arc<dyn AnswersLater>);
         let created = CreateTaskResult::new(live.lock().record.task.task.clone());
         let work = tokio::spawn(finish(Arc::clone(&live), run));
         live.lock().abort = Some(work.abort_handle());

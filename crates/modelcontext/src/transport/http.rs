@@ -186,7 +186,7 @@ impl Client {
 
 impl Transport for HttpTransport {
     fn network_transport(&self) -> &'static str {
-        crate::observe::TCP
+        crate::transport::TCP
     }
 
     fn session_id_watch(&self) -> Option<SessionIdWatch> {

@@ -48,6 +48,12 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+/// `network.transport` of a pipe (stdio, and the in-memory pipes that carry the same bytes).
+pub(crate) const PIPE: &str = "pipe";
+/// `network.transport` of HTTP.
+#[cfg(feature = "http")]
+pub(crate) const TCP: &str = "tcp";
+
 /// Anything that can carry whole JSON-RPC messages.
 pub trait Transport: Send + 'static {
     /// Starts the transport's IO tasks and returns the message channels. Needs a Tokio runtime.
@@ -57,7 +63,7 @@ pub trait Transport: Send + 'static {
     /// otherwise (HTTP says `tcp`). Read by the client's spans.
     #[doc(hidden)]
     fn network_transport(&self) -> &'static str {
-        crate::observe::PIPE
+        PIPE
     }
 
     /// Where the transport keeps the session id it learns (a handshake-era HTTP session), for

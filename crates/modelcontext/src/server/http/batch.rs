@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelcontext_types::{McpError, Message, Response as RpcResponse, has_batches, method};
 use serde_json::value::RawValue;
 
-use super::exchange::{accepted, error_response, header_str};
+use super::respond::{accepted, error_response, header_str};
 use super::sessions::{SESSION_HEADER, Session, called_tool};
 use super::{Shared, caller, json_body};
 use crate::server::Extensions;

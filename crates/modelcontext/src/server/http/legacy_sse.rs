@@ -16,10 +16,11 @@ use futures_util::StreamExt;
 use http::StatusCode;
 use modelcontext_types::{McpError, Message};
 
-use super::exchange::{
-    accepted, check_request, error_response, read_message, sse_response, sse_stream,
-};
+use super::body::read_message;
+use super::respond::{accepted, error_response};
+use super::security::check_request;
 use super::sessions::Session;
+use super::stream::{BodyGuard, sse_response, sse_stream};
 use super::{Shared, caller};
 
 /// The routes of the legacy transport, to merge into the endpoint's router.
@@ -54,7 +55,7 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     crate::transport::sse::write_event(&mut first, None, Some("endpoint"), &endpoint);
     let head = futures_util::stream::once(async move { Ok(Bytes::from(first)) });
     let keep_alive = Some(shared.options.keep_alive);
-    let rest = sse_stream(rx, None, keep_alive, super::exchange::Guard(Some(slot)));
+    let rest = sse_stream(rx, None, keep_alive, BodyGuard(Some(slot)));
     sse_response(Body::from_stream(head.chain(rest)))
 }
 

@@ -33,19 +33,24 @@ use tokio::net::TcpListener;
 use crate::{Error, McpServer};
 
 mod batch;
+mod body;
 mod caller;
 mod events;
 mod exchange;
 mod headers;
+mod http1;
 #[cfg(feature = "tls")]
 mod http2;
 mod legacy_sse;
+mod modern;
 mod peer_router;
+mod respond;
 mod security;
 mod serve;
 mod session_store;
 mod sessions;
 mod stateless;
+mod stream;
 mod task_relay;
 #[cfg(feature = "tls")]
 mod tls;

@@ -4,6 +4,13 @@
 //! bind to 127.0.0.1. A web page on `evil.example` that resolves its own name to 127.0.0.1
 //! still sends `Host: evil.example`, so checking `Host` too closes the rebinding hole.
 
+use axum::response::Response;
+use http::{StatusCode, header};
+use modelcontext_types::McpError;
+
+use super::Shared;
+use super::respond::{error_response, header_str};
+
 /// The hosts and origins an HTTP endpoint accepts.
 #[derive(Debug, Clone)]
 pub struct AllowList {
@@ -88,6 +95,24 @@ fn strip_port(authority: &str) -> &str {
         Some((name, port)) if is_port(port) => name,
         _ => authority,
     }
+}
+
+/// Host first (421: the request was not meant for us), then Origin (403).
+pub(crate) fn check_request<B>(shared: &Shared, request: &http::Request<B>) -> Option<Response> {
+    let allow = &shared.options.allow;
+    let headers = request.headers();
+    // HTTP/2 clients name the host in `:authority`, which hyper puts in the URI, and send no
+    // `Host` (RFC 9113 §8.3.1); an HTTP/1.1 request's URI has no authority (origin form).
+    let host = header_str(headers, header::HOST).or(request.uri().authority().map(|a| a.as_str()));
+    if !allow.host_ok(host) {
+        let error = McpError::invalid_request("Invalid Host header");
+        return Some(error_response(StatusCode::MISDIRECTED_REQUEST, None, error));
+    }
+    if !allow.origin_ok(header_str(headers, header::ORIGIN)) {
+        let error = McpError::invalid_request("Invalid Origin header");
+        return Some(error_response(StatusCode::FORBIDDEN, None, error));
+    }
+    None
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use modelcontext_types::{
 };
 use tokio::sync::mpsc;
 
-use super::exchange::{accepted, answer_reply, error_response, header_str};
+use super::modern::answer_reply;
+use super::respond::{accepted, error_response, header_str};
 use super::{Shared, caller};
 use crate::engine::{Peer, Reply};
 use crate::server::{ClientView, Extensions};

@@ -138,7 +138,7 @@ pub(super) trait TlsListener: Send + Sync {
     /// Serves one accepted connection: the handshake, then the protocol ALPN chose.
     fn serve<'a>(
         &'a self,
-        io: super::serve::WriteTimeout,
+        io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &'a hyper::server::conn::http1::Builder,
         router: axum::Router,
@@ -231,7 +231,7 @@ impl Secure {
     /// peer's problem: a debug line, and the listener serves on.
     async fn serve(
         &self,
-        io: super::serve::WriteTimeout,
+        io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &hyper::server::conn::http1::Builder,
         router: axum::Router,
@@ -241,7 +241,7 @@ impl Secure {
             Err(err) => return tracing::debug!(%err, %peer, "TLS handshake failed"),
         };
         if !negotiated_h2(&tls) {
-            return super::serve::serve_http1(http1, tls, router, peer).await;
+            return super::http1::serve_http1(http1, tls, router, peer).await;
         }
         let io = hyper_util::rt::TokioIo::new(tls);
         let served = super::http2::serve(&self.http2, io, router, self.max_headers, self.idle);
@@ -254,7 +254,7 @@ impl Secure {
 impl TlsListener for Secure {
     fn serve<'a>(
         &'a self,
-        io: super::serve::WriteTimeout,
+        io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &'a hyper::server::conn::http1::Builder,
         router: axum::Router,
