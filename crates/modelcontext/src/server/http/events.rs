@@ -446,6 +446,19 @@ mod tests {
     }
 
     #[test]
+    fn numbers_in_ids_are_digits_only() {
+        assert_eq!(unsigned("ab", 16), Some(0xab));
+        assert_eq!(unsigned("AB", 16), Some(0xab));
+        assert_eq!(unsigned("42", 10), Some(42));
+        for text in ["", "+ab", "-1", " 1", "1 ", "0x1", "g", "+0", "ab", "1_0"] {
+            let radix = if text == "ab" { 10 } else { 16 };
+            assert_eq!(unsigned(text, radix), None, "{text:?} in radix {radix}");
+        }
+        assert_eq!(unsigned("ffffffffffffffff", 16), Some(u64::MAX));
+        assert_eq!(unsigned("10000000000000000", 16), None, "overflow");
+    }
+
+    #[test]
     fn event_ids_roundtrip() {
         let id = event_id(stream(7), 42);
         assert_eq!(id, "ab.7-42");
@@ -461,6 +474,12 @@ mod tests {
         // A sign is not a digit: `+ab.7` is not stream `ab.7` spelt another way.
         assert_eq!(parse_event_id("+ab.7-42"), None);
         assert_eq!(parse_event_id("ab.+7-42"), None);
+        assert_eq!(parse_event_id("-ab.7-42"), None);
+        assert_eq!(parse_event_id("ab.-7-42"), None);
+        // Hex digits only in the instance part, and nothing that overflows.
+        assert_eq!(parse_event_id("0xab.7-42"), None);
+        assert_eq!(parse_event_id("ag.7-42"), None);
+        assert_eq!(parse_event_id("10000000000000000.7-42"), None);
         assert_eq!(parse_event_id("ab.7-42"), Some((stream(7), "42")));
     }
 }
