@@ -269,8 +269,8 @@ impl HttpClientBuilder {
         self
     }
 
-    /// Sends every request through the proxy at `url` (`http://[user:password@]host:port`),
-    /// whatever the environment says.
+    /// Sends every request through the proxy at `url` (`http://[user:password@]host:port`, or
+    /// `socks5://` / `socks5h://`), whatever the environment says.
     pub fn proxy(self, url: &str) -> Result<HttpClientBuilder, Error> {
         Ok(self.proxies(Proxies::all(url)?))
     }
@@ -318,6 +318,7 @@ impl HttpClientBuilder {
         let config = connect::ConnectConfig {
             timeout: self.connect_timeout,
             proxies: self.proxies.unwrap_or_else(Proxies::from_env),
+            tcp: connect::tcp_connector(connect::Resolver::system()),
             #[cfg(feature = "tls")]
             tls: TlsSetup::new(self.roots, self.tls_config),
         };
