@@ -14,7 +14,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
-use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
 use hyper_util::client::legacy::connect::proxy::SocksV5;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
@@ -23,6 +22,7 @@ use tokio::net::TcpStream;
 use tower::ServiceExt;
 
 use super::proxy::{Proxies, ProxyKind, ProxyUrl, Target, is_loopback, tunnel};
+use super::resolver::Resolver;
 
 /// How long the first address family gets before the other one is tried too, as RFC 8305
 /// recommends: an IPv6 route that drops packets costs this, not the whole connect timeout.
@@ -203,45 +203,6 @@ fn chain(err: &(dyn std::error::Error + 'static)) -> String {
         current = source.source();
     }
     parts.join(": ")
-}
-
-/// Host names to addresses for the connector: the system's resolver (off the runtime's
-/// threads), or fixed addresses in tests.
-#[derive(Clone)]
-pub(crate) enum Resolver {
-    System(GaiResolver),
-    #[cfg(test)]
-    Fixed(Arc<Vec<SocketAddr>>),
-}
-
-impl Resolver {
-    pub(crate) fn system() -> Resolver {
-        Resolver::System(GaiResolver::new())
-    }
-}
-
-impl tower::Service<Name> for Resolver {
-    type Response = std::vec::IntoIter<SocketAddr>;
-    type Error = io::Error;
-    type Future = Pin<Box<dyn Future<Output = io::Result<Self::Response>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, name: Name) -> Self::Future {
-        match self {
-            Resolver::System(system) => {
-                let lookup = system.call(name);
-                Box::pin(async move { Ok(lookup.await?.collect::<Vec<_>>().into_iter()) })
-            }
-            #[cfg(test)]
-            Resolver::Fixed(addrs) => {
-                let addrs = addrs.to_vec();
-                Box::pin(async move { Ok(addrs.into_iter()) })
-            }
-        }
-    }
 }
 
 /// Plain HTTP beyond this machine can be read and changed on the way (tokens included): worth

@@ -45,6 +45,7 @@ use crate::Error;
 
 mod connect;
 mod proxy;
+mod resolver;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -318,7 +319,7 @@ impl HttpClientBuilder {
         let config = connect::ConnectConfig {
             timeout: self.connect_timeout,
             proxies: self.proxies.unwrap_or_else(Proxies::from_env),
-            tcp: connect::tcp_connector(connect::Resolver::system()),
+            tcp: connect::tcp_connector(resolver::Resolver::system()),
             #[cfg(feature = "tls")]
             tls: TlsSetup::new(self.roots, self.tls_config),
         };
