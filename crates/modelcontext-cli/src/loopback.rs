@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use modelcontext::types::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -138,24 +139,11 @@ fn page(title: &str, text: &str) -> String {
     )
 }
 
-/// A query value, percent- and `+`-decoded.
+/// A query value, `+` and `%XX` decoded. It is only shown to the user, so a malformed escape
+/// (`%+1`, which a sign-taking hex parse would read as 0x01) leaves the value as it came.
 fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 2;
-            }
-            (b'+', _) => out.push(b' '),
-            (byte, _) => out.push(byte),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let spaced = text.replace('+', " ");
+    percent::decode(spaced.as_bytes()).unwrap_or_else(|_| text.to_owned())
 }
 
 /// Text from the query, made inert in HTML.
@@ -217,6 +205,10 @@ mod tests {
         );
         check("GET /callback?error=%3Cscript%3E HTTP/1.1", "200 OK", "(&lt;script&gt;)", {
             Some(Callback::Refused("<script>".into()))
+        });
+        // A malformed escape is shown as it came, not read as a signed number (0x01).
+        check("GET /callback?error=bad%+1&state=s HTTP/1.1", "200 OK", "(bad%+1)", {
+            Some(Callback::Refused("bad%+1".into()))
         });
     }
 

@@ -100,7 +100,7 @@ fn check_fn(sig: &syn::Signature, kind: Kind) -> syn::Result<()> {
         );
         return Err(syn::Error::new_spanned(&sig.generics, message));
     }
-    if let Some(unsafety) = &sig.unsafety {
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         return Err(syn::Error::new_spanned(
             unsafety,
             format!("a {kind} function cannot be `unsafe`"),
@@ -132,9 +132,10 @@ fn parse_input(input: &mut FnArg, kind: Kind, in_impl: bool) -> syn::Result<Opti
 }
 
 fn check_receiver(receiver: &syn::Receiver, kind: Kind, in_impl: bool) -> syn::Result<()> {
-    let shared_ref = receiver.reference.is_some() && receiver.mutability.is_none();
+    // `&self` as written: not `&mut self`, `mut self`, `self` or `self: &Self`.
+    let shared_ref = matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None));
     let message = match (kind, in_impl) {
-        (_, true) if shared_ref && receiver.colon_token.is_none() => return Ok(()),
+        (_, true) if shared_ref && receiver.mutability.is_none() => return Ok(()),
         (_, true) => {
             "tool methods take `&self`: one value serves concurrent calls through an `Arc` (keep mutable state in a `Mutex` or atomics)"
         }

@@ -106,7 +106,7 @@ fn parse_block_options(attr: TokenStream) -> syn::Result<Option<Path>> {
 
 /// The block must be inherent and not generic.
 fn check_impl(imp: &ItemImpl) -> syn::Result<()> {
-    if let Some((_, path, _)) = &imp.trait_ {
+    if let Some((path, _)) = &imp.trait_ {
         return Err(syn::Error::new_spanned(
             path,
             "`#[tools]` goes on an inherent `impl` block, not a trait impl",

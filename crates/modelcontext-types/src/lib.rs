@@ -44,6 +44,7 @@ pub mod meta;
 pub mod mrtr;
 pub mod notifications;
 mod num;
+pub mod percent;
 pub mod prompts;
 pub mod resources;
 pub mod result;

@@ -854,22 +854,7 @@ fn param_value<'p>(pair: &'p [u8], name: &str) -> Option<&'p [u8]> {
 
 /// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
 fn percent_decode(raw: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut bytes = raw.iter();
-    while let Some(&byte) = bytes.next() {
-        if byte == b'%' {
-            let hi = hex_value(*bytes.next()?)?;
-            let lo = hex_value(*bytes.next()?)?;
-            out.push(hi << 4 | lo);
-        } else {
-            out.push(byte);
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-fn hex_value(byte: u8) -> Option<u8> {
-    char::from(byte).to_digit(16).and_then(|digit| u8::try_from(digit).ok())
+    crate::percent::decode(raw).ok()
 }
 
 /// Whether a decoded value is safe to use as a path relative to some root. `spans_segments`

@@ -43,14 +43,14 @@ pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
 }
 
 /// Encodes `bytes` as base64url without padding (RFC 4648 section 5), as JOSE and PKCE use it.
-#[cfg(feature = "auth")]
+#[cfg(any(feature = "auth-client", feature = "auth-server"))]
 pub(crate) fn encode_url(bytes: &[u8]) -> String {
     encode(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
 }
 
 /// Decodes unpadded base64url; `None` for anything else (padding or the standard alphabet's
 /// `+` and `/` included: JOSE never sends them).
-#[cfg(feature = "auth")]
+#[cfg(feature = "auth-server")]
 pub(crate) fn decode_url(text: &str) -> Option<Vec<u8>> {
     if text.contains(['+', '/', '=']) {
         return None;

@@ -18,14 +18,24 @@
 //! - `http` (default): Streamable HTTP server and client (axum, hyper).
 //! - `tls` (default): `https://` for the client, the auth module's fetches and the OAuth
 //!   client (rustls, the system's roots), HTTP/2 by ALPN; one [`net::HttpClient`] for all.
-//! - `auth`: OAuth 2.1 for HTTP: token verification (JWT/JWKS, introspection), protected
-//!   resource metadata, per-tool scopes.
+//! - `auth-client`: the OAuth 2.1 client ([`auth::client`]): discovery, PKCE, registration,
+//!   token stores, DPoP proofs; signs ES256 with `p256` (no JWT library, no RSA). Turns on
+//!   `http`.
+//! - `auth-server`: an HTTP endpoint as an OAuth 2.1 resource server: token verification
+//!   (JWT/JWKS through `jsonwebtoken` with the RustCrypto RSA, ECDSA and EdDSA crates;
+//!   introspection), protected resource metadata, DPoP proof checks, per-tool scopes. Turns on
+//!   `http`.
+//! - `auth`: both of the above.
+//! - `otel`: OpenTelemetry: W3C trace context carried in `params._meta`, the request spans as
+//!   OpenTelemetry spans (`tracing-opentelemetry`), the operation metrics; see
+//!   [`docs::observability`].
+//! - `testing`: `testing::contracts`, the suites an implementation of a seam runs in its tests.
 
 // On docs.rs (nightly, `--cfg docsrs`): badges naming the feature each gated item needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "auth")]
-#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+#[cfg(any(feature = "auth-client", feature = "auth-server"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "auth-client", feature = "auth-server"))))]
 pub mod auth;
 mod base64;
 pub mod client;

@@ -193,6 +193,8 @@ fn match_simple() {
     check_match("books://{title}", "books://caf%C3%A9", expect![[r#"title="café""#]]);
     check_match("books://{title}", "books://%C3%28", expect!["no match"]);
     check_match("books://{title}", "books://100%", expect!["no match"]);
+    // A sign is not a hex digit: `%+1` is no escape of 0x01.
+    check_match("books://{title}", "books://a%+1", expect!["no match"]);
     check_match("books://{title}", "books://v1.0..v2.0", expect![[r#"title="v1.0..v2.0""#]]);
     // The first `.txt` ends the value: no backtracking.
     check_match("files://{name}.txt", "files://a.b.txt", expect![[r#"name="a.b""#]]);

@@ -10,7 +10,7 @@ use modelcontext_types::{
     INTERNAL_ERROR, INVALID_REQUEST, McpError, Message, Response as RpcResponse,
 };
 
-use super::dpop::{PROOF_ALGORITHM_NAMES, ProofRefusal};
+use super::dpop_policy::{PROOF_ALGORITHM_NAMES, ProofRefusal};
 use super::{AuthOptions, VerifyError, VerifyErrorKind};
 
 /// What the `Authorization` header holds.

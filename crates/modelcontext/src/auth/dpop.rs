@@ -1,42 +1,32 @@
 //! DPoP (RFC 9449): access tokens bound to a key the client holds, proven on every request
 //! with a fresh signed JWT (the *proof*) in the `DPoP` header.
 //!
-//! Both sides live here: [`DpopKey`] makes the client's proofs (ES256), and [`DpopPolicy`]
-//! checks them on the resource server (signature with the key in the proof's header, `typ`,
-//! `htm`, `htu`, `iat`, `ath`, an optional server nonce, a bounded replay cache), before
-//! [`AuthOptions::authorize`](super::AuthOptions::authorize) compares the key's thumbprint with
-//! the token's `cnf.jkt`.
+//! What both sides share lives here: the proof's media type, the RFC 7638 key thumbprint and
+//! the `ath` token hash. [`DpopKey`] (feature `auth-client`) makes the client's proofs (ES256);
+//! the resource server's checks are in `dpop_policy` (feature `auth-server`).
 
-use std::collections::{HashSet, VecDeque};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-use jsonwebtoken::jwk::Jwk;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use p256::ecdsa::signature::Signer;
-use p256::ecdsa::{Signature, SigningKey};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+#[cfg(feature = "auth-client")]
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::principal::now_seconds;
+#[cfg(feature = "auth-client")]
+use p256::ecdsa::signature::Signer;
+#[cfg(feature = "auth-client")]
+use p256::ecdsa::{Signature, SigningKey};
+
+#[cfg(feature = "auth-client")]
+use super::now_seconds;
+#[cfg(feature = "auth-client")]
 use crate::auth::client::AuthError;
-use crate::base64::{decode_url, encode_url};
+use crate::base64::encode_url;
 
 /// The proof's media type (RFC 9449 section 4.2).
-const PROOF_TYPE: &str = "dpop+jwt";
-
-/// The proof algorithms a resource server accepts: asymmetric only (RFC 9449 section 4.2).
-const PROOF_ALGORITHMS: [Algorithm; 5] =
-    [Algorithm::ES256, Algorithm::ES384, Algorithm::RS256, Algorithm::PS256, Algorithm::EdDSA];
-
-/// 4096 bits in base64url.
-const MAX_RSA_MODULUS_CHARS: usize = 683;
-
-/// The names of [`PROOF_ALGORITHMS`], for the `algs` challenge parameter.
-pub(crate) const PROOF_ALGORITHM_NAMES: &str = "ES256 ES384 RS256 PS256 EdDSA";
+pub(crate) const PROOF_TYPE: &str = "dpop+jwt";
 
 /// A client's DPoP key: a P-256 key pair that signs ES256 proofs. Tokens issued while it is
 /// the client's key are bound to its [thumbprint](DpopKey::thumbprint).
+#[cfg(feature = "auth-client")]
 pub struct DpopKey {
     signing: SigningKey,
     /// The public key as a JWK (`kty`, `crv`, `x`, `y`), as it goes in every proof's header.
@@ -44,6 +34,7 @@ pub struct DpopKey {
     thumbprint: String,
 }
 
+#[cfg(feature = "auth-client")]
 impl DpopKey {
     /// A new random key.
     pub fn generate() -> Result<DpopKey, AuthError> {
@@ -62,13 +53,7 @@ impl DpopKey {
     /// A key from a PKCS#8 PEM P-256 private key (`-----BEGIN PRIVATE KEY-----`), e.g. one kept
     /// in a secret store so tokens survive a restart.
     pub fn from_pkcs8_pem(pem: &str) -> Result<DpopKey, AuthError> {
-        use p256::pkcs8::DecodePrivateKey;
-        let body: String = pem.lines().filter(|l| !l.starts_with("-----")).map(str::trim).collect();
-        let der = crate::base64::decode(&body)
-            .ok_or_else(|| AuthError::new("the DPoP key is not PEM"))?;
-        let signing = SigningKey::from_pkcs8_der(&der)
-            .map_err(|_| AuthError::new("the DPoP key is not a PKCS#8 P-256 private key"))?;
-        Ok(DpopKey::from_signing_key(signing))
+        Ok(DpopKey::from_signing_key(p256_key_from_pem(pem, "the DPoP key")?))
     }
 
     fn from_signing_key(signing: SigningKey) -> DpopKey {
@@ -120,16 +105,36 @@ impl DpopKey {
         if let Some(nonce) = nonce {
             claims["nonce"] = Value::String(nonce.to_owned());
         }
-        let input = format!(
-            "{}.{}",
-            encode_url(header.to_string().as_bytes()),
-            encode_url(claims.to_string().as_bytes())
-        );
-        let signature: Signature = self.signing.sign(input.as_bytes());
-        Ok(format!("{input}.{}", encode_url(&signature.to_bytes())))
+        Ok(sign_es256(&self.signing, &header, &claims))
     }
 }
 
+/// A P-256 private key from PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`); `what` names it in
+/// the errors.
+#[cfg(feature = "auth-client")]
+pub(crate) fn p256_key_from_pem(pem: &str, what: &str) -> Result<SigningKey, AuthError> {
+    use p256::pkcs8::DecodePrivateKey;
+    use rustls_pki_types::PrivatePkcs8KeyDer;
+    use rustls_pki_types::pem::PemObject;
+    let der = PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes())
+        .map_err(|_| AuthError::new(format!("{what} is not PEM")))?;
+    SigningKey::from_pkcs8_der(der.secret_pkcs8_der())
+        .map_err(|_| AuthError::new(format!("{what} is not a PKCS#8 P-256 private key")))
+}
+
+/// A compact JWS (RFC 7515) of `claims` under `header`, signed ES256 with `key`.
+#[cfg(feature = "auth-client")]
+pub(crate) fn sign_es256(key: &SigningKey, header: &Value, claims: &Value) -> String {
+    let input = format!(
+        "{}.{}",
+        encode_url(header.to_string().as_bytes()),
+        encode_url(claims.to_string().as_bytes())
+    );
+    let signature: Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", encode_url(&signature.to_bytes()))
+}
+
+#[cfg(feature = "auth-client")]
 impl std::fmt::Debug for DpopKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DpopKey").field("thumbprint", &self.thumbprint).finish_non_exhaustive()
@@ -161,249 +166,14 @@ pub(crate) fn jwk_thumbprint(jwk: &Value) -> Option<String> {
 }
 
 /// `htu` compares without query and fragment (RFC 9449 section 4.3).
-fn without_query(url: &str) -> &str {
+pub(crate) fn without_query(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or(url)
-}
-
-/// How a resource server treats DPoP (RFC 9449 section 7). The default accepts DPoP-bound
-/// tokens with a valid proof beside plain bearer tokens, allows proofs 60 s of clock
-/// difference, remembers up to 65 536 proof ids, and asks for no nonce.
-///
-/// ```
-/// use std::time::Duration;
-/// use modelcontext::auth::DpopPolicy;
-/// let policy = DpopPolicy::new().required().nonces(Duration::from_secs(300));
-/// ```
-pub struct DpopPolicy {
-    required: bool,
-    window: Duration,
-    nonce_rotation: Option<Duration>,
-    nonces: Mutex<Nonces>,
-    replay: Mutex<ReplayCache>,
-}
-
-impl Default for DpopPolicy {
-    fn default() -> DpopPolicy {
-        DpopPolicy {
-            required: false,
-            window: Duration::from_secs(60),
-            nonce_rotation: None,
-            nonces: Mutex::new(Nonces::default()),
-            replay: Mutex::new(ReplayCache::new(65_536)),
-        }
-    }
-}
-
-impl DpopPolicy {
-    /// The default policy.
-    pub fn new() -> DpopPolicy {
-        DpopPolicy::default()
-    }
-
-    /// Refuses bearer tokens: every token must be DPoP-bound and come with a proof.
-    pub fn required(mut self) -> DpopPolicy {
-        self.required = true;
-        self
-    }
-
-    /// How far a proof's `iat` may be from this server's clock, either way (default 60 s).
-    /// Proof ids are remembered that long: a replay inside the window is caught by the cache,
-    /// one outside it by this check.
-    pub fn window(mut self, window: Duration) -> DpopPolicy {
-        self.window = window;
-        self
-    }
-
-    /// Requires a server-provided nonce in every proof (RFC 9449 section 9), a new one every
-    /// `rotation` (the previous one stays good for one more period). A proof without the
-    /// current nonce gets 401 `use_dpop_nonce` with the nonce in `DPoP-Nonce`; this bounds a
-    /// stolen proof's life even against a client with a wrong clock.
-    pub fn nonces(mut self, rotation: Duration) -> DpopPolicy {
-        self.nonce_rotation = Some(rotation);
-        self
-    }
-
-    /// How many proof ids the replay cache keeps (default 65 536; at least 1). When it is full
-    /// the oldest is forgotten: size it for the proofs one [window](DpopPolicy::window) sees.
-    pub fn replay_capacity(mut self, capacity: usize) -> DpopPolicy {
-        self.replay = Mutex::new(ReplayCache::new(capacity.max(1)));
-        self
-    }
-
-    pub(crate) fn is_required(&self) -> bool {
-        self.required
-    }
-
-    /// Checks `proof` for a request `method` to `url` presenting `token`: the thumbprint of
-    /// the proof's key, for the caller to compare with the token's `cnf.jkt`.
-    pub(crate) fn check(
-        &self,
-        proof: &str,
-        method: &str,
-        url: &str,
-        token: &str,
-    ) -> Result<String, ProofRefusal> {
-        let (claims, jwk) = verify_signature(proof).map_err(ProofRefusal::Invalid)?;
-        let text = |name: &str| claims.get(name).and_then(Value::as_str);
-        let jti = text("jti").filter(|j| !j.is_empty() && j.len() <= 256);
-        let jti = jti.ok_or_else(|| invalid("The DPoP proof has no usable jti"))?;
-        if text("htm") != Some(method) {
-            return Err(invalid("The DPoP proof is for another HTTP method"));
-        }
-        let htu = text("htu").ok_or_else(|| invalid("The DPoP proof has no htu"))?;
-        if htu.contains(['?', '#']) || !super::same_resource(htu, without_query(url)) {
-            return Err(invalid("The DPoP proof is for another URL"));
-        }
-        let iat = claims.get("iat").and_then(Value::as_u64);
-        let iat = iat.ok_or_else(|| invalid("The DPoP proof has no iat"))?;
-        if now_seconds().abs_diff(iat) > self.window.as_secs() {
-            return Err(invalid("The DPoP proof is too old or from the future"));
-        }
-        if text("ath") != Some(token_hash(token).as_str()) {
-            return Err(invalid("The DPoP proof is not for this access token (ath)"));
-        }
-        self.check_nonce(text("nonce"))?;
-        let thumbprint = jwk_thumbprint(&jwk).ok_or_else(|| invalid("Unsupported DPoP key"))?;
-        // Last: only proofs good in every other way take a place in the cache.
-        let mut replay = self.replay.lock().unwrap_or_else(|p| p.into_inner());
-        let id = Sha256::digest(format!("{thumbprint}.{jti}").as_bytes()).into();
-        if !replay.insert(id, self.window * 2) {
-            return Err(invalid("The DPoP proof was already used"));
-        }
-        Ok(thumbprint)
-    }
-
-    fn check_nonce(&self, nonce: Option<&str>) -> Result<(), ProofRefusal> {
-        let Some(rotation) = self.nonce_rotation else { return Ok(()) };
-        let mut nonces = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
-        let current = nonces.current(rotation);
-        match nonce {
-            Some(nonce) if nonces.accepts(nonce) => Ok(()),
-            _ => Err(ProofRefusal::UseNonce(current)),
-        }
-    }
-}
-
-impl std::fmt::Debug for DpopPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DpopPolicy")
-            .field("required", &self.required)
-            .field("window", &self.window)
-            .field("nonce_rotation", &self.nonce_rotation)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Why a proof was refused.
-#[derive(Debug)]
-pub(crate) enum ProofRefusal {
-    /// `invalid_dpop_proof`, with the reason.
-    Invalid(String),
-    /// `use_dpop_nonce`, with the nonce to use.
-    UseNonce(String),
-}
-
-fn invalid(reason: &str) -> ProofRefusal {
-    ProofRefusal::Invalid(reason.to_owned())
-}
-
-/// The proof's claims and public key, once its header is a DPoP one and its signature holds.
-fn verify_signature(proof: &str) -> Result<(Map<String, Value>, Value), String> {
-    let header = proof.split('.').next().and_then(decode_url);
-    let header: Map<String, Value> = header
-        .and_then(|h| serde_json::from_slice(&h).ok())
-        .ok_or("The DPoP proof is not a JWT")?;
-    if header.get("typ").and_then(Value::as_str) != Some(PROOF_TYPE) {
-        return Err("The DPoP proof's typ is not dpop+jwt".into());
-    }
-    let algorithm = header.get("alg").and_then(Value::as_str).unwrap_or("");
-    let algorithm = algorithm
-        .parse::<Algorithm>()
-        .ok()
-        .filter(|a| PROOF_ALGORITHMS.contains(a))
-        .ok_or("The DPoP proof's alg is not supported")?;
-    let jwk = header.get("jwk").filter(|k| k.is_object()).ok_or("The DPoP proof has no jwk")?;
-    let private = ["d", "p", "q", "dp", "dq", "qi", "k"];
-    if private.iter().any(|member| jwk.get(member).is_some()) {
-        return Err("The DPoP proof's jwk holds a private key".into());
-    }
-    // The client picks the key: an RSA modulus past 4096 bits would make every request
-    // expensive to check.
-    let modulus = jwk.get("n").and_then(Value::as_str).map_or(0, str::len);
-    if modulus > MAX_RSA_MODULUS_CHARS {
-        return Err("The DPoP proof's RSA key is too large".into());
-    }
-    let parsed: Jwk = serde_json::from_value(jwk.clone()).map_err(|_| "Unreadable DPoP jwk")?;
-    let key = DecodingKey::from_jwk(&parsed).map_err(|_| "Unusable DPoP jwk")?;
-    let mut validation = Validation::new(algorithm);
-    validation.required_spec_claims = HashSet::new();
-    validation.validate_exp = false;
-    validation.validate_aud = false;
-    let data = jsonwebtoken::decode::<Map<String, Value>>(proof, &key, &validation)
-        .map_err(|_| "The DPoP proof's signature does not verify")?;
-    Ok((data.claims, jwk.clone()))
-}
-
-/// The server's current and previous nonce.
-#[derive(Default)]
-struct Nonces {
-    current: Option<(String, Instant)>,
-    previous: Option<String>,
-}
-
-impl Nonces {
-    fn current(&mut self, rotation: Duration) -> String {
-        let stale = self.current.as_ref().is_none_or(|(_, at)| at.elapsed() >= rotation);
-        if stale {
-            let mut bytes = [0u8; 18];
-            // Without randomness the old nonce stays: refusing every request would be worse.
-            if getrandom::fill(&mut bytes).is_ok() {
-                self.previous = self.current.take().map(|(nonce, _)| nonce);
-                self.current = Some((encode_url(&bytes), Instant::now()));
-            }
-        }
-        self.current.as_ref().map(|(nonce, _)| nonce.clone()).unwrap_or_default()
-    }
-
-    fn accepts(&self, nonce: &str) -> bool {
-        !nonce.is_empty()
-            && (self.current.as_ref().is_some_and(|(n, _)| n == nonce)
-                || self.previous.as_deref() == Some(nonce))
-    }
-}
-
-/// Proof ids seen recently (a hash of key and `jti`, so each costs the same few bytes),
-/// oldest first, at most `capacity`.
-struct ReplayCache {
-    capacity: usize,
-    seen: HashSet<[u8; 32]>,
-    order: VecDeque<([u8; 32], Instant)>,
-}
-
-impl ReplayCache {
-    fn new(capacity: usize) -> ReplayCache {
-        ReplayCache { capacity, seen: HashSet::new(), order: VecDeque::new() }
-    }
-
-    /// False when `id` was seen within `keep`.
-    fn insert(&mut self, id: [u8; 32], keep: Duration) -> bool {
-        while let Some((old, at)) = self.order.front() {
-            if at.elapsed() < keep && self.order.len() < self.capacity {
-                break;
-            }
-            self.seen.remove(old);
-            self.order.pop_front();
-        }
-        if !self.seen.insert(id) {
-            return false;
-        }
-        self.order.push_back((id, Instant::now()));
-        true
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -421,28 +191,18 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "auth-client")]
     #[test]
-    fn a_proof_verifies_once() {
-        let key = DpopKey::generate().expect("key");
-        let policy = DpopPolicy::new();
-        let url = "https://mcp.example.com/mcp";
-        let proof =
-            key.proof("POST", "https://mcp.example.com/mcp?x=1", Some("tok"), None).expect("proof");
-        assert_eq!(policy.check(&proof, "POST", url, "tok").expect("valid"), key.thumbprint());
-        assert!(matches!(policy.check(&proof, "POST", url, "tok"), Err(ProofRefusal::Invalid(_))));
-        let other = key.proof("POST", url, Some("tok"), None).expect("proof");
-        assert!(policy.check(&other, "GET", url, "tok").is_err());
-        assert!(policy.check(&other, "POST", url, "another").is_err());
-    }
-
-    #[test]
-    fn the_replay_cache_is_bounded() {
-        let mut cache = ReplayCache::new(2);
-        let keep = Duration::from_secs(60);
-        assert!(cache.insert([1; 32], keep));
-        assert!(cache.insert([2; 32], keep));
-        assert!(cache.insert([3; 32], keep));
-        assert_eq!(cache.order.len(), 2);
-        assert!(!cache.insert([3; 32], keep));
+    fn a_pkcs8_pem_key_is_read_and_anything_else_is_named() {
+        let p256 = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("p256");
+        let key = DpopKey::from_pkcs8_pem(&p256.serialize_pem()).expect("a P-256 key");
+        assert_eq!(key.public_jwk()["crv"], "P-256");
+        let error = |pem: &str| DpopKey::from_pkcs8_pem(pem).expect_err("refused").to_string();
+        assert_eq!(error("not a key"), "the DPoP key is not PEM");
+        let ed25519 = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).expect("ed25519");
+        assert_eq!(
+            error(&ed25519.serialize_pem()),
+            "the DPoP key is not a PKCS#8 P-256 private key"
+        );
     }
 }

@@ -94,18 +94,3 @@ pub(crate) fn check_url(url: &str, what: &str) -> Result<(), Error> {
 pub(crate) fn invalid_input(message: String) -> Error {
     Error::from(std::io::Error::new(std::io::ErrorKind::InvalidInput, message))
 }
-
-/// `application/x-www-form-urlencoded` encoding of one value (RFC 6749 appendix B).
-pub(crate) fn form_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
-                out.push(char::from(byte));
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
-}

@@ -7,9 +7,9 @@ use futures_util::future::BoxFuture;
 use http::StatusCode;
 use serde_json::Value;
 
-use super::fetch::{Fetcher, check_url, form_encode};
-use super::principal::now_seconds;
+use super::fetch::{Fetcher, check_url};
 use super::{Principal, TokenVerifier, VerifyError, same_resource};
+use super::{form_encode, now_seconds};
 use crate::Error;
 
 /// Verifies tokens through an RFC 7662 introspection endpoint, authenticating with HTTP Basic

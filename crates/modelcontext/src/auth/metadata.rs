@@ -8,7 +8,7 @@ use http::{HeaderValue, Uri};
 use serde_json::{Map, Value, json};
 
 use super::AuthOptions;
-use super::dpop::PROOF_ALGORITHM_NAMES;
+use super::dpop_policy::PROOF_ALGORITHM_NAMES;
 use super::fetch::invalid_input;
 use crate::Error;
 

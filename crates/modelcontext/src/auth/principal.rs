@@ -79,10 +79,6 @@ pub(crate) fn seconds_to_time(seconds: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(seconds)
 }
 
-pub(crate) fn now_seconds() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// Why a token was refused. The message is for logs and the response's description; it never
 /// contains the token.
 #[derive(Clone, Debug, PartialEq, Eq)]

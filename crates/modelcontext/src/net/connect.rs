@@ -1,22 +1,32 @@
-//! The connector behind every [`HttpClient`](super::HttpClient): TCP, then a proxy's CONNECT
-//! tunnel when one applies, then TLS for `https://` (feature `tls`). Its errors are worded
-//! here, with the host they concern, and the whole of it is bounded by the connect timeout.
+//! The connector behind every [`HttpClient`](super::HttpClient): TCP (hyper-util's
+//! `HttpConnector`, which races the address families as Happy Eyeballs does, RFC 8305), then
+//! a proxy's tunnel when one applies (HTTP CONNECT, or SOCKS5 through hyper-util's `SocksV5`),
+//! then TLS for `https://` (feature `tls`). Its errors are worded here, with the host they
+//! concern, and the whole of it is bounded by the connect timeout.
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
-use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::client::legacy::connect::proxy::SocksV5;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tower::ServiceExt;
 
-use super::proxy::{Proxies, Target, is_loopback, tunnel};
+use super::proxy::{Proxies, ProxyKind, ProxyUrl, Target, is_loopback, tunnel};
+use super::resolver::Resolver;
+
+/// How long the first address family gets before the other one is tried too, as RFC 8305
+/// recommends: an IPv6 route that drops packets costs this, not the whole connect timeout.
+const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(300);
 
 /// A connection failure, in words that name the host. The client's error walks its sources
 /// to find this and shows it as is.
@@ -35,6 +45,7 @@ impl std::error::Error for ConnectError {}
 pub(crate) struct ConnectConfig {
     pub timeout: Option<Duration>,
     pub proxies: Proxies,
+    pub tcp: HttpConnector<Resolver>,
     #[cfg(feature = "tls")]
     pub tls: super::TlsSetup,
 }
@@ -77,12 +88,13 @@ async fn connect(config: &ConnectConfig, uri: &Uri) -> Result<Stream, ConnectErr
     let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
     let target = Target { https, host, port };
     let tcp = match config.proxies.for_target(&target) {
-        Some(proxy) => {
-            let mut tcp = tcp_connect(&proxy.host, proxy.port).await?;
+        Some(proxy) if proxy.kind == ProxyKind::Http => {
+            let mut tcp = tcp_connect(config, &proxy.host, proxy.port).await?;
             tunnel(&mut tcp, proxy, host, port).await.map_err(ConnectError)?;
             tcp
         }
-        None => tcp_connect(host, port).await?,
+        Some(proxy) => socks5(config, proxy, host, port).await?,
+        None => tcp_connect(config, host, port).await?,
     };
     if !https {
         warn_plain_http(host);
@@ -109,13 +121,88 @@ async fn secure(_: &ConnectConfig, _: TcpStream, host: &str) -> Result<Stream, C
     )))
 }
 
-async fn tcp_connect(host: &str, port: u16) -> Result<TcpStream, ConnectError> {
-    let tcp = TcpStream::connect((host, port))
+/// The TCP connector of one client: any scheme (TLS comes after), no delay (messages are
+/// small and latency-bound), both address families raced.
+pub(crate) fn tcp_connector(resolver: Resolver) -> HttpConnector<Resolver> {
+    let mut tcp = HttpConnector::new_with_resolver(resolver);
+    tcp.enforce_http(false);
+    tcp.set_nodelay(true);
+    tcp.set_happy_eyeballs_timeout(Some(HAPPY_EYEBALLS_DELAY));
+    tcp
+}
+
+async fn tcp_connect(
+    config: &ConnectConfig,
+    host: &str,
+    port: u16,
+) -> Result<TcpStream, ConnectError> {
+    let uri = authority_uri(host, port)?;
+    let tcp = config.tcp.clone().oneshot(uri).await.map_err(|e| {
+        ConnectError(format!("could not connect to {host}:{port}: {}", innermost(&e)))
+    })?;
+    Ok(tcp.into_inner())
+}
+
+/// A connection to `host:port` through a SOCKS5 proxy. For `socks5://` the name is resolved
+/// here and the proxy is given an address; for `socks5h://` the proxy resolves it.
+async fn socks5(
+    config: &ConnectConfig,
+    proxy: &ProxyUrl,
+    host: &str,
+    port: u16,
+) -> Result<TcpStream, ConnectError> {
+    let via = format!("SOCKS proxy {}:{}", proxy.host, proxy.port);
+    let destination = match proxy.kind {
+        ProxyKind::Socks5 { remote_dns: false } => resolve(host, port).await?.ip().to_string(),
+        _ => host.to_owned(),
+    };
+    let mut socks =
+        SocksV5::new(authority_uri(&proxy.host, proxy.port)?, config.tcp.clone()).local_dns(false);
+    if let Some((user, password)) = &proxy.credentials {
+        socks = socks.with_auth(user.clone(), password.clone());
+    }
+    let tcp = socks
+        .oneshot(authority_uri(&destination, port)?)
         .await
-        .map_err(|e| ConnectError(format!("could not connect to {host}:{port}: {e}")))?;
-    // Messages are small and latency-bound.
-    let _ = tcp.set_nodelay(true);
-    Ok(tcp)
+        .map_err(|e| ConnectError(format!("{via}: no tunnel to {host}:{port}: {}", chain(&e))))?;
+    Ok(tcp.into_inner())
+}
+
+/// The first address of `host` (off the runtime's threads, as the connector resolves).
+async fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConnectError> {
+    let failed = |reason: String| ConnectError(format!("could not resolve {host}: {reason}"));
+    let mut addrs =
+        tokio::net::lookup_host((host, port)).await.map_err(|e| failed(e.to_string()))?;
+    addrs.next().ok_or_else(|| failed("no address".to_owned()))
+}
+
+/// `http://host:port/`, the form the connectors take (the scheme only picks a default port,
+/// and the port is always given).
+fn authority_uri(host: &str, port: u16) -> Result<Uri, ConnectError> {
+    let host = if host.contains(':') { format!("[{host}]") } else { host.to_owned() };
+    format!("http://{host}:{port}/")
+        .parse()
+        .map_err(|e| ConnectError(format!("invalid host {host:?}: {e}")))
+}
+
+/// The root cause of a connector's error (its own text is only "tcp connect error").
+fn innermost(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = err;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
+}
+
+/// An error and its sources in one line.
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut current = err.source();
+    while let Some(source) = current {
+        parts.push(source.to_string());
+        current = source.source();
+    }
+    parts.join(": ")
 }
 
 /// Plain HTTP beyond this machine can be read and changed on the way (tokens included): worth
@@ -221,7 +308,70 @@ impl AsyncWrite for Stream {
 
 #[cfg(test)]
 mod tests {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    use std::time::Instant;
+
+    use tokio::net::{TcpListener, TcpSocket};
+
     use super::*;
+
+    fn config(resolved: Vec<SocketAddr>) -> ConnectConfig {
+        ConnectConfig {
+            timeout: Some(Duration::from_secs(10)),
+            proxies: Proxies::none(),
+            tcp: tcp_connector(Resolver::Fixed(Arc::new(resolved))),
+            #[cfg(feature = "tls")]
+            tls: super::super::TlsSetup::new(Vec::new(), None),
+        }
+    }
+
+    /// A listener on `[::1]:port` whose accept queue is full: the kernel drops further SYNs,
+    /// so a connection to it never answers, as over an IPv6 route that drops packets.
+    async fn never_answering_v6(port: u16) -> Option<(tokio::net::TcpListener, TcpStream)> {
+        let socket = TcpSocket::new_v6().ok()?;
+        socket.bind(SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port)).ok()?;
+        let listener = socket.listen(0).ok()?;
+        let filler = TcpStream::connect((Ipv6Addr::LOCALHOST, port)).await.ok()?;
+        Some((listener, filler))
+    }
+
+    #[tokio::test]
+    async fn an_address_that_never_answers_gives_way_to_the_other_family() {
+        // The same port on both families: the connector puts the URL's port on every address.
+        let (ipv4, port, _blackhole) = loop {
+            let ipv4 = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.expect("bind");
+            let port = ipv4.local_addr().expect("addr").port();
+            if let Some(blackhole) = never_answering_v6(port).await {
+                break (ipv4, port, blackhole);
+            }
+        };
+        let resolved = vec![
+            SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port),
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port),
+        ];
+        let uri: Uri = format!("http://dual-stack.test:{port}/").parse().expect("uri");
+        let config = config(resolved);
+        let started = Instant::now();
+        let attempt = tokio::time::timeout(Duration::from_secs(5), connect(&config, &uri));
+        let stream = attempt.await.expect("no fallback to IPv4").expect("connected over IPv4");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        let (_, from) = ipv4.accept().await.expect("the IPv4 listener was reached");
+        assert!(from.is_ipv4());
+        drop(stream);
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_names_the_host_and_the_reason() {
+        let unused = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.expect("bind");
+        let port = unused.local_addr().expect("addr").port();
+        drop(unused);
+        let uri: Uri = format!("http://127.0.0.1:{port}/").parse().expect("uri");
+        let Err(ConnectError(message)) = connect(&config(Vec::new()), &uri).await else {
+            panic!("nothing listens there");
+        };
+        assert!(message.starts_with(&format!("could not connect to 127.0.0.1:{port}: ")));
+        assert!(message.contains("refused"), "{message}");
+    }
 
     #[test]
     fn plain_http_is_warned_about_once_per_host_and_never_for_loopback() {

@@ -45,6 +45,7 @@ use crate::Error;
 
 mod connect;
 mod proxy;
+mod resolver;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -54,10 +55,10 @@ pub use proxy::Proxies;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A fetched document (metadata, a key set, a token answer) must arrive whole within this.
-#[cfg(feature = "auth")]
+#[cfg(any(feature = "auth-client", feature = "auth-server"))]
 pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Metadata documents, key sets and token answers are a few KiB; anything far larger is not one.
-#[cfg(feature = "auth")]
+#[cfg(any(feature = "auth-client", feature = "auth-server"))]
 pub(crate) const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -68,8 +69,8 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// [`HttpClient::new`] (and every component that is not handed one) reads the proxy variables
 /// of the environment and trusts the system's roots; [`HttpClient::builder`] changes that.
 /// Hand one to [`HttpTransport::http_client`](crate::transport::http::HttpTransport::http_client),
-/// and, with the `auth` feature, to `JwtVerifier`, `IntrospectionVerifier` and `OAuthClient`
-/// (each has an `http_client` method).
+/// and, with the `auth-server` and `auth-client` features, to `JwtVerifier`,
+/// `IntrospectionVerifier` and `OAuthClient` (each has an `http_client` method).
 #[derive(Clone)]
 pub struct HttpClient {
     inner: Arc<Inner>,
@@ -178,7 +179,7 @@ impl HttpClient {
     /// Sends a request for a small document (metadata, a key set, a token answer): the whole
     /// exchange within [`FETCH_TIMEOUT`], the body up to [`MAX_DOCUMENT_BYTES`]. Errors start
     /// with the method and URL, and never carry a header or body (they hold secrets).
-    #[cfg(feature = "auth")]
+    #[cfg(any(feature = "auth-client", feature = "auth-server"))]
     pub(crate) async fn fetch(
         &self,
         request: Request<Full<Bytes>>,
@@ -269,8 +270,8 @@ impl HttpClientBuilder {
         self
     }
 
-    /// Sends every request through the proxy at `url` (`http://[user:password@]host:port`),
-    /// whatever the environment says.
+    /// Sends every request through the proxy at `url` (`http://[user:password@]host:port`, or
+    /// `socks5://` / `socks5h://`), whatever the environment says.
     pub fn proxy(self, url: &str) -> Result<HttpClientBuilder, Error> {
         Ok(self.proxies(Proxies::all(url)?))
     }
@@ -318,6 +319,7 @@ impl HttpClientBuilder {
         let config = connect::ConnectConfig {
             timeout: self.connect_timeout,
             proxies: self.proxies.unwrap_or_else(Proxies::from_env),
+            tcp: connect::tcp_connector(resolver::Resolver::system()),
             #[cfg(feature = "tls")]
             tls: TlsSetup::new(self.roots, self.tls_config),
         };

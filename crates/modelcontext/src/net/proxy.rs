@@ -1,5 +1,12 @@
 //! Proxies: which one a request goes through (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
-//! `NO_PROXY`, read as curl reads them), and the HTTP CONNECT tunnel through it.
+//! `NO_PROXY`, read as curl reads them), and the HTTP CONNECT tunnel through it. SOCKS5
+//! proxies are spoken to by hyper-util's `SocksV5` (see `connect.rs`).
+//!
+//! Why not hyper-util's `Matcher` and `Tunnel` for the rest: `Matcher::from_env` lets
+//! `HTTPS_PROXY` win over `https_proxy` (curl and we read the lowercase one first), drops a
+//! malformed proxy URL without a word, and its `NO_PROXY` takes no ports and no spaces between
+//! entries; `Tunnel` reports a refused tunnel as "unsuccessful", without the proxy's status
+//! line, which is what tells a user whether to fix a password (407) or a rule (403).
 
 use std::fmt;
 use std::net::IpAddr;
@@ -23,8 +30,13 @@ pub(crate) struct Target<'a> {
 /// Python's httpx do ([`Proxies::from_env`]). Build one by hand to decide yourself, or to read
 /// the variables from somewhere else ([`Proxies::from_vars`]).
 ///
-/// Only `http://` proxies are supported, and every request (`https://` and `http://` alike)
-/// goes through an HTTP `CONNECT` tunnel, so the proxy sees host names, never content.
+/// `http://` proxies and SOCKS5 ones (`socks5h://`: the proxy resolves the host name;
+/// `socks5://`: this machine does) are supported. Every request (`https://` and `http://`
+/// alike) goes through a tunnel (HTTP `CONNECT` or SOCKS), so the proxy sees host names,
+/// never content.
+///
+/// `HTTP_PROXY` in capitals is ignored when `REQUEST_METHOD` is set: in a CGI program it
+/// holds the request's `Proxy:` header, which the client chose (as curl and Go do).
 ///
 /// Proxies read from variables never apply to loopback hosts (`localhost`, `127.0.0.0/8`,
 /// `::1`), as in Go: a proxy elsewhere cannot reach this machine's loopback, and a local MCP
@@ -44,8 +56,9 @@ impl Proxies {
         Proxies::default()
     }
 
-    /// Every request goes through the proxy at `url` (`http://[user:password@]host[:port]`;
-    /// the port defaults to 80, the scheme to `http`).
+    /// Every request goes through the proxy at `url` (`http://[user:password@]host[:port]`,
+    /// or `socks5://` / `socks5h://` with the same parts; the port defaults to 80 for `http`
+    /// and 1080 for SOCKS, the scheme to `http`).
     pub fn all(url: &str) -> Result<Proxies, Error> {
         let proxy = ProxyUrl::parse(url).map_err(|e| invalid_input(format!("proxy {e}")))?;
         let bypass = NoProxy::default();
@@ -69,8 +82,11 @@ impl Proxies {
     /// environment (tests, or settings read from a file). A value that is not a proxy URL is
     /// logged and ignored: that scheme goes direct.
     pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Proxies {
+        let cgi = lookup("REQUEST_METHOD").is_some();
         let var = |name: &str| {
-            let value = lookup(name).or_else(|| lookup(&name.to_ascii_uppercase()))?;
+            let upper = name.to_ascii_uppercase();
+            let trusted_upper = !(cgi && upper == "HTTP_PROXY");
+            let value = lookup(name).or_else(|| trusted_upper.then(|| lookup(&upper)).flatten())?;
             let value = value.trim().to_owned();
             (!value.is_empty()).then_some(value)
         };
@@ -125,32 +141,46 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// An `http://` proxy, with its `Proxy-Authorization` made once.
+/// How a proxy is spoken to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ProxyKind {
+    /// HTTP `CONNECT`.
+    Http,
+    /// SOCKS5; `remote_dns` when the proxy resolves the host name (`socks5h://`).
+    Socks5 { remote_dns: bool },
+}
+
+/// A proxy, with its credentials decoded (and, for HTTP, its `Proxy-Authorization` made) once.
 #[derive(Clone, PartialEq)]
 pub(crate) struct ProxyUrl {
+    pub kind: ProxyKind,
     pub host: String,
     pub port: u16,
+    /// The URL's user info, percent-decoded.
+    pub credentials: Option<(String, String)>,
     /// `Basic <base64(user:password)>`, from the URL's user info.
     pub authorization: Option<String>,
 }
 
 impl fmt::Debug for ProxyUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let auth = if self.authorization.is_some() { "<credentials>@" } else { "" };
-        write!(f, "http://{auth}{}:{}", self.host, self.port)
+        let scheme = match self.kind {
+            ProxyKind::Http => "http",
+            ProxyKind::Socks5 { remote_dns: true } => "socks5h",
+            ProxyKind::Socks5 { remote_dns: false } => "socks5",
+        };
+        let auth = if self.credentials.is_some() { "<credentials>@" } else { "" };
+        write!(f, "{scheme}://{auth}{}:{}", self.host, self.port)
     }
 }
 
 impl ProxyUrl {
-    /// `[http://][user[:password]@]host[:port][/]`. Errors say what is wrong, never the
-    /// password.
+    /// `[scheme://][user[:password]@]host[:port][/]`, the scheme `http`, `socks5` or
+    /// `socks5h`. Errors say what is wrong, never the password.
     fn parse(url: &str) -> Result<ProxyUrl, String> {
-        let rest = match url.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-            Some((scheme, _)) => {
-                return Err(format!("{scheme}:// is not supported: only http:// proxies are"));
-            }
-            None => url,
+        let (kind, rest) = match url.split_once("://") {
+            Some((scheme, rest)) => (proxy_kind(scheme)?, rest),
+            None => (ProxyKind::Http, url),
         };
         let authority = rest.strip_suffix('/').unwrap_or(rest);
         if authority.contains(['/', '?', '#']) {
@@ -162,12 +192,34 @@ impl ProxyUrl {
         };
         let (host, port) = split_host_port(host_port)
             .ok_or_else(|| format!("URL has an invalid host or port: {host_port:?}"))?;
-        let authorization = userinfo.map(|info| {
-            let (user, password) = info.split_once(':').unwrap_or((info, ""));
-            let pair = format!("{}:{}", percent_decode(user), percent_decode(password));
-            format!("Basic {}", crate::base64::encode(pair.as_bytes()))
+        let credentials = match userinfo {
+            Some(info) => {
+                let (user, password) = info.split_once(':').unwrap_or((info, ""));
+                let decode = |part: &str| {
+                    modelcontext_types::percent::decode(part.as_bytes())
+                        .map_err(|e| format!("URL's user or password: {e}"))
+                };
+                Some((decode(user)?, decode(password)?))
+            }
+            None => None,
+        };
+        let authorization = credentials.as_ref().map(|(user, password)| {
+            format!("Basic {}", crate::base64::encode(format!("{user}:{password}").as_bytes()))
         });
-        Ok(ProxyUrl { host: host.to_owned(), port: port.unwrap_or(80), authorization })
+        let default_port = if kind == ProxyKind::Http { 80 } else { 1080 };
+        let port = port.unwrap_or(default_port);
+        Ok(ProxyUrl { kind, host: host.to_owned(), port, credentials, authorization })
+    }
+}
+
+fn proxy_kind(scheme: &str) -> Result<ProxyKind, String> {
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" => Ok(ProxyKind::Http),
+        "socks5" => Ok(ProxyKind::Socks5 { remote_dns: false }),
+        "socks5h" => Ok(ProxyKind::Socks5 { remote_dns: true }),
+        _ => Err(format!(
+            "{scheme}:// is not supported: only http://, socks5:// and socks5h:// proxies are"
+        )),
     }
 }
 
@@ -186,30 +238,12 @@ fn split_host_port(text: &str) -> Option<(&str, Option<u16>)> {
         }
     };
     let port = match port {
+        // Digits only: `parse` would also take a sign.
+        Some(port) if !port.bytes().all(|b| b.is_ascii_digit()) => return None,
         Some(port) => Some(port.parse::<u16>().ok()?),
         None => None,
     };
     (!host.is_empty()).then_some((host, port))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The `NO_PROXY` rules.
@@ -396,14 +430,20 @@ mod tests {
         assert_eq!((bare.host.as_str(), bare.port, bare.authorization), ("proxy.local", 80, None));
         let v6 = ProxyUrl::parse("http://[::1]:8080").expect("parsed");
         assert_eq!((v6.host.as_str(), v6.port), ("::1", 8080));
+        let socks = ProxyUrl::parse("SOCKS5h://u:p%3A@socks.local").expect("parsed");
+        assert_eq!((socks.kind, socks.port), (ProxyKind::Socks5 { remote_dns: true }, 1080));
+        assert_eq!(socks.credentials, Some(("u".to_owned(), "p:".to_owned())));
+        assert_eq!(format!("{socks:?}"), "socks5h://<credentials>@socks.local:1080");
+        let local = ProxyUrl::parse("socks5://127.0.0.1:9050").expect("parsed");
+        assert_eq!(local.kind, ProxyKind::Socks5 { remote_dns: false });
     }
 
     #[test]
     fn bad_proxy_urls_say_what_is_wrong() {
-        let socks = ProxyUrl::parse("socks5://proxy:1080").expect_err("refused");
-        assert!(socks.contains("only http:// proxies"), "{socks}");
+        let socks = ProxyUrl::parse("socks4://proxy:1080").expect_err("refused");
+        assert!(socks.contains("only http://, socks5:// and socks5h:// proxies"), "{socks}");
         let https = ProxyUrl::parse("https://proxy:443").expect_err("refused");
-        assert!(https.contains("only http:// proxies"), "{https}");
+        assert!(https.contains("only http://, socks5:// and socks5h:// proxies"), "{https}");
         assert!(
             ProxyUrl::parse("http://proxy:port")
                 .expect_err("refused")
@@ -415,6 +455,11 @@ mod tests {
                 .expect_err("refused")
                 .contains("without a path")
         );
+        assert_eq!(
+            ProxyUrl::parse("http://user:%+1@proxy:8080").expect_err("refused"),
+            r#"URL's user or password: malformed percent-escape "%+1""#
+        );
+        assert!(ProxyUrl::parse("http://proxy:+8080").is_err(), "a port is digits only");
     }
 
     #[test]
@@ -434,7 +479,7 @@ mod tests {
         assert!(proxies.for_target(&target(true, "x.internal.test")).is_none());
         let all = Proxies::from_vars(vars(&[("ALL_PROXY", "http://all:4")]));
         assert_eq!(all.for_target(&target(true, "a.test")).expect("parsed").port, 4);
-        let broken = Proxies::from_vars(vars(&[("HTTPS_PROXY", "socks5://x:1")]));
+        let broken = Proxies::from_vars(vars(&[("HTTPS_PROXY", "socks4://x:1")]));
         assert!(broken.for_target(&target(true, "a.test")).is_none());
         assert!(Proxies::none().for_target(&target(true, "a.test")).is_none());
         let bypassed = Proxies::all("http://p:5").expect("parsed").no_proxy("*");
@@ -445,5 +490,15 @@ mod tests {
         }
         let explicit = Proxies::all("http://p:5").expect("parsed");
         assert!(explicit.for_target(&target(true, "localhost")).is_some());
+        // In a CGI program, HTTP_PROXY is the request's `Proxy:` header: not ours to follow.
+        let cgi = Proxies::from_vars(vars(&[
+            ("REQUEST_METHOD", "GET"),
+            ("HTTP_PROXY", "http://attacker:1"),
+            ("HTTPS_PROXY", "http://corporate:2"),
+        ]));
+        assert!(cgi.for_target(&target(false, "a.test")).is_none());
+        assert_eq!(cgi.for_target(&target(true, "a.test")).expect("parsed").host, "corporate");
+        let lower = Proxies::from_vars(vars(&[("REQUEST_METHOD", "GET"), ("http_proxy", "p:3")]));
+        assert_eq!(lower.for_target(&target(false, "a.test")).expect("parsed").port, 3);
     }
 }

@@ -308,8 +308,8 @@ impl Context {
 
     /// Whom the request's OAuth access token speaks for (feature `auth`, HTTP with
     /// [`HttpOptions::auth`](crate::server::http::HttpOptions::auth) set).
-    #[cfg(feature = "auth")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    #[cfg(feature = "auth-server")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth-server")))]
     pub fn principal(&self) -> Option<&crate::auth::Principal> {
         self.extension::<crate::auth::Principal>()
     }

@@ -821,7 +821,7 @@ impl McpServer {
     }
 
     /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-server")]
     pub(crate) fn tool_scopes(&self, name: &str) -> Vec<String> {
         self.tool_entry(name).map_or_else(Vec::new, |entry| entry.def.required_scopes.clone())
     }

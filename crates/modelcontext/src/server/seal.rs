@@ -140,7 +140,8 @@ fn verify(key: &[u8], audience: &str, domain: &str, payload: &[u8], tag: &[u8]) 
 
 /// `text` as bytes, two hex digits each (either case); `None` for anything else.
 fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || !text.is_ascii() {
+    // Hex digits only: `from_str_radix` would also take a sign (`+1` as 0x01).
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len()).step_by(2).map(|at| u8::from_str_radix(&text[at..at + 2], 16).ok()).collect()

@@ -40,7 +40,7 @@ use crate::net::{HttpClient, HttpClientBuilder, ResponseBody as Body, invalid_in
 use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, SessionIdWatch, Transport};
 use crate::{Client, Error};
 
-#[cfg(feature = "auth")]
+#[cfg(feature = "auth-client")]
 mod auth;
 mod headers;
 mod session;
@@ -75,7 +75,7 @@ pub struct HttpTransport {
     client: Option<HttpClient>,
     read_timeout: Option<Duration>,
     max_message_bytes: usize,
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-client")]
     auth: Option<Arc<dyn crate::auth::client::AuthProvider>>,
     /// The handshake-era session id, for the client's spans.
     session_watch: SessionSlot,
@@ -104,7 +104,7 @@ impl HttpTransport {
             client: None,
             read_timeout: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            #[cfg(feature = "auth")]
+            #[cfg(feature = "auth-client")]
             auth: None,
             session_watch: SessionSlot::default(),
         })
@@ -249,7 +249,7 @@ struct State {
     /// Sessions opened on the client's behalf after an expiry, for unique request ids.
     renewals: u64,
     /// Why the last authorization failed, for the error of the request it leaves refused.
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-client")]
     auth_failure: Option<String>,
 }
 
@@ -500,7 +500,7 @@ impl Shared {
     async fn error_answer(&self, exchange: &Exchange, status: StatusCode, ct: &str, bytes: &[u8]) {
         if ct.starts_with("application/json") {
             if let Ok(Message::Response(response)) = Message::decode(bytes) {
-                #[cfg(feature = "auth")]
+                #[cfg(feature = "auth-client")]
                 let response = self.explain_refused_response(status, response);
                 if self.deliver(Some(exchange), Message::Response(response)).await {
                     return;
@@ -512,7 +512,7 @@ impl Shared {
         if status == StatusCode::NOT_FOUND && self.state().session_id.is_some() {
             message.push_str(" (the session has ended; connect again)");
         }
-        #[cfg(feature = "auth")]
+        #[cfg(feature = "auth-client")]
         self.explain_refusal(status, &mut message);
         let text: String = String::from_utf8_lossy(bytes).chars().take(200).collect();
         let data = serde_json::json!({ "status": status.as_u16(), "body": text });
@@ -572,7 +572,7 @@ impl Shared {
         headers: HeaderMap,
         body: Bytes,
     ) -> Result<http::Response<Body>, String> {
-        #[cfg(feature = "auth")]
+        #[cfg(feature = "auth-client")]
         if let Some(provider) = self.config.auth.clone() {
             return self.send_authorized(&*provider, method, headers, body).await;
         }

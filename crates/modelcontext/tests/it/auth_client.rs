@@ -444,6 +444,18 @@ async fn client_credentials_with_a_jwt_assertion() {
         (Some("machine"), Some("machine"))
     );
     assert_eq!(claims["aud"], issuer.url);
+    // The assertion is a JWT any library verifies: ES256 under the key's public half.
+    let all: Value = serde_json::from_str(include_str!("keys/jwks.json")).expect("jwks.json");
+    let public = all["keys"].as_array().expect("keys").iter().find(|k| k["kid"] == "ec-1");
+    let public: jsonwebtoken::jwk::Jwk =
+        serde_json::from_value(public.expect("ec-1").clone()).expect("jwk");
+    let key = jsonwebtoken::DecodingKey::from_jwk(&public).expect("decoding key");
+    let mut validation = jsonwebtoken::Validation::new(Algorithm::ES256);
+    validation.set_audience(&[issuer.url.as_str()]);
+    let header = jsonwebtoken::decode_header(&form["client_assertion"]).expect("header");
+    assert_eq!((header.alg, header.typ.as_deref()), (Algorithm::ES256, Some("JWT")));
+    jsonwebtoken::decode::<Value>(&form["client_assertion"], &key, &validation)
+        .expect("the assertion verifies");
 }
 
 // ---------------------------------------------------------------- helpers

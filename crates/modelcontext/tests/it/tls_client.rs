@@ -408,6 +408,82 @@ async fn https_proxy_from_the_environment_tunnels_with_credentials_and_no_proxy_
     assert!(plain_proxy.tunnels() >= 1);
 }
 
+/// A SOCKS5 proxy of a few lines: user/password authentication (RFC 1929) as
+/// `user`/`pa ss`, then one CONNECT by name, recorded, which leads to `upstream` whatever it
+/// names.
+async fn socks5_proxy(upstream: std::net::SocketAddr) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = loopback().await;
+    let url = format!("socks5h://user:pa%20ss@{}", listener.local_addr().expect("addr"));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move { socks5_session(client, upstream, &record).await });
+        }
+    });
+    (url, asked)
+}
+
+async fn socks5_session(
+    mut client: TcpStream,
+    upstream: std::net::SocketAddr,
+    record: &Mutex<Vec<String>>,
+) -> Option<()> {
+    // Greeting: version 5 and the methods offered; 2 is user/password.
+    let mut head = [0; 2];
+    client.read_exact(&mut head).await.ok()?;
+    let mut methods = vec![0; usize::from(head[1])];
+    client.read_exact(&mut methods).await.ok()?;
+    assert_eq!(head[0], 5);
+    assert!(methods.contains(&2), "user/password offered: {methods:?}");
+    client.write_all(&[5, 2]).await.ok()?;
+    assert_eq!(client.read_u8().await.ok()?, 1, "RFC 1929 version");
+    let user = read_field(&mut client).await?;
+    let password = read_field(&mut client).await?;
+    assert_eq!((user.as_str(), password.as_str()), ("user", "pa ss"));
+    client.write_all(&[1, 0]).await.ok()?;
+    // CONNECT (1) to a domain name (address type 3): the proxy resolves it.
+    let mut request = [0; 4];
+    client.read_exact(&mut request).await.ok()?;
+    assert_eq!(request, [5, 1, 0, 3], "CONNECT by name");
+    let name = read_field(&mut client).await?;
+    let port = client.read_u16().await.ok()?;
+    record.lock().expect("lock").push(format!("{name}:{port}"));
+    let mut upstream = TcpStream::connect(upstream).await.ok()?;
+    client.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, 0, 0]).await.ok()?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await.ok()?;
+    Some(())
+}
+
+/// A field of the SOCKS5 handshake: one byte of length, then the text.
+async fn read_field(client: &mut TcpStream) -> Option<String> {
+    let length = client.read_u8().await.ok()?;
+    let mut field = vec![0; usize::from(length)];
+    client.read_exact(&mut field).await.ok()?;
+    String::from_utf8(field).ok()
+}
+
+#[tokio::test]
+async fn a_socks5_proxy_carries_https_to_a_name_only_it_knows() {
+    let ca = TestCa::new();
+    let (addr, _server) = proxied_server(&ca).await;
+    let (proxy, asked) = socks5_proxy(addr).await;
+    let client = HttpClient::builder()
+        .proxy(&proxy)
+        .expect("proxy URL")
+        .connect_timeout(Some(Duration::from_secs(3)))
+        .root_certificate(ca.root_pem())
+        .expect("root")
+        .build();
+    let transport = HttpTransport::new("https://mcp.test/mcp").expect("url").http_client(client);
+    let client = Client::connect(transport).await.expect("through the SOCKS proxy");
+    client.call_tool("get_author", json!({"title": "Dune"})).await.expect("call");
+    client.close().await;
+    let asked = asked.lock().expect("lock").clone();
+    assert!(!asked.is_empty() && asked.iter().all(|target| target == "mcp.test:443"), "{asked:?}");
+}
+
 #[tokio::test]
 async fn a_refused_tunnel_names_the_proxy_and_the_status() {
     let listener = loopback().await;

@@ -1,7 +1,7 @@
 //! The grants: registration, the authorization code grant with PKCE and `iss` checks, the
 //! token and refresh requests, and the client credentials grant.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use http::HeaderMap;
 use serde_json::{Value, json};
@@ -124,15 +124,13 @@ impl OAuthClient {
         if !scope.is_empty() {
             params.push(("scope", scope.as_str()));
         }
-        let query: Vec<String> = params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", crate::auth::fetch::form_encode(v)))
-            .collect();
+        let query: Vec<String> =
+            params.iter().map(|(k, v)| format!("{k}={}", crate::auth::form_encode(v))).collect();
         let separator = if endpoint.contains('?') { '&' } else { '?' };
         let url = format!("{endpoint}{separator}{}", query.join("&"));
         let redirect =
             handler(url).await.map_err(|e| AuthError::new(format!("authorization: {e}")))?;
-        let answer = query_params(&redirect);
+        let answer = query_params(&redirect)?;
         let get = |key: &str| answer.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
         // RFC 9207: compared before anything else in the answer is believed, errors included.
         match get("iss") {
@@ -405,41 +403,25 @@ fn base64url(bytes: &[u8]) -> String {
     crate::base64::encode_url(bytes)
 }
 
-/// The query parameters of a URL, decoded.
-fn query_params(url: &str) -> Vec<(String, String)> {
+/// The query parameters of a URL, decoded as a form (`+` is a space); a malformed `%` escape
+/// refuses the whole answer.
+fn query_params(url: &str) -> Result<Vec<(String, String)>, AuthError> {
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
     let query = query.split('#').next().unwrap_or("");
+    let decode = |text: &str| {
+        // Checked as it came, so an error shows the escape as sent; then `+` is a space.
+        let decoded = modelcontext_types::percent::decode(text.as_bytes())
+            .and_then(|_| modelcontext_types::percent::decode(text.replace('+', " ").as_bytes()));
+        decoded.map_err(|e| AuthError::new(format!("the authorization response's query: {e}")))
+    };
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(k), percent_decode(v))
+            Ok((decode(k)?, decode(v)?))
         })
         .collect()
-}
-
-fn percent_decode(text: &str) -> String {
-    let hex = |b: u8| char::from(b).to_digit(16);
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| (h * 16 + l) as u8),
-            _ => None,
-        };
-        match (escaped, bytes[i]) {
-            (Some(byte), _) => {
-                out.push(byte);
-                i += 2;
-            }
-            (None, b'+') => out.push(b' '),
-            (None, byte) => out.push(byte),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// An RFC 7523 client assertion: `iss` = `sub` = the client id, `aud` = the issuer.
@@ -454,11 +436,8 @@ fn client_assertion(
             "unsupported signing algorithm {algorithm} (only ES256)"
         )));
     }
-    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).map(str::trim).collect();
-    let der =
-        crate::base64::decode(&body).ok_or_else(|| AuthError::new("the private key is not PEM"))?;
-    let key = jsonwebtoken::EncodingKey::from_ec_der(&der);
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let key = crate::auth::dpop::p256_key_from_pem(pem, "the private key")?;
+    let now = crate::auth::now_seconds();
     let claims = json!({
         "iss": client_id,
         "sub": client_id,
@@ -467,9 +446,8 @@ fn client_assertion(
         "exp": now + 300,
         "jti": random_token()?,
     });
-    let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-    jsonwebtoken::encode(&header, &claims, &key)
-        .map_err(|e| AuthError::new(format!("signing the client assertion failed: {e}")))
+    let header = json!({ "typ": "JWT", "alg": "ES256" });
+    Ok(crate::auth::dpop::sign_es256(&key, &header, &claims))
 }
 
 #[cfg(test)]
@@ -479,10 +457,24 @@ mod tests {
     #[test]
     fn queries_decode() {
         let params =
-            query_params("http://localhost:3000/cb?code=a%2Fb&state=x+y&iss=http%3A%2F%2Fh");
+            query_params("http://localhost:3000/cb?code=a%2Fb&state=x+y&iss=http%3A%2F%2Fh")
+                .expect("well formed");
         assert_eq!(params[0], ("code".into(), "a/b".into()));
         assert_eq!(params[1], ("state".into(), "x y".into()));
         assert_eq!(params[2], ("iss".into(), "http://h".into()));
+        assert_eq!(
+            query_params("http://localhost:3000/cb?code=%2B1%2b&state=a%20b").expect("decoded"),
+            [("code".into(), "+1+".into()), ("state".into(), "a b".into())]
+        );
+    }
+
+    #[test]
+    fn a_malformed_escape_refuses_the_answer() {
+        let error = query_params("http://localhost:3000/cb?code=%+1&state=s").expect_err("%+1");
+        assert_eq!(
+            error.to_string(),
+            r#"the authorization response's query: malformed percent-escape "%+1""#
+        );
     }
 
     #[test]

@@ -48,11 +48,7 @@ impl Http {
         let body: Vec<String> = form
             .iter()
             .map(|(k, v)| {
-                format!(
-                    "{}={}",
-                    crate::auth::fetch::form_encode(k),
-                    crate::auth::fetch::form_encode(v)
-                )
+                format!("{}={}", crate::auth::form_encode(k), crate::auth::form_encode(v))
             })
             .collect();
         let form_type = HeaderValue::from_static("application/x-www-form-urlencoded");
@@ -88,7 +84,7 @@ impl Http {
 
 /// `Authorization: Basic` for a client id and secret (RFC 6749 §2.3.1: each form-encoded).
 pub(super) fn basic_auth(client_id: &str, secret: &str) -> HeaderMap {
-    use crate::auth::fetch::form_encode;
+    use crate::auth::form_encode;
     let pair = format!("{}:{}", form_encode(client_id), form_encode(secret));
     let mut headers = HeaderMap::new();
     if let Ok(mut value) =

@@ -23,19 +23,19 @@ pub(crate) async fn identify(
 ) -> Result<Extensions, Response> {
     let mut extensions = Extensions::new();
     extensions.insert(headers.clone());
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-server")]
     if let Some(auth) = &shared.options.auth {
         let principal = auth.authorize_request(method, path, headers).await?;
         extensions.insert(PrincipalId(principal_key(&principal)));
         extensions.insert(principal);
     }
-    #[cfg(not(feature = "auth"))]
+    #[cfg(not(feature = "auth-server"))]
     let _ = (shared, method, path);
     Ok(extensions)
 }
 
 /// Subject and client together: the same user through another client is another caller.
-#[cfg(feature = "auth")]
+#[cfg(feature = "auth-server")]
 fn principal_key(principal: &crate::auth::Principal) -> String {
     let subject = principal.subject.as_deref().unwrap_or("");
     let client = principal.client_id.as_deref().unwrap_or("");
@@ -50,9 +50,9 @@ pub(crate) fn owns(extensions: &Extensions, owner: Option<&PrincipalId>) -> bool
 /// Whether the endpoint checks per-tool scopes at all (so a `tools/call` is worth reading for
 /// its tool's name before the session parses it).
 fn checks_tool_scopes(shared: &Shared) -> bool {
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-server")]
     return shared.options.auth.is_some();
-    #[cfg(not(feature = "auth"))]
+    #[cfg(not(feature = "auth-server"))]
     {
         let _ = shared;
         false
@@ -92,7 +92,7 @@ fn called_tool(message: &Message) -> Option<String> {
 
 /// HTTP 403 `insufficient_scope` when the caller lacks scopes `tool` requires, naming every
 /// scope the call needs (spec `basic/authorization`: all of them in one challenge).
-#[cfg(feature = "auth")]
+#[cfg(feature = "auth-server")]
 #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn check_tool_scopes(
     shared: &Shared,
@@ -114,7 +114,7 @@ pub(crate) fn check_tool_scopes(
 }
 
 /// Without the `auth` feature there are no scopes to check.
-#[cfg(not(feature = "auth"))]
+#[cfg(not(feature = "auth-server"))]
 #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself, on a cold path
 pub(crate) fn check_tool_scopes(_: &Shared, _: &Extensions, _: &str) -> Result<(), Response> {
     Ok(())

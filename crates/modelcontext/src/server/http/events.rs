@@ -48,9 +48,16 @@ impl std::str::FromStr for StreamId {
 
     fn from_str(text: &str) -> Result<StreamId, ()> {
         let (instance, number) = text.split_once('.').ok_or(())?;
-        let instance = u64::from_str_radix(instance, 16).map_err(|_| ())?;
-        Ok(StreamId { instance, number: number.parse().map_err(|_| ())? })
+        let instance = unsigned(instance, 16).ok_or(())?;
+        Ok(StreamId { instance, number: unsigned(number, 10).ok_or(())? })
     }
+}
+
+/// `text` as an unsigned number in `radix`, digits only: `from_str_radix` and `parse` also
+/// take a leading `+`, which would give one stream (or position) two spellings.
+pub(crate) fn unsigned(text: &str, radix: u32) -> Option<u64> {
+    let digits_only = !text.is_empty() && text.chars().all(|c| c.is_digit(radix));
+    digits_only.then(|| u64::from_str_radix(text, radix).ok()).flatten()
 }
 
 /// An event as a store gives it back: its SSE id and its message.
@@ -292,8 +299,8 @@ impl EventStore for MemoryEventStore {
     ) -> StoreFuture<'static, Option<EventFeed>> {
         let key = (session.to_owned(), stream);
         let known = self.inner.streams().logs.contains_key(&key);
-        let feed = match after.parse::<u64>() {
-            Ok(after) if known => Some(memory_feed(self.inner.clone(), key, after)),
+        let feed = match unsigned(after, 10) {
+            Some(after) if known => Some(memory_feed(self.inner.clone(), key, after)),
             _ => None,
         };
         Box::pin(std::future::ready(Ok(feed)))
@@ -439,6 +446,19 @@ mod tests {
     }
 
     #[test]
+    fn numbers_in_ids_are_digits_only() {
+        assert_eq!(unsigned("ab", 16), Some(0xab));
+        assert_eq!(unsigned("AB", 16), Some(0xab));
+        assert_eq!(unsigned("42", 10), Some(42));
+        for text in ["", "+ab", "-1", " 1", "1 ", "0x1", "g", "+0", "ab", "1_0"] {
+            let radix = if text == "ab" { 10 } else { 16 };
+            assert_eq!(unsigned(text, radix), None, "{text:?} in radix {radix}");
+        }
+        assert_eq!(unsigned("ffffffffffffffff", 16), Some(u64::MAX));
+        assert_eq!(unsigned("10000000000000000", 16), None, "overflow");
+    }
+
+    #[test]
     fn event_ids_roundtrip() {
         let id = event_id(stream(7), 42);
         assert_eq!(id, "ab.7-42");
@@ -451,5 +471,15 @@ mod tests {
         assert_eq!(parse_event_id("5"), None);
         assert_eq!(parse_event_id("1.2-"), None);
         assert_eq!(parse_event_id("1.2-a b"), None);
+        // A sign is not a digit: `+ab.7` is not stream `ab.7` spelt another way.
+        assert_eq!(parse_event_id("+ab.7-42"), None);
+        assert_eq!(parse_event_id("ab.+7-42"), None);
+        assert_eq!(parse_event_id("-ab.7-42"), None);
+        assert_eq!(parse_event_id("ab.-7-42"), None);
+        // Hex digits only in the instance part, and nothing that overflows.
+        assert_eq!(parse_event_id("0xab.7-42"), None);
+        assert_eq!(parse_event_id("ag.7-42"), None);
+        assert_eq!(parse_event_id("10000000000000000.7-42"), None);
+        assert_eq!(parse_event_id("ab.7-42"), Some((stream(7), "42")));
     }
 }

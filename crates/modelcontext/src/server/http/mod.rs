@@ -157,7 +157,7 @@ impl HttpEndpoint {
         if self.inner.options.streams.legacy_sse {
             router = router.merge(legacy_sse::routes(self.inner.clone()));
         }
-        #[cfg(feature = "auth")]
+        #[cfg(feature = "auth-server")]
         if let Some(auth) = &self.inner.options.auth {
             router = router.merge(crate::auth::metadata_router(auth, "/mcp"));
         }

@@ -114,7 +114,7 @@ pub struct HttpOptions {
     /// protected-resource metadata. Mounting
     /// [`HttpEndpoint::into_service`](super::HttpEndpoint::into_service) yourself? Merge
     /// [`auth::metadata_router`](crate::auth::metadata_router) at your path too.
-    #[cfg(feature = "auth")]
+    #[cfg(feature = "auth-server")]
     pub auth: Option<crate::auth::AuthOptions>,
     /// HTTPS and HTTP/2 (feature `tls`).
     #[cfg(feature = "tls")]
@@ -484,7 +484,7 @@ impl HttpOptions {
     }
 }
 
-#[cfg(feature = "auth")]
+#[cfg(feature = "auth-server")]
 impl HttpOptions {
     /// Protects the endpoint with OAuth 2.1 (feature `auth`): every request needs a valid
     /// bearer token for this resource.

@@ -492,7 +492,8 @@ impl<'d> Compiler<'d> {
                  \"$defs\")"
             ));
         };
-        let fragment = percent_decode(fragment);
+        let fragment = modelcontext_types::percent::decode(fragment.as_bytes())
+            .map_err(|e| format!("{at} refers to \"{reference}\": {e}"))?;
         if !fragment.is_empty() && !fragment.starts_with('/') {
             return Err(format!(
                 "{at} refers to the anchor \"{reference}\": anchors are not supported, use a \
@@ -567,31 +568,6 @@ impl std::fmt::Display for Location<'_> {
 /// `parent` extended by one reference token, escaped as RFC 6901 says.
 fn child_pointer(parent: &str, token: &str) -> String {
     format!("{parent}/{}", token.replace('~', "~0").replace('/', "~1"))
-}
-
-/// A URI fragment's `%XX` escapes decoded (`#/$defs/a%20b` names the definition `a b`).
-fn percent_decode(fragment: &str) -> String {
-    let bytes = fragment.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(byte) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            None => {
-                decoded.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 fn regex(source: &str) -> Result<Regex, String> {

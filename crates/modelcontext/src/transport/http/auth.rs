@@ -1,4 +1,4 @@
-//! OAuth on the client transport (feature `auth`): every request carries the provider's
+//! OAuth on the client transport (feature `auth-client`): every request carries the provider's
 //! token, presented as the provider says (`Bearer`, or `DPoP` with a fresh proof); a 401, or a 403 `insufficient_scope`, asks the provider for a new token and
 //! sends the request again, at most [`AuthProvider::max_attempts`] times.
 
@@ -13,7 +13,7 @@ use super::{Body, HttpTransport, Shared};
 use crate::auth::client::{AuthProvider, BearerChallenge, Challenge};
 
 // Listed on `HttpTransport`'s page, which needs only `http`.
-#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth-client")))]
 impl HttpTransport {
     /// Authorizes every request with `provider` (e.g. an
     /// [`OAuthClient`](crate::auth::client::OAuthClient)), which is asked for a new token when
