@@ -59,6 +59,7 @@ mod session;
 mod session_record;
 #[cfg(feature = "http")]
 mod shared_session;
+mod skills;
 mod stamp;
 mod tasks;
 mod tool;
@@ -88,6 +89,7 @@ pub use resource::{
 };
 pub use roots::RootsChanged;
 pub use seal::KeyRing;
+pub use skills::Skill;
 pub use tasks::{
     DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, InMemoryTaskStore, StoreFuture, TaskRecord, TaskStore,
     TaskStoreError, TaskSupport,
@@ -205,6 +207,8 @@ pub(crate) struct Catalog {
     pub resources: Registry<Arc<ResourceDef>>,
     pub templates: Registry<Arc<TemplateEntry>>,
     pub prompts: Registry<Arc<PromptDef>>,
+    /// Published skills (skills extension), by the URI of their `SKILL.md`.
+    pub skills: Registry<Arc<skills::SkillDef>>,
 }
 
 impl Catalog {
@@ -215,7 +219,7 @@ impl Catalog {
     }
 
     /// The extensions what is registered uses: tasks (a task-capable tool), MCP Apps (an
-    /// app's view). `None` when none.
+    /// app's view), skills (a published skill). `None` when none.
     fn extensions(&self) -> Option<Map<String, Value>> {
         let mut extensions = Map::new();
         if self.tools.iter().any(|tool| tool.def.task.is_some()) {
@@ -227,6 +231,10 @@ impl Catalog {
         };
         if self.resources.iter().any(is_app) {
             extensions.insert(modelcontext_types::UI_EXTENSION.into(), Value::Object(Map::new()));
+        }
+        if !self.skills.is_empty() {
+            let settings = serde_json::json!({"directoryRead": true});
+            extensions.insert(modelcontext_types::SKILLS_EXTENSION.into(), settings);
         }
         (!extensions.is_empty()).then_some(extensions)
     }
