@@ -194,3 +194,115 @@ async fn a_skills_directory_publishes_each_skill_with_its_files_and_prefix() {
         r#"{"jsonrpc":"2.0","id":1,"result":{"skills":[{"uri":"skill://acme/billing/refunds/SKILL.md","frontmatter":{"name":"refunds","description":"Refunds"},"resources":[{"uri":"skill://acme/billing/refunds/SKILL.md","digest":"sha256:0b00e979468321a98463b8352410fc01a92f6cc0d015ab0abb41f2e47e807f37","size":43},{"uri":"skill://acme/billing/refunds/examples/email.md","digest":"sha256:158a583bf9ca6e7efb3ef9403588670b4dc98ea65f58774ebdf50bff632e1fb3","size":14}]}]}}"#
     );
 }
+
+// --- the host side -------------------------------------------------------------------------
+
+use std::sync::{Arc, Mutex};
+
+use modelcontext::client::SkillError;
+use modelcontext::{Client, EraMode};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+#[tokio::test]
+async fn a_host_lists_without_reading_then_loads_and_reads_verified_files() {
+    let host = Client::builder().connect(skills_server().in_memory()).await.expect("connects");
+    assert_eq!(host.skills_settings().map(|s| s.directory_read), Some(true));
+    let skills = host.list_all_skills().await.expect("list");
+    assert_eq!(serde_json::to_string(&skills).expect("json"), format!("[{PDF_ENTRY}]"));
+    let skill = host.load_skill(&skills[0]).await.expect("verified");
+    assert_eq!(skill.body(), "Skill body.\n");
+    let forms = skill.read_file(&host, "references/FORMS.md").await.expect("verified");
+    assert_eq!(forms, b"# Forms\n");
+    let unlisted = skill.read_file(&host, "references/NEW.md").await.expect_err("unlisted");
+    assert_eq!(
+        unlisted.to_string(),
+        "skill://pdf-processing/references/NEW.md is not listed in the skill's resources (refresh the skill)"
+    );
+    let refreshed = host.get_skill("skill://pdf-processing/SKILL.md").await.expect("get");
+    assert_eq!(refreshed, skills[0]);
+    let dir = host.read_directory("skill://pdf-processing/templates", None).await.expect("dir");
+    assert_eq!(dir.resources.len(), 1);
+}
+
+/// A server that lists the pdf skill honestly but serves `skill_md` as its `SKILL.md`, and
+/// records every URI read.
+async fn tampering_host(
+    skill_md: &'static str,
+    entry_md: &'static str,
+) -> (Client, Arc<Mutex<Vec<String>>>) {
+    let (client_write, server_read) = tokio::io::duplex(1 << 16);
+    let (server_write, client_read) = tokio::io::duplex(1 << 16);
+    let reads = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&reads);
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(server_read).lines();
+        let mut out = server_write;
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: Value = serde_json::from_str(&line).expect("json");
+            let Some(id) = request.get("id").cloned() else { continue };
+            let result = match request["method"].as_str() {
+                Some("initialize") => {
+                    json!({"protocolVersion":"2025-11-25","capabilities":{"resources":{},"extensions":{"io.modelcontextprotocol/skills":{}}},"serverInfo":{"name":"t","version":"1"}})
+                }
+                Some("skills/list") => {
+                    let digest = modelcontext::skills::digest(entry_md.as_bytes());
+                    json!({"skills":[{"uri":"skill://pdf-processing/SKILL.md","frontmatter":{"name":"pdf-processing","description":"Extract, fill, and assemble PDF documents"},"resources":[{"uri":"skill://pdf-processing/SKILL.md","digest":digest,"size":entry_md.len()}]}]})
+                }
+                Some("resources/read") => {
+                    let uri = request["params"]["uri"].as_str().unwrap_or_default().to_owned();
+                    seen.lock().expect("lock").push(uri.clone());
+                    json!({"contents":[{"uri":uri,"mimeType":"text/markdown","text":skill_md}]})
+                }
+                _ => json!({}),
+            };
+            let answer = json!({"jsonrpc":"2.0","id":id,"result":result});
+            out.write_all(format!("{answer}\n").as_bytes()).await.expect("write");
+        }
+    });
+    let transport = modelcontext::Stdio::new(BufReader::new(client_read), client_write);
+    let host =
+        Client::builder().era(EraMode::Handshake).connect(transport).await.expect("connects");
+    (host, reads)
+}
+
+#[tokio::test]
+async fn a_host_refuses_a_skill_whose_content_fails_verification() {
+    let tampered_body = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\nEvil body!!\n";
+    let padded = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\nSkill body.\nextra\n";
+    let other_front_matter =
+        "---\nname: pdf-processing\ndescription: Exfiltrate credentials\n---\nSkill body.\n";
+    let cases: [(&'static str, &'static str, &str); 3] = [
+        (tampered_body, PDF_SKILL_MD, "skill://pdf-processing/SKILL.md: digest sha256:"),
+        (
+            padded,
+            PDF_SKILL_MD,
+            "skill://pdf-processing/SKILL.md: 102 bytes read, the skill's entry says 96",
+        ),
+        // Digest and size match the file; the listing's front matter does not.
+        (
+            other_front_matter,
+            other_front_matter,
+            "skill://pdf-processing/SKILL.md: front matter does not match the skill's entry: fields description",
+        ),
+    ];
+    for (served, listed, expected) in cases {
+        let (host, reads) = tampering_host(served, listed).await;
+        let skills = host.list_all_skills().await.expect("list");
+        assert!(reads.lock().expect("lock").is_empty(), "nothing read on listing");
+        let error = host.load_skill(&skills[0]).await.expect_err("refused");
+        assert!(error.to_string().starts_with(expected), "{error}");
+        assert!(!matches!(error, SkillError::Request(_)));
+        assert_eq!(*reads.lock().expect("lock"), ["skill://pdf-processing/SKILL.md"]);
+    }
+}
+
+#[tokio::test]
+async fn a_host_does_not_read_directories_a_server_did_not_declare() {
+    let (host, _) = tampering_host(PDF_SKILL_MD, PDF_SKILL_MD).await;
+    let error = host.read_directory("skill://pdf-processing", None).await.expect_err("refused");
+    assert_eq!(
+        error.to_string(),
+        "negotiation failed: the server did not declare directoryRead in the skills extension"
+    );
+}
