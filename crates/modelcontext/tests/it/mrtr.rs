@@ -280,6 +280,20 @@ async fn answers_under_unknown_keys_are_ignored_and_the_call_completes() {
     );
 }
 
+/// An entry that is no answer at all is left out rather than failing the request: under an
+/// unknown key it is ignored, under the question's key the question is asked again.
+#[tokio::test]
+async fn entries_that_are_no_answer_are_left_out() {
+    let mut wire = Wire::start(asking_server(), "2026-07-28");
+    let answers = r#","inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}},"extra":42,"more":[1,2]}"#;
+    let completed = wire.call(&order(1, "Dune", answers)).await;
+    assert!(completed.contains(r#""resultType":"complete""#), "{completed}");
+    let invalid = wire.call(&order(2, "Dune", r#","inputResponses":{"elicit-1":12345}"#)).await;
+    assert!(invalid.contains(r#""resultType":"input_required""#), "{invalid}");
+    let not_an_object = wire.call(&order(3, "Dune", r#","inputResponses":7"#)).await;
+    assert!(not_an_object.contains(r#""code":-32602"#), "{not_an_object}");
+}
+
 /// A transport that authenticated someone: serves `server` in memory with a [`PrincipalId`].
 fn served_as(server: modelcontext::McpServer, who: &str) -> Wire {
     use modelcontext::server::{Extensions, PrincipalId};
