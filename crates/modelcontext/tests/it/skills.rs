@@ -184,11 +184,38 @@ async fn a_skills_directory_publishes_each_skill_with_its_files_and_prefix() {
         .expect("write");
     std::fs::write(skill.join("examples/email.md"), "Dear customer\n").expect("write");
     std::fs::write(skill.join(".git/HEAD"), "hidden\n").expect("write");
+    // A skill nested in another: its files are the outer skill's files too, served once.
+    let nested = root.join("outer/inner");
+    std::fs::create_dir_all(&nested).expect("mkdir");
+    std::fs::write(root.join("outer/SKILL.md"), "---\nname: outer\ndescription: Outer\n---\n")
+        .expect("write");
+    std::fs::write(nested.join("SKILL.md"), "---\nname: inner\ndescription: Inner\n---\n")
+        .expect("write");
     let server = McpServer::new("disk").skills_dir(&root).expect("skills");
     std::fs::remove_dir_all(&root).expect("cleanup");
     let mut wire = Wire::start(server, "2025-11-25");
     wire.initialize().await;
+    let uris = wire.call(r#"{"jsonrpc":"2.0","id":0,"method":"resources/list"}"#).await;
+    let uris: serde_json::Value = serde_json::from_str(&uris).expect("json");
+    let uris: Vec<&str> = uris["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://acme/billing/refunds/SKILL.md",
+            "skill://acme/billing/refunds/examples/email.md",
+            "skill://outer/SKILL.md",
+            "skill://outer/inner/SKILL.md",
+        ]
+    );
     let list = wire.call(r#"{"jsonrpc":"2.0","id":1,"method":"skills/list"}"#).await;
+    let list: serde_json::Value = serde_json::from_str(&list).expect("json");
+    assert_eq!(list["result"]["skills"].as_array().map(Vec::len), Some(3));
+    let list = serde_json::json!({"jsonrpc":"2.0","id":1,"result":{"skills":[list["result"]["skills"][0].clone()]}}).to_string();
     assert_eq!(
         list,
         r#"{"jsonrpc":"2.0","id":1,"result":{"skills":[{"uri":"skill://acme/billing/refunds/SKILL.md","frontmatter":{"name":"refunds","description":"Refunds"},"resources":[{"uri":"skill://acme/billing/refunds/SKILL.md","digest":"sha256:0b00e979468321a98463b8352410fc01a92f6cc0d015ab0abb41f2e47e807f37","size":43},{"uri":"skill://acme/billing/refunds/examples/email.md","digest":"sha256:158a583bf9ca6e7efb3ef9403588670b4dc98ea65f58774ebdf50bff632e1fb3","size":14}]}]}}"#

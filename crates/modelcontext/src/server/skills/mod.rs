@@ -217,6 +217,11 @@ pub(crate) struct SkillDef {
     pub entry: SkillEntry,
 }
 
+/// Whether a published skill already serves `uri` with these bytes.
+fn serves_already(catalog: &super::Catalog, uri: &str, digest: &str) -> bool {
+    catalog.skills.iter().any(|skill| skill.entry.file(uri).is_some_and(|f| f.digest == digest))
+}
+
 impl McpServer {
     /// Publishes a skill (skills extension): see [`Skill`].
     pub fn skill(self, skill: Skill) -> Result<Self, Error> {
@@ -238,12 +243,18 @@ impl McpServer {
         let (entry, defs) = skill.publish()?;
         let uri = entry.uri.clone();
         self.inner.change_catalog(|catalog| {
-            catalog.skills.insert("skill", &uri, Arc::new(SkillDef { entry }))?;
             for def in defs {
+                // A nested skill's files are also files of the skill around it: the same
+                // URI with the same bytes is served once.
+                if let Some(file) = entry.file(&def.uri) {
+                    if serves_already(catalog, &file.uri, &file.digest) {
+                        continue;
+                    }
+                }
                 let at = def.uri.clone();
                 catalog.resources.insert("resource", &at, Arc::new(def))?;
             }
-            Ok(())
+            catalog.skills.insert("skill", &uri, Arc::new(SkillDef { entry }))
         })?;
         self.notify_resources_changed();
         Ok(())
