@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use modelcontext::auth::DpopKey;
 use modelcontext::auth::client::{ClientAuth, IdentityProvider, OAuthClient};
+use modelcontext::client::SkillError;
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, Role, Root,
@@ -208,6 +209,36 @@ async fn call(client: &Client, name: &str, args: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Loads a skill as a host does, then reads each of its other files; stops at the first
+/// verification failure (reported, not an error: refusing the content is the right outcome).
+async fn load_and_read_skill(
+    client: &Client,
+    entry: &modelcontext::types::SkillEntry,
+) -> Result<(), String> {
+    let skill = match client.load_skill(entry).await {
+        Ok(skill) => skill,
+        Err(SkillError::Request(e)) => return Err(fail("resources/read", e)),
+        Err(refused) => {
+            eprintln!("skill refused: {refused}");
+            return Ok(());
+        }
+    };
+    let modelcontext::types::SkillFiles::Listed(files) = &skill.entry.resources else {
+        return Ok(());
+    };
+    for file in files.iter().filter(|f| f.uri != skill.entry.uri) {
+        match skill.read_file(client, &file.uri).await {
+            Ok(bytes) => eprintln!("{}: {} verified bytes", file.uri, bytes.len()),
+            Err(SkillError::Request(e)) => return Err(fail("resources/read", e)),
+            Err(refused) => {
+                eprintln!("file refused: {refused}");
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn run(run: &Run) -> Result<(), String> {
     match run.scenario.as_str() {
         // Handshake, list tools, close.
@@ -321,6 +352,24 @@ async fn run(run: &Run) -> Result<(), String> {
             let client = run.connect(run.builder()).await?;
             list_tool_names(&client).await?;
             call(&client, "test_reconnection", json!({})).await?;
+            client.close().await;
+        }
+        // Skills (SEP-2640): a host builds its registry from the listing alone, reading no
+        // skill file ahead of need.
+        "sep-2640-client-no-prefetch" => {
+            let client = run.connect(run.builder()).await?;
+            let skills = client.list_all_skills().await.map_err(|e| fail("skills/list", e))?;
+            eprintln!("skills listed: {}", skills.len());
+            client.close().await;
+        }
+        // Skills: load the first skill, which the mock serves tampered (digest, size or front
+        // matter); the load must fail verification, so no supporting file is read after it.
+        verify if verify.starts_with("sep-2640-client-verify-") => {
+            let client = run.connect(run.builder()).await?;
+            let skills = client.list_all_skills().await.map_err(|e| fail("skills/list", e))?;
+            if let Some(entry) = skills.first() {
+                load_and_read_skill(&client, entry).await?;
+            }
             client.close().await;
         }
         // OAuth: the transport authorizes on the first 401 and steps up on 403.

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use modelcontext::server::{ChangeEvent, InMemoryBus, SubscriptionBus};
+use modelcontext::server::{ChangeEvent, InMemoryBus, Skill, SubscriptionBus};
 use modelcontext::types::{
     Completion, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
     ElicitRequestParams, ElicitResult, ElicitationSchema, LoggingLevel, PromptMessage,
@@ -618,6 +618,25 @@ async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpEr
 
 // ---------------------------------------------------------------------------------------------
 
+/// Skills (SEP-2640): one skill with supporting files in subdirectories (for directory reads),
+/// one under an organizational prefix.
+fn skills() -> Result<Vec<Skill>, modelcontext::Error> {
+    let pdf = Skill::new(
+        "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n\
+         license: Apache-2.0\nmetadata:\n  version: \"2.1.0\"\n---\n\n# PDF processing\n\n\
+         Fill forms with references/FORMS.md; extract text with scripts/extract.py.\n",
+    )?
+    .file("references/FORMS.md", "# Forms\n\nField names are case-sensitive.\n")?
+    .file("scripts/extract.py", "print('extracted')\n")?;
+    let refunds = Skill::new(
+        "---\nname: refunds\ndescription: Process customer refund requests per company policy\n\
+         ---\n\nRefund within 30 days; see examples/email.md.\n",
+    )?
+    .prefix("acme/billing")?
+    .file("examples/email.md", "Dear customer, your refund is on its way.\n")?;
+    Ok(vec![pdf, refunds])
+}
+
 fn server() -> Result<McpServer, modelcontext::Error> {
     let tools: Vec<ToolDef> = vec![
         test_simple_text::tool(),
@@ -678,6 +697,9 @@ fn server() -> Result<McpServer, modelcontext::Error> {
     }
     for def in prompts {
         server.add_prompt(def)?;
+    }
+    for skill in skills()? {
+        server.add_skill(skill)?;
     }
     Ok(server)
 }

@@ -13,8 +13,9 @@ use serde::de::DeserializeOwned;
 use crate::{
     CallToolRequestParams, CancelledNotificationParams, CompleteRequestParams,
     CreateMessageRequestParams, ElicitRequestParams, ElicitationCompleteNotificationParams,
-    GetPromptRequestParams, InitializeRequestParams, LoggingMessageNotificationParams, McpError,
-    Notification, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, RawValue,
+    GetPromptRequestParams, GetSkillRequestParams, InitializeRequestParams,
+    LoggingMessageNotificationParams, McpError, Notification, NotificationParams,
+    PaginatedRequestParams, ProgressNotificationParams, RawValue, ReadDirectoryRequestParams,
     ReadResourceRequestParams, Request, RequestId, RequestMeta, RequestParams,
     ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, TaskIdParams,
@@ -59,6 +60,12 @@ pub mod method {
     pub const TASKS_UPDATE: &str = "tasks/update";
     /// Ask for a task's cancellation (tasks extension).
     pub const TASKS_CANCEL: &str = "tasks/cancel";
+    /// List skills (skills extension).
+    pub const SKILLS_LIST: &str = "skills/list";
+    /// One skill's entry by URI (skills extension).
+    pub const SKILLS_GET: &str = "skills/get";
+    /// The children of a directory resource (skills extension, `directoryRead`).
+    pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
     /// A task's status changed (tasks extension).
     pub const TASKS_STATUS: &str = "notifications/tasks";
     /// Sample from the client's LLM.
@@ -170,6 +177,8 @@ has_request_meta!(
     CreateMessageRequestParams,
     TaskIdParams,
     UpdateTaskParams,
+    GetSkillRequestParams,
+    ReadDirectoryRequestParams,
 );
 
 impl HasRequestMeta for ElicitRequestParams {
@@ -286,6 +295,12 @@ messages!(
         UpdateTask(UpdateTaskParams) = method::TASKS_UPDATE,
         /// `tasks/cancel` (tasks extension).
         CancelTask(TaskIdParams) = method::TASKS_CANCEL,
+        /// `skills/list` (skills extension).
+        ListSkills(PaginatedRequestParams) = method::SKILLS_LIST,
+        /// `skills/get` (skills extension).
+        GetSkill(GetSkillRequestParams) = method::SKILLS_GET,
+        /// `resources/directory/read` (skills extension).
+        ReadDirectory(ReadDirectoryRequestParams) = method::RESOURCES_DIRECTORY_READ,
     }
 );
 
@@ -308,6 +323,9 @@ requests!(ClientRequest {
     GetTask,
     UpdateTask,
     CancelTask,
+    ListSkills,
+    GetSkill,
+    ReadDirectory,
 });
 
 impl ClientRequest {

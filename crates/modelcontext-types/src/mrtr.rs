@@ -24,6 +24,23 @@ pub type InputRequests = BTreeMap<String, InputRequest>;
 /// Input responses, by the key of the request each answers.
 pub type InputResponses = BTreeMap<String, InputResponse>;
 
+/// `inputResponses` as a server reads it: the entries that are answers (elicitation,
+/// sampling, roots); any other entry is left out, so an unknown key carrying something else
+/// does not fail the request, and an answer of the wrong shape to a question is as if
+/// unanswered (the question is asked again). The object itself must be an object.
+pub(crate) fn recognized_input_responses<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<InputResponses>, D::Error> {
+    let Some(entries) = Option::<serde_json::Map<String, Value>>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let answers = entries
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, serde_json::from_value(value).ok()?)))
+        .collect();
+    Ok(Some(answers))
+}
+
 /// A request for client input embedded in an [`InputRequiredResult`]: `{method, params}`,
 /// not a JSON-RPC message (no `jsonrpc`, no `id`).
 #[derive(Debug, Clone, PartialEq)]

@@ -285,8 +285,14 @@ pub struct ReadResourceRequestParams {
     pub meta: Option<RequestMeta>,
     /// The URI to read.
     pub uri: String,
-    /// MRTR retry: the answers to the previous `inputRequests`, by key (2026-07-28+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// MRTR retry: the answers to the previous `inputRequests`, by key (2026-07-28+). An
+    /// entry that is no answer of any kind is dropped when parsing, not refused: servers
+    /// ignore what they do not recognize (SEP-2322).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::mrtr::recognized_input_responses"
+    )]
     pub input_responses: Option<InputResponses>,
     /// MRTR retry: the previous `requestState`, echoed byte for byte (2026-07-28+).
     #[serde(default, skip_serializing_if = "Option::is_none")]

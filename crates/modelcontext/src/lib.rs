@@ -47,6 +47,7 @@ mod error;
 pub mod net;
 mod observe;
 pub mod server;
+pub mod skills;
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;

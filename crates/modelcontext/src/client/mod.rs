@@ -41,6 +41,7 @@ mod calls;
 mod handlers;
 mod listen;
 mod options;
+mod skills;
 mod tasks;
 
 pub use apps::AppView;
@@ -48,6 +49,7 @@ pub use builder::ClientBuilder;
 pub use cache::{MAX_CACHED_RESULTS, ResultCache};
 pub use listen::Subscription;
 pub use options::CallOptions;
+pub use skills::{LoadedSkill, SkillError};
 pub use tasks::ToolCall;
 
 use handlers::Handlers;

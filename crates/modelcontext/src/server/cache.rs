@@ -53,6 +53,8 @@ pub enum Cacheable {
     /// `resources/read`, for resources without a hint of their own
     /// ([`ResourceDef::cache_hint`](super::ResourceDef::cache_hint)).
     Reads,
+    /// `skills/list` and `skills/get` (skills extension).
+    Skills,
 }
 
 /// The server's hints, one per [`Cacheable`].
@@ -64,6 +66,7 @@ pub(crate) struct CacheHints {
     templates: CacheHint,
     prompts: CacheHint,
     reads: CacheHint,
+    skills: CacheHint,
 }
 
 impl CacheHints {
@@ -75,6 +78,7 @@ impl CacheHints {
             Cacheable::ResourceTemplates => &mut self.templates,
             Cacheable::Prompts => &mut self.prompts,
             Cacheable::Reads => &mut self.reads,
+            Cacheable::Skills => &mut self.skills,
             #[allow(unreachable_patterns)]
             _ => return None,
         })
@@ -94,6 +98,7 @@ impl CacheHints {
             Cacheable::ResourceTemplates => self.templates,
             Cacheable::Prompts => self.prompts,
             Cacheable::Reads => self.reads,
+            Cacheable::Skills => self.skills,
             #[allow(unreachable_patterns)]
             _ => CacheHint::default(),
         }

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use modelcontext_types::{
     ClientRequest, CompleteResult, Completion, DiscoverResult, EmptyResult, Era, InputResponses,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    MODERN_VERSIONS, McpError, Meta, Notification, PaginatedRequestParams, RawValue, RequestMeta,
-    ResultType, SUBSCRIPTION_ID_META_KEY, SubscriptionFilter,
-    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
-    SubscriptionsListenResult, declares_tasks, method, tasks_capabilities, to_raw,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, MODERN_VERSIONS, McpError, Meta, Notification, PaginatedRequestParams,
+    RawValue, ReadDirectoryResult, RequestMeta, ResultType, SUBSCRIPTION_ID_META_KEY,
+    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, declares_tasks, method,
+    tasks_capabilities, to_raw,
 };
 use serde_json::Value;
 
@@ -166,6 +167,35 @@ impl Call<'_> {
             ClientRequest::CancelTask(params) => {
                 self.task_method(|server, principal| tasks::cancel(server, params, principal))
             }
+            ClientRequest::ListSkills(params) => {
+                let catalog = server.catalog();
+                let skills = catalog.skills.iter().map(|s| s.entry.clone());
+                Reply::Now(self.page("skills", params, skills, ListSkillsResult::new))
+            }
+            ClientRequest::GetSkill(params) => {
+                let found = super::skills::serve::get(&server.catalog(), &params.uri);
+                let hint = server.cache.get(Cacheable::Skills);
+                Reply::Now(found.and_then(|result| self.stamp().with_hint(hint).apply(result)))
+            }
+            ClientRequest::ReadDirectory(params) => {
+                let catalog = server.catalog();
+                let children = super::skills::serve::children(&catalog, &params.uri);
+                Reply::Now(children.and_then(|children| {
+                    let kind = format!("directory/{}", params.uri);
+                    let cursor = params.cursor.as_deref();
+                    let keys = &server.keys;
+                    let (page, next) = pagination::page(
+                        keys,
+                        server.page_size,
+                        &kind,
+                        cursor,
+                        children.into_iter(),
+                    )?;
+                    let mut result = ReadDirectoryResult::new(page);
+                    result.next_cursor = next;
+                    self.finish(result)
+                }))
+            }
             other => Reply::Now(Err(McpError::method_not_found(other.method()))),
         }
     }
@@ -243,6 +273,7 @@ impl Call<'_> {
             "tools" => Cacheable::Tools,
             "resources" => Cacheable::Resources,
             "resources/templates" => Cacheable::ResourceTemplates,
+            "skills" => Cacheable::Skills,
             _ => Cacheable::Prompts,
         };
         self.stamp().with_hint(server.cache.get(hint)).apply(result)
@@ -437,7 +468,13 @@ macro_rules! paged {
     )*};
 }
 
-paged!(ToolsPage<'_>, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult);
+paged!(
+    ToolsPage<'_>,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListPromptsResult,
+    ListSkillsResult
+);
 
 /// The body of a listen stream: acknowledgement, then the wanted events, tagged with `id`.
 /// Who listens: where the notifications go, the listen request's id, and the principal (task

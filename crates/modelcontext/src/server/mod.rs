@@ -62,6 +62,7 @@ mod session;
 mod session_record;
 #[cfg(feature = "http")]
 mod shared_session;
+mod skills;
 mod stamp;
 mod tasks;
 mod telemetry;
@@ -94,6 +95,7 @@ pub use resource::{
 };
 pub use roots::RootsChanged;
 pub use seal::KeyRing;
+pub use skills::Skill;
 pub use tasks::{
     DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, InMemoryTaskStore, StoreFuture, TaskRecord, TaskStore,
     TaskStoreError, TaskSupport,
@@ -216,6 +218,8 @@ pub(crate) struct Catalog {
     pub resources: Registry<Arc<ResourceDef>>,
     pub templates: Registry<Arc<TemplateEntry>>,
     pub prompts: Registry<Arc<PromptDef>>,
+    /// Published skills (skills extension), by the URI of their `SKILL.md`.
+    pub skills: Registry<Arc<skills::SkillDef>>,
 }
 
 impl Catalog {
@@ -226,7 +230,7 @@ impl Catalog {
     }
 
     /// The extensions what is registered uses: tasks (a task-capable tool), MCP Apps (an
-    /// app's view). `None` when none.
+    /// app's view), skills (a published skill). `None` when none.
     fn extensions(&self) -> Option<Map<String, Value>> {
         let mut extensions = Map::new();
         if self.tools.iter().any(|tool| tool.def.task.is_some()) {
@@ -238,6 +242,10 @@ impl Catalog {
         };
         if self.resources.iter().any(is_app) {
             extensions.insert(modelcontext_types::UI_EXTENSION.into(), Value::Object(Map::new()));
+        }
+        if !self.skills.is_empty() {
+            let settings = serde_json::json!({"directoryRead": true});
+            extensions.insert(modelcontext_types::SKILLS_EXTENSION.into(), settings);
         }
         (!extensions.is_empty()).then_some(extensions)
     }

@@ -198,39 +198,43 @@ pub(crate) struct InputRound {
 }
 
 impl InputRound {
-    /// The round a request opens: fresh without `requestState`, else the sealed answers plus
-    /// this retry's answers to the questions the state says were asked. Answers without a
-    /// state are ignored: nothing binds them to this request.
+    /// The round a request opens: without `requestState`, this request's own answers (a
+    /// client may answer up front, and a server that never needed state takes answers by key
+    /// alone); else the sealed answers plus this retry's answers to the questions the state
+    /// says were asked. Answers under keys no question uses are ignored, not refused: servers
+    /// ignore what they do not recognize (SEP-2322).
     pub(crate) fn open(
         server: &ServerInner,
         binding: Binding,
         responses: Option<InputResponses>,
         state: Option<&str>,
     ) -> Result<InputRound, McpError> {
-        let mut answers = InputResponses::new();
-        let mut rounds = 0;
-        if let Some(state) = state {
-            let state = unseal(server, &binding, state).map_err(|reason| {
-                tracing::info!(method = %binding.method, reason, "requestState rejected");
-                invalid_state()
-            })?;
-            answers = state.answers;
-            rounds = state.rounds;
-            let mut responses = responses.unwrap_or_default();
-            for key in state.asked {
-                if let Some(answer) = responses.remove(&key) {
-                    answers.insert(key, answer);
-                }
+        let Some(state) = state else {
+            return Ok(InputRound::new(binding, 0, responses.unwrap_or_default()));
+        };
+        let state = unseal(server, &binding, state).map_err(|reason| {
+            tracing::info!(method = %binding.method, reason, "requestState rejected");
+            invalid_state()
+        })?;
+        let mut answers = state.answers;
+        let mut responses = responses.unwrap_or_default();
+        for key in state.asked {
+            if let Some(answer) = responses.remove(&key) {
+                answers.insert(key, answer);
             }
         }
-        Ok(InputRound {
+        Ok(InputRound::new(binding, state.rounds, answers))
+    }
+
+    fn new(binding: Binding, rounds: usize, answers: InputResponses) -> InputRound {
+        InputRound {
             binding,
             rounds,
             answers,
             asked: Mutex::new(InputRequests::new()),
             next: AtomicUsize::new(0),
             task: std::sync::OnceLock::new(),
-        })
+        }
     }
 
     /// The answer to the next question, or never (the question is recorded for the client).

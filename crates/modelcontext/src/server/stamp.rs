@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     CallToolResult, CompleteResult, DiscoverResult, EmptyResult, Era, GetPromptResult,
-    Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, McpError, Meta, MrtrResult, RawValue, ReadResourceResult,
-    ResultType, SERVER_INFO_META_KEY, to_raw,
+    GetSkillResult, Implementation, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, McpError,
+    Meta, MrtrResult, RawValue, ReadDirectoryResult, ReadResourceResult, ResultType,
+    SERVER_INFO_META_KEY, to_raw,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -185,8 +186,8 @@ impl<T: WireResult> WireResult for MrtrResult<T> {
     }
 }
 
-wire_result!(plain: EmptyResult, CallToolResult, GetPromptResult, CompleteResult);
-wire_result!(cacheable: DiscoverResult, ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult, ReadResourceResult);
+wire_result!(plain: EmptyResult, CallToolResult, GetPromptResult, CompleteResult, ReadDirectoryResult);
+wire_result!(cacheable: DiscoverResult, ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult, ReadResourceResult, ListSkillsResult, GetSkillResult);
 
 /// A serializer that writes one more member first into the object it is given: the result's
 /// struct (or map) gets `_meta` before its own fields. Everything else passes through.

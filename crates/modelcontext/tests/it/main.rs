@@ -50,6 +50,7 @@ mod otlp;
 mod pagination;
 mod roots;
 mod seed;
+mod skills;
 mod stdio;
 mod structured;
 mod support;

@@ -260,6 +260,40 @@ async fn a_question_can_name_its_input_request_key() {
     assert!(retry.contains(r#""text":"Hello, Alice!""#), "{retry}");
 }
 
+/// SEP-2322: servers ignore what they do not recognize. Valid answers that come with answers
+/// to questions never asked (and no `requestState`: answered up front) complete the call.
+#[tokio::test]
+async fn answers_under_unknown_keys_are_ignored_and_the_call_completes() {
+    let mut wire = Wire::start(asking_server(), "2026-07-28");
+    let answers = r#","inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}},"unknown_extra_key":{"action":"accept","content":{"foo":"bar"}},"another_unexpected":{"action":"accept","content":{"baz":123}}}"#;
+    let up_front = wire.call(&order(1, "Dune", answers)).await;
+    assert_eq!(
+        up_front,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Asker","version":"0.1.0"}},"resultType":"complete","content":[{"type":"text","text":"ordered Dune"}]}}"#
+    );
+    let state = request_state(&wire.call(&order(2, "Dune", "")).await);
+    let retry =
+        wire.call(&order(3, "Dune", &format!(r#"{answers},"requestState":"{state}""#))).await;
+    assert_eq!(
+        retry,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Asker","version":"0.1.0"}},"resultType":"complete","content":[{"type":"text","text":"ordered Dune"}]}}"#
+    );
+}
+
+/// An entry that is no answer at all is left out rather than failing the request: under an
+/// unknown key it is ignored, under the question's key the question is asked again.
+#[tokio::test]
+async fn entries_that_are_no_answer_are_left_out() {
+    let mut wire = Wire::start(asking_server(), "2026-07-28");
+    let answers = r#","inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}},"extra":42,"more":[1,2]}"#;
+    let completed = wire.call(&order(1, "Dune", answers)).await;
+    assert!(completed.contains(r#""resultType":"complete""#), "{completed}");
+    let invalid = wire.call(&order(2, "Dune", r#","inputResponses":{"elicit-1":12345}"#)).await;
+    assert!(invalid.contains(r#""resultType":"input_required""#), "{invalid}");
+    let not_an_object = wire.call(&order(3, "Dune", r#","inputResponses":7"#)).await;
+    assert!(not_an_object.contains(r#""code":-32602"#), "{not_an_object}");
+}
+
 /// A transport that authenticated someone: serves `server` in memory with a [`PrincipalId`].
 fn served_as(server: modelcontext::McpServer, who: &str) -> Wire {
     use modelcontext::server::{Extensions, PrincipalId};
