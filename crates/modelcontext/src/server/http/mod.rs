@@ -114,7 +114,7 @@ impl McpServer {
             let timeout = options.sessions.task_update_relay_timeout;
             let server = Arc::downgrade(&self.inner);
             let relay = Arc::new(task_relay::RouterRelay::new(router, server, timeout));
-            crate::server::tasks::set_relay(&self.inner, relay.clone());
+            crate::server::front_end::set_relay(&self.inner, relay.clone());
             relay
         });
         let sessions = sessions::Sessions::new(&options, relay);

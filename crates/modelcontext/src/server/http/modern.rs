@@ -23,7 +23,8 @@ use super::headers::{self, BodyFacts};
 use super::respond::{accepted, error_response, refusal_status, rpc_answer};
 use super::stream::{sse_message, sse_response};
 use crate::engine::{Outcome, Peer, Reply, catching_panics};
-use crate::server::{ClientView, Extensions, parse_request};
+use crate::server::Extensions;
+use crate::server::front_end::{ClientView, modern_view, parse_request, removed_in_modern};
 use crate::transport::CHANNEL_CAPACITY;
 
 /// A request that carries the modern envelope (even a malformed or unsupported one) or uses
@@ -149,7 +150,7 @@ fn admit_modern(
 ) -> Result<Admitted, (StatusCode, McpError)> {
     // A removed method is not found whatever its params, so it is refused before parsing;
     // over HTTP that includes `initialize` (spec: 404 + -32601).
-    if request.method == method::INITIALIZE || crate::server::removed_in_modern(&request.method) {
+    if request.method == method::INITIALIZE || removed_in_modern(&request.method) {
         return Err((StatusCode::NOT_FOUND, McpError::method_not_found(&request.method)));
     }
     let parsed = parse_request(&request.method, request.params.as_deref())
@@ -165,12 +166,12 @@ fn admit_modern(
     };
     let facts = body_facts(version, &parsed, tool.as_ref().map(|entry| &entry.mirrored[..]));
     headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-    let client = crate::server::modern_view(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    let client = modern_view(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     Ok(Admitted { request: parsed, client })
 }
 
 fn envelope_error(meta: Option<&RequestMeta>) -> McpError {
-    crate::server::modern_view(meta).err().unwrap_or_else(|| {
+    modern_view(meta).err().unwrap_or_else(|| {
         McpError::invalid_params(format!(
             "Missing required _meta field '{PROTOCOL_VERSION_META_KEY}'"
         ))

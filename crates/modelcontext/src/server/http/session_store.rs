@@ -20,7 +20,7 @@ use futures_util::stream::BoxStream;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-pub use crate::server::session_record::{SessionChange, SessionRecord};
+pub use crate::server::front_end::{SessionChange, SessionRecord};
 
 /// What [`SessionStore::events`] tells each instance about the sessions of the deployment.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,8 @@ use super::modern::answer_reply;
 use super::respond::{accepted, error_response, header_str, refusal_status};
 use super::{Shared, caller};
 use crate::engine::{Peer, Reply};
-use crate::server::{ClientView, Extensions, parse_request};
+use crate::server::Extensions;
+use crate::server::front_end::{ClientView, parse_request};
 use crate::transport::CHANNEL_CAPACITY;
 
 /// The revision a request without `MCP-Protocol-Version` is taken to speak (spec 2025-06-18

@@ -20,8 +20,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::peer_router::{Direction, PeerRouter, Routed, ticket_instance};
-use crate::server::ServerInner;
-use crate::server::tasks::{self, Relayed, TaskRelay};
+use crate::server::front_end::{Relayed, ServerInner, TaskRelay, answer_here};
 use futures_util::future::BoxFuture;
 
 /// The relay of one endpoint: its router, and the relayed updates waiting for an answer.
@@ -91,7 +90,7 @@ impl RouterRelay {
                 return;
             }
         };
-        let Some(outcome) = tasks::answer_here(&server, params).await else { return };
+        let Some(outcome) = answer_here(&server, params).await else { return };
         let Some(relayer) = ticket_instance(&id) else { return };
         let mut reply = serde_json::json!({ "jsonrpc": "2.0", "id": id });
         match outcome {

@@ -19,13 +19,14 @@ use crate::engine::outside_loop::{
     Handover, Unsettled, admit, attach, cancelled_id, poll_once, settle,
 };
 use crate::engine::{BoxFuture, Outcome, Peer, Reply, Stop};
+use crate::server::front_end::SharedSession;
 use crate::server::http::Shared;
 use crate::server::http::events::{EventStore, StreamId, event_id};
 use crate::server::http::peer_router::{Direction, PeerRouter, Routed, elsewhere};
 use crate::server::http::respond::{accepted, rpc_answer};
 use crate::server::http::session_store::{SessionChange, SessionStore, StoreError};
 use crate::server::http::stream::{BodyGuard, StreamRx, json_or_sse};
-use crate::server::{Extensions, PrincipalId, SharedSession};
+use crate::server::{Extensions, PrincipalId};
 use crate::transport::{CHANNEL_CAPACITY, Incoming};
 
 use super::refusals::{router_unavailable, session_not_found, store_unavailable};

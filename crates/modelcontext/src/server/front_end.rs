@@ -1,0 +1,77 @@
+//! The seam between the server core and its HTTP front end (`server::http`, feature `http`):
+//! everything the front end may use of the core, and nothing else of the core is reachable
+//! from there. The core never imports the front end.
+//!
+//! A front end hands the core a parsed request ([`parse_request`]) and the connection's
+//! [`Extensions`](super::Extensions), and gets back a [`Reply`](crate::engine::Reply) it maps
+//! to its own wire:
+//! - a handshake-era session's POSTs go through a [`SharedSession`] made by
+//!   [`McpServer::http_session`] (or rebuilt from a [`SessionRecord`]);
+//! - a stateless or 2026-07-28 request goes to [`McpServer::answer_stateless`] with the
+//!   [`ClientView`] it describes ([`modern_view`]; [`removed_in_modern`] names what that era
+//!   refused);
+//! - what the front end must know of the catalog before the core parses a request (the JSON
+//!   depth limit, a tool's definition for header mirrors, its scopes) it asks here.
+
+use std::sync::Arc;
+
+pub(crate) use super::ServerInner;
+pub(crate) use super::context::ClientView;
+pub(crate) use super::parse::parse_request;
+pub(crate) use super::session::{modern_view, removed_in_modern};
+pub use super::session_record::{SessionChange, SessionRecord};
+pub(crate) use super::shared_session::SharedSession;
+pub(crate) use super::tasks::{Relayed, TaskRelay, answer_here, set_relay};
+
+use super::tool::ToolEntry;
+use super::{Extensions, McpServer, session, telemetry};
+impl McpServer {
+    /// The JSON nesting limit the HTTP server applies (see [`McpServer::max_json_depth`]).
+    pub(crate) fn json_depth_limit(&self) -> usize {
+        self.inner.max_json_depth
+    }
+
+    /// The metric instruments of this server (feature `otel`).
+    #[cfg(all(feature = "otel", feature = "http"))]
+    pub(crate) fn instruments(&self) -> Arc<crate::observe::otel::Instruments> {
+        self.inner.instruments()
+    }
+
+    /// The definition of a registered tool (the HTTP layer checks `x-mcp-header` mirrors).
+    pub(crate) fn tool_entry(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.inner.catalog().tools.get(name).cloned()
+    }
+
+    /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
+    #[cfg(feature = "auth-server")]
+    pub(crate) fn tool_scopes(&self, name: &str) -> Vec<String> {
+        self.tool_entry(name).map_or_else(Vec::new, |entry| entry.def.required_scopes.clone())
+    }
+
+    /// Answers one admitted 2026-07-28 request without a session or an engine (see
+    /// [`session::answer_stateless`]).
+    pub(crate) fn answer_stateless(
+        &self,
+        request: modelcontext_types::ClientRequest,
+        request_id: modelcontext_types::RequestId,
+        client: ClientView,
+        peer: &crate::engine::Peer,
+        extensions: Arc<Extensions>,
+    ) -> crate::engine::Reply {
+        session::answer_stateless(&self.inner, request, request_id, client, peer, extensions)
+    }
+
+    /// The state of a new HTTP session, whose handlers see `extensions` (what the transport
+    /// knows about the connection, see [`McpServer::serve_with`]). Each POST dispatches its
+    /// own request with it; the session starts an engine for it ([`attach`](crate::engine::outside_loop::attach))
+    /// only when a handler outlives its POST.
+    pub(crate) fn http_session(&self, extensions: Extensions, session_id: &str) -> SharedSession {
+        let link =
+            telemetry::Link::new(&self.inner, crate::transport::TCP, Some(session_id.into()));
+        let session = session::ServerSession::new(self.inner.clone())
+            .with_extensions(extensions)
+            .with_link(link)
+            .with_shared_forwarder();
+        SharedSession::new(session)
+    }
+}
