@@ -74,4 +74,29 @@ impl McpServer {
             .with_shared_forwarder();
         SharedSession::new(session)
     }
+
+    /// The server held weakly, for what the server itself holds (the task relay).
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<ServerInner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    /// Sends the `tasks/update`s of tasks that do not run here through `relay`.
+    pub(crate) fn relay_task_updates(&self, relay: Arc<dyn TaskRelay>) {
+        set_relay(&self.inner, relay);
+    }
+
+    /// This server's `initialize` result at `version`, declaring `capabilities`.
+    pub(crate) fn initialize_result(
+        &self,
+        version: &'static str,
+        capabilities: modelcontext_types::ServerCapabilities,
+    ) -> modelcontext_types::InitializeResult {
+        let mut result = modelcontext_types::InitializeResult::new(
+            version,
+            capabilities,
+            self.inner.info.clone(),
+        );
+        result.instructions = self.inner.instructions.clone();
+        result
+    }
 }

@@ -112,9 +112,8 @@ impl McpServer {
     pub fn http_endpoint_with(&self, options: HttpOptions) -> HttpEndpoint {
         let relay = options.sessions.peer_router.clone().map(|router| {
             let timeout = options.sessions.task_update_relay_timeout;
-            let server = Arc::downgrade(&self.inner);
-            let relay = Arc::new(task_relay::RouterRelay::new(router, server, timeout));
-            crate::server::front_end::set_relay(&self.inner, relay.clone());
+            let relay = Arc::new(task_relay::RouterRelay::new(router, self.downgrade(), timeout));
+            self.relay_task_updates(relay.clone());
             relay
         });
         let sessions = sessions::Sessions::new(&options, relay);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use modelcontext_types::{
-    ClientRequest, EmptyResult, Era, InitializeRequestParams, InitializeResult, McpError, Message,
+    ClientRequest, EmptyResult, Era, InitializeRequestParams, McpError, Message,
     ServerCapabilities, negotiate_handshake, to_raw,
 };
 use tokio::sync::mpsc;
@@ -74,9 +74,7 @@ pub(crate) async fn post(
 fn initialize(shared: &Shared, params: &InitializeRequestParams) -> crate::engine::Outcome {
     let server = &shared.server;
     let version = negotiate_handshake(&params.protocol_version);
-    let mut result =
-        InitializeResult::new(version, stateless(server.capabilities()), server.inner.info.clone());
-    result.instructions = server.inner.instructions.clone();
+    let result = server.initialize_result(version, stateless(server.capabilities()));
     to_raw(&result).map_err(internal)
 }
 
