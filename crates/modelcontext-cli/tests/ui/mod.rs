@@ -194,6 +194,10 @@ fn drive_the_bookshop(browser: &Browser, ui: &Ui, shots: bool) {
     open_page(browser, ui);
     browser.wait_for_text("#info-server", "Bookshop");
     browser.wait_for_text("#tool-list", "search_books");
+    browser.wait_for_text(
+        ".tool-item[data-name='get_author'] .description",
+        "Look up the author of a book in the catalog.",
+    );
     browser.click(".tool-item[data-name='get_author']");
     browser.type_into("#tool-form [data-path='title']", "Dune");
     browser.click("#call-button");
