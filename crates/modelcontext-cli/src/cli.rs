@@ -205,9 +205,11 @@ pub enum Command {
         #[command(flatten)]
         trailing: Trailing,
     },
-    /// The server's skills (the skills extension): `skills` lists them, `skills show NAME`
-    /// prints one's entry (front matter, files with sizes and digests), `skills fetch NAME
-    /// DIR` verifies every file and writes them under DIR/NAME/.
+    /// List the server's skills, show one, or fetch one verified into a folder.
+    ///
+    /// The skills extension (io.modelcontextprotocol/skills): `skills` lists them, `skills
+    /// show NAME` prints one's entry (front matter, files with sizes and digests), `skills
+    /// fetch NAME DIR` verifies every file and writes them under DIR/NAME/.
     #[command(args_conflicts_with_subcommands = true)]
     Skills {
         #[command(subcommand)]
