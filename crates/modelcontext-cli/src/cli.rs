@@ -24,6 +24,7 @@ Examples:
   mcp tools http://127.0.0.1:8000/mcp      (the server before or after the subcommand)
   mcp call get_author title=Dune http://127.0.0.1:8000/mcp
   mcp http://127.0.0.1:8000/mcp read books://Dune
+  mcp skills fetch pdf-processing ./skills http://127.0.0.1:8000/mcp   (verified, to ./skills/pdf-processing/)
   mcp login http://127.0.0.1:8000/mcp      (then: mcp http://127.0.0.1:8000/mcp tools)
   mcp ui --stdio \"target/debug/examples/bookshop\"   (a web inspector in the browser)
   mcp install claude-desktop --name books --stdio -- /path/to/bookshop
@@ -204,6 +205,18 @@ pub enum Command {
         #[command(flatten)]
         trailing: Trailing,
     },
+    /// List the server's skills, show one, or fetch one verified into a folder.
+    ///
+    /// The skills extension (io.modelcontextprotocol/skills): `skills` lists them, `skills
+    /// show NAME` prints one's entry (front matter, files with sizes and digests), `skills
+    /// fetch NAME DIR` verifies every file and writes them under DIR/NAME/.
+    #[command(args_conflicts_with_subcommands = true)]
+    Skills {
+        #[command(subcommand)]
+        action: Option<SkillsAction>,
+        #[command(flatten)]
+        trailing: Trailing,
+    },
     /// Show the server's name, version, protocol revision, capabilities and instructions.
     Discover(Trailing),
     /// Check that the server answers, and how fast.
@@ -370,8 +383,19 @@ impl Command {
             | Command::Ping(trailing)
             | Command::Read { trailing, .. }
             | Command::Complete { trailing, .. }
-            | Command::Listen { trailing, .. } => {
+            | Command::Listen { trailing, .. }
+            | Command::Skills { action: None, trailing } => {
                 After { url: trailing.url.take(), json: trailing.output.json }
+            }
+            Command::Skills { action: Some(action), trailing } => {
+                let inner = action.trailing();
+                let json = trailing.output.json || inner.output.json;
+                match (trailing.url.take(), inner.url.take()) {
+                    (Some(a), Some(b)) if a != b => {
+                        return Err(format!("two different URLs given: {a} and {b}"));
+                    }
+                    (a, b) => After { url: a.or(b), json },
+                }
             }
             Command::Call { arguments, output, .. } | Command::Get { arguments, output, .. } => {
                 After { url: take_url_word(arguments)?, json: output.json }
@@ -406,6 +430,40 @@ pub fn is_url(word: &str) -> bool {
     let mut chars = scheme.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// What `mcp skills` does; listing when none is given.
+#[derive(Debug, Subcommand)]
+pub enum SkillsAction {
+    /// List the skills: name, URI and description.
+    List(Trailing),
+    /// Print a skill's entry: its front matter and files, with their sizes and digests.
+    Show {
+        /// The skill's name, or the URI of its SKILL.md when names repeat.
+        name: String,
+        #[command(flatten)]
+        trailing: Trailing,
+    },
+    /// Load a skill, verify every file (listed, size, digest, front matter) and write them
+    /// under DIR/NAME/; nothing is written when a check fails.
+    Fetch {
+        /// The skill's name, or the URI of its SKILL.md when names repeat.
+        name: String,
+        /// The folder the skill's own folder is made in.
+        dir: std::path::PathBuf,
+        #[command(flatten)]
+        trailing: Trailing,
+    },
+}
+
+impl SkillsAction {
+    fn trailing(&mut self) -> &mut Trailing {
+        match self {
+            SkillsAction::List(trailing)
+            | SkillsAction::Show { trailing, .. }
+            | SkillsAction::Fetch { trailing, .. } => trailing,
+        }
+    }
 }
 
 /// What `complete` completes an argument of.
@@ -475,9 +533,13 @@ mod tests {
         // One positional after `read` is the resource, not the server.
         assert_eq!(parsed("mcp read http://h/r").expect("read").url, None);
         assert_eq!(parsed("mcp http://h/mcp shell http://h/mcp").expect("same").url, url);
-        for line in
-            ["mcp complete prompt review title=Du http://h/mcp", "mcp get review http://h/mcp t=D"]
-        {
+        for line in [
+            "mcp complete prompt review title=Du http://h/mcp",
+            "mcp get review http://h/mcp t=D",
+            "mcp skills http://h/mcp",
+            "mcp skills show pdf http://h/mcp",
+            "mcp skills fetch pdf out http://h/mcp --json",
+        ] {
             assert_eq!(parsed(line).expect(line).url, url, "{line}");
         }
     }

@@ -265,6 +265,10 @@ async fn execute(
             print(value, human)
         }
         Command::Ping(_) => ping(client, connected, json_output).await,
+        Command::Skills { action, .. } => {
+            let printed = crate::skills::run(client, action.as_ref()).await?;
+            print(printed.json, printed.human)
+        }
         // Handled before any connection, or by `run` itself (the shell).
         Command::Shell { .. }
         | Command::Login { .. }

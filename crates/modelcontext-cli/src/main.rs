@@ -11,6 +11,7 @@
 //! mcp tools --config ~/.config/Claude/claude_desktop_config.json --server books
 //! mcp listen --resource books://Dune --stdio "target/debug/examples/bookshop"
 //! mcp ui --stdio "target/debug/examples/bookshop"
+//! mcp skills fetch pdf-processing ./skills http://127.0.0.1:8000/mcp
 //! ```
 //!
 //! The server is a command run as a child process (`--stdio "cmd args"`, split like a shell
@@ -75,6 +76,7 @@ mod pages;
 mod progress;
 mod schema;
 mod shell;
+mod skills;
 mod suggest;
 mod ui;
 mod verbose;

@@ -13,6 +13,7 @@ mod install;
 mod login;
 mod schemas;
 mod shell;
+mod skills;
 mod ui;
 
 /// `cargo test --workspace` builds the examples into `target/<profile>/examples`, next to the

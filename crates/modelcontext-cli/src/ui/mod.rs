@@ -100,13 +100,10 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
         .layer(axum::middleware::from_fn_with_state(guard, security::check))
 }
 
-/// An embedded file. The page may only run its own script and style (no inline code, no
-/// other origin): an injected string from a server's answer cannot run as script.
+/// An embedded file (its Content-Security-Policy, as every response's, is set by the guard:
+/// [`security::PAGE_POLICY`]).
 async fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
-    let policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; \
-                  media-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
-                  frame-ancestors 'none'";
-    ([(header::CONTENT_TYPE, content_type), (header::CONTENT_SECURITY_POLICY, policy)], body)
+    ([(header::CONTENT_TYPE, content_type)], body)
 }
 
 /// The command line's server as the connect request the page would send.

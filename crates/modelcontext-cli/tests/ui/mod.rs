@@ -21,7 +21,7 @@ use super::{HttpBookshop, bookshop, example};
 
 mod webdriver;
 
-use webdriver::{Browser, WAIT, http};
+use webdriver::{Browser, WAIT, http, http_with_head};
 
 /// A port nobody listens on right now.
 fn free_port() -> u16 {
@@ -137,6 +137,38 @@ fn the_ui_refuses_requests_without_the_token_from_other_hosts_and_other_origins(
     let _ = std::fs::remove_file(&marker);
 }
 
+/// The `Content-Security-Policy` header lines of a response head.
+fn policies(head: &str) -> Vec<&str> {
+    head.lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(name, _)| name.eq_ignore_ascii_case("content-security-policy"))
+        .map(|(_, value)| value.trim())
+        .collect()
+}
+
+#[test]
+fn every_answer_of_the_ui_carries_the_pages_content_security_policy() {
+    let ui = Ui::start(&[]);
+    let policy = "default-src 'none'; script-src 'self'; style-src 'self'; \
+                  img-src 'self' data: https:; media-src 'self' data:; connect-src 'self'; \
+                  object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+    let token = [("X-MCP-UI-Token", ui.token.as_str())];
+    let page = format!("/?token={}", ui.token);
+    type Headers<'a> = &'a [(&'a str, &'a str)];
+    let requests: [(&str, &str, Headers, u16); 5] = [
+        ("GET", page.as_str(), &[], 200),
+        ("GET", "/app.js", &token, 200),
+        ("GET", "/app.css", &token, 200),
+        ("GET", "/api/info", &token, 200),
+        ("GET", "/", &[], 403),
+    ];
+    for (method, path, headers, expected) in requests {
+        let (status, head, _) = http_with_head(&ui.address, method, path, headers, None);
+        assert_eq!(status, expected, "{method} {path}");
+        assert_eq!(policies(&head), [policy], "{method} {path}:\n{head}");
+    }
+}
+
 /// `MCP_UI_SCREENSHOTS`, where screenshots go, if anywhere.
 fn screenshots() -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("MCP_UI_SCREENSHOTS")?);
@@ -162,6 +194,10 @@ fn drive_the_bookshop(browser: &Browser, ui: &Ui, shots: bool) {
     open_page(browser, ui);
     browser.wait_for_text("#info-server", "Bookshop");
     browser.wait_for_text("#tool-list", "search_books");
+    browser.wait_for_text(
+        ".tool-item[data-name='get_author'] .description",
+        "Look up the author of a book in the catalog.",
+    );
     browser.click(".tool-item[data-name='get_author']");
     browser.type_into("#tool-form [data-path='title']", "Dune");
     browser.click("#call-button");

@@ -27,6 +27,19 @@ pub fn http(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> (u16, String) {
+    let (status, _, body) = http_with_head(address, method, path, headers, body);
+    (status, body)
+}
+
+/// One HTTP request with `Connection: close`: the status, the response's header lines and
+/// the body.
+pub fn http_with_head(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(address).unwrap_or_else(|e| panic!("{address}: {e}"));
     stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
     let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
@@ -72,7 +85,7 @@ pub fn http(
     } else {
         reader.read_to_end(&mut body).expect("body read");
     }
-    (status, String::from_utf8_lossy(&body).into_owned())
+    (status, head, String::from_utf8_lossy(&body).into_owned())
 }
 
 /// A chunked body, joined.

@@ -527,12 +527,18 @@ function annotationBadges(annotations) {
   return badges;
 }
 
+/** A tool's display title: its own, else the one its annotations carry. */
+function toolTitle(tool) {
+  return tool.title || (tool.annotations && tool.annotations.title) || "";
+}
+
 function renderTools() {
   const list = $("#tool-list");
   fill(list, ...state.tools.map((tool) => el("li", {
     class: "tool-item", dataset: { name: tool.name }, onclick: () => selectTool(tool.name),
-  }, icon(tool), el("span", { class: "name" }, tool.name), tool.title || (tool.annotations && tool.annotations.title)
-    ? el("div", { class: "title" }, tool.title || tool.annotations.title) : null,
+  }, icon(tool), el("span", { class: "name" }, tool.name),
+  toolTitle(tool) ? el("div", { class: "title" }, toolTitle(tool)) : null,
+  tool.description ? el("div", { class: "description" }, tool.description) : null,
   el("div", {}, annotationBadges(tool.annotations)))));
   if (!state.tools.length) list.append(el("li", { class: "hint" }, state.info.connected ? "No tools." : "Not connected."));
 }
