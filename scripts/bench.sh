@@ -538,6 +538,43 @@ for name, value, goal, status, note in rows:
 met = sum(1 for r in rows if r[3] == "met")
 w(f"\n{met} of {len(rows)} targets met in this run.\n")
 
+# ---- targets (issue 29: the floor raised on 2026-12-04; one pipeline for every request)
+rows = []
+def at_least(label, server, c, need, against=FLOOR):
+    r = ratio(rate(server, c), rate(against, c))
+    target(label, f"{fr(r)}x {NAMES.get(against, against)}", f">= {need}x",
+           None if r is None else r >= need)
+
+at_least("stdio C=64: throughput", OURS, "stdio_c64", 0.95)
+at_least("stdio C=1 pinned: throughput", OURS, "stdio_c1_pinned", 0.9)
+at_least("HTTP C=32: throughput", OURS, "http_c32", 0.85)
+p99 = ratio(p(OURS, "http_c32", "p99_us"), p(FLOOR, "http_c32", "p99_us"))
+target("HTTP C=32: p99 latency", f"{fr(p99)}x floor", "<= 1.3x", None if p99 is None else p99 <= 1.3)
+r = ratio(cpu(OURS, "http_c32"), cpu(FLOOR, "http_c32"))
+target("HTTP C=32: server CPU per call", f"{fr(r)}x floor", "<= 1.3x", None if r is None else r <= 1.3)
+at_least("HTTP C=1: throughput", OURS, "http_c1", 0.95)
+at_least("modern era, HTTP C=32: throughput against the modern floor", OURS + "-modern", "http_c32",
+         0.95, FLOOR + "-modern")
+at_least("modern era, HTTP C=32: throughput against the handshake floor", OURS + "-modern",
+         "http_c32", 0.8)
+behind = []
+for c in CELLS:
+    for modern in (False, True):
+        ours = rate(OURS + ("-modern" if modern else ""), c)
+        bp, who = best_peer(c, modern)
+        if ours is not None and bp is not None and ours <= bp:
+            behind.append(f"{TITLES[c]}: {NAMES.get(who, who)}")
+target("ahead of every peer in every cell", "behind in " + (", ".join(behind) or "none"), "none",
+       not behind)
+
+w("\n## Targets (issue 29)\n")
+w("| target | measured | goal | status |")
+w("|---|---|---|---|")
+for name, value, goal, status, _ in rows:
+    w(f"| {name} | {value} | {goal} | {status} |")
+met = sum(1 for r in rows if r[3] == "met")
+w(f"\n{met} of {len(rows)} targets met in this run.\n")
+
 cold_md = os.path.join(run, "cold.md")
 if os.path.exists(cold_md):
     w("### Cold start, interleaved\n")
