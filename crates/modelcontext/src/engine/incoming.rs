@@ -165,7 +165,7 @@ pub(crate) fn cancelled_id(params: Option<&RawValue>) -> Option<RequestId> {
 
 /// Sends `response` to the peer, or gives it to the batch its request came in. (A function
 /// of the peer, not of the engine: the loop's future is `Send` without the dispatch `Sync`.)
-async fn answer(peer: &Peer, response: Response, slot: Option<BatchSlot>) {
+async fn send_answer(peer: &Peer, response: Response, slot: Option<BatchSlot>) {
     match slot {
         None => {
             let _ = peer.send(response.into()).await;
@@ -204,12 +204,12 @@ pub(super) fn run_for<D: Dispatch>(
         finished_tx,
         working,
     };
-    let run = engine.run(incoming, adopt_rx, finished_rx, stop_rx);
+    let run = engine.serve(incoming, adopt_rx, finished_rx, stop_rx);
     (run, Stop(stop_tx), handover)
 }
 
 impl<D: Dispatch> Engine<D> {
-    async fn run(
+    async fn serve(
         mut self,
         mut incoming: mpsc::Receiver<Incoming>,
         mut adopted: mpsc::UnboundedReceiver<Adopted>,
@@ -283,22 +283,26 @@ impl<D: Dispatch> Engine<D> {
         let id = request.id.clone();
         if self.running.contains_key(&id) {
             let error = McpError::invalid_request(format!("Request id {id} is already in use"));
-            return answer(&self.peer, Response::error(Some(id), error), slot).await;
+            return send_answer(&self.peer, Response::error(Some(id), error), slot).await;
         }
         // Only requests that start work are limited, and refused before anything is built.
         if let Err(busy) = admit(&self.dispatch, &request, self.working.load(Ordering::Relaxed)) {
-            return answer(&self.peer, Response::error(Some(id), busy), slot).await;
+            return send_answer(&self.peer, Response::error(Some(id), busy), slot).await;
         }
         match self.dispatch.request(request, &self.peer) {
             Reply::Now(outcome) => {
-                answer(&self.peer, Response { id: Some(id), result: outcome }, slot).await
+                send_answer(&self.peer, Response { id: Some(id), result: outcome }, slot).await
             }
             Reply::Later(mut future) => {
                 // Most handlers (a synchronous tool, a list) finish in their first poll: answer
                 // those here, without a task and its wake-ups. The others run on as a task.
                 if let Poll::Ready(outcome) = poll_once(&mut future) {
-                    return answer(&self.peer, Response { id: Some(id), result: outcome }, slot)
-                        .await;
+                    return send_answer(
+                        &self.peer,
+                        Response { id: Some(id), result: outcome },
+                        slot,
+                    )
+                    .await;
                 }
                 self.working.fetch_add(1, Ordering::Relaxed);
                 let working = Working(Arc::clone(&self.working));

@@ -41,7 +41,9 @@ impl HandlerFrame {
         let HandlerFrame { guard, round, stamp } = self;
         let run = guarded(guard, async move { run.await.map(into_wire) });
         match round {
-            Some(Round { server, input }) => stamp.apply(mrtr::run(&server, &input, run).await?),
+            Some(Round { server, input }) => {
+                stamp.apply(mrtr::run_round(&server, &input, run).await?)
+            }
             None => stamp.apply(run.await?),
         }
     }

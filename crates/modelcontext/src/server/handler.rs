@@ -99,33 +99,34 @@ impl_handler!([Context] A);
 /// deserialize, so the input schema checks it in place and the handler's type takes its
 /// strings and maps by move. A modern request shares them with its MRTR binding instead of
 /// copying them (the copy was 2% of a modern call).
-pub struct Arguments(Held);
+pub struct Arguments(ArgumentsValue);
 
-enum Held {
+/// The arguments' value: the request's own, or shared with the MRTR binding.
+enum ArgumentsValue {
     Owned(Value),
     Shared(Arc<Value>),
 }
 
 impl Arguments {
     pub(crate) fn new(object: Map<String, Value>) -> Arguments {
-        Arguments(Held::Owned(Value::Object(object)))
+        Arguments(ArgumentsValue::Owned(Value::Object(object)))
     }
 
     /// The arguments as the JSON value the validator reads.
     pub(crate) fn as_value(&self) -> &Value {
         match &self.0 {
-            Held::Owned(value) => value,
-            Held::Shared(value) => value,
+            ArgumentsValue::Owned(value) => value,
+            ArgumentsValue::Shared(value) => value,
         }
     }
 
     /// The arguments, shared (the MRTR binding keeps them for a `requestState` it may seal).
     pub(crate) fn share(&mut self) -> Arc<Value> {
-        let shared = match std::mem::replace(&mut self.0, Held::Owned(Value::Null)) {
-            Held::Owned(value) => Arc::new(value),
-            Held::Shared(value) => value,
+        let shared = match std::mem::replace(&mut self.0, ArgumentsValue::Owned(Value::Null)) {
+            ArgumentsValue::Owned(value) => Arc::new(value),
+            ArgumentsValue::Shared(value) => value,
         };
-        self.0 = Held::Shared(Arc::clone(&shared));
+        self.0 = ArgumentsValue::Shared(Arc::clone(&shared));
         shared
     }
 
@@ -136,8 +137,8 @@ impl Arguments {
     /// By move when the arguments are not shared (any more), else from the shared value.
     fn deserialize<A: DeserializeOwned>(self) -> Result<A, serde_json::Error> {
         match self.0 {
-            Held::Owned(value) => A::deserialize(value),
-            Held::Shared(value) => match Arc::try_unwrap(value) {
+            ArgumentsValue::Owned(value) => A::deserialize(value),
+            ArgumentsValue::Shared(value) => match Arc::try_unwrap(value) {
                 Ok(value) => A::deserialize(value),
                 Err(shared) => A::deserialize(&*shared),
             },

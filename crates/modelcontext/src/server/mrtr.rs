@@ -301,7 +301,7 @@ impl InputRound {
 }
 
 /// Runs `handler` in `round`: its result, or the questions it stopped at.
-pub(crate) async fn run<R>(
+pub(crate) async fn run_round<R>(
     server: &ServerInner,
     round: &InputRound,
     handler: impl Future<Output = Result<R, McpError>>,

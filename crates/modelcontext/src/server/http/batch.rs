@@ -57,7 +57,8 @@ pub(crate) async fn post(
         return refused;
     }
     let answers =
-        join_all(messages.into_iter().map(|message| answer(&session, message, headers))).await;
+        join_all(messages.into_iter().map(|message| answer_element(&session, message, headers)))
+            .await;
     let responses: Vec<String> =
         answers.into_iter().flatten().map(|r| Message::Response(r).encode()).collect();
     if responses.is_empty() {
@@ -71,7 +72,7 @@ pub(crate) async fn post(
 }
 
 /// The response one element of a batch gets, if any.
-async fn answer(
+async fn answer_element(
     session: &Session,
     message: Result<Message, Box<RpcResponse>>,
     headers: &HeaderMap,

@@ -62,7 +62,7 @@ impl RouterRelay {
             return;
         };
         match routed.direction {
-            Direction::TaskUpdate => self.answer(&routed.session, id, message).await,
+            Direction::TaskUpdate => self.deliver_update(&routed.session, id, message).await,
             Direction::TaskUpdated => {
                 let outcome = match message.get("error") {
                     None => Ok(()),
@@ -80,7 +80,7 @@ impl RouterRelay {
 
     /// Delivers a relayed update's answers if task `task` runs here, and sends the outcome
     /// back to the instance that relayed it (`id` names it).
-    async fn answer(&self, task: &str, id: String, mut message: Value) {
+    async fn deliver_update(&self, task: &str, id: String, mut message: Value) {
         let Some(server) = self.server.upgrade() else { return };
         let params = message.get_mut("params").map(Value::take).unwrap_or_default();
         let params: UpdateTaskParams = match serde_json::from_value::<UpdateTaskParams>(params) {
