@@ -530,13 +530,16 @@ errs = sum(bad.values())
 target("0 errors, 0 mismatches in every cell", f"{errs} in {len(bad)} cells", "0", errs == 0,
        ", ".join(f"{s}/{c}: {n}" for (s, c), n in bad.items() if n))
 
-w("\n## Targets (issue 15)\n")
-w("| target | measured | goal | status | note |")
-w("|---|---|---|---|---|")
-for name, value, goal, status, note in rows:
-    w(f"| {name} | {value} | {goal} | {status} | {note} |")
-met = sum(1 for r in rows if r[3] == "met")
-w(f"\n{met} of {len(rows)} targets met in this run.\n")
+def write_targets(title, rows):
+    w(f"\n## Targets ({title})\n")
+    w("| target | measured | goal | status | note |")
+    w("|---|---|---|---|---|")
+    for name, value, goal, status, note in rows:
+        w(f"| {name} | {value} | {goal} | {status} | {note} |")
+    met = sum(1 for r in rows if r[3] == "met")
+    w(f"\n{met} of {len(rows)} targets met in this run.\n")
+
+write_targets("issue 15", rows)
 
 # ---- targets (issue 29: the floor raised on 2026-12-04; one pipeline for every request)
 rows = []
@@ -567,13 +570,7 @@ for c in CELLS:
 target("ahead of every peer in every cell", "behind in " + (", ".join(behind) or "none"), "none",
        not behind)
 
-w("\n## Targets (issue 29)\n")
-w("| target | measured | goal | status |")
-w("|---|---|---|---|")
-for name, value, goal, status, _ in rows:
-    w(f"| {name} | {value} | {goal} | {status} |")
-met = sum(1 for r in rows if r[3] == "met")
-w(f"\n{met} of {len(rows)} targets met in this run.\n")
+write_targets("issue 29", rows)
 
 cold_md = os.path.join(run, "cold.md")
 if os.path.exists(cold_md):
