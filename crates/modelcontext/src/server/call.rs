@@ -56,10 +56,8 @@ impl Call<'_> {
     /// Answers `request` through the server's middleware, if it has any, then its method.
     /// Without middleware this is [`Call::dispatch`] itself: nothing is boxed or cloned.
     pub(super) fn answer(self, request: ClientRequest) -> Reply {
-        match self.server.middleware.to_run(true) {
-            None => self.dispatch(request),
-            Some(stack) => self.through(&stack, request),
-        }
+        let stack = &self.server.middleware;
+        if stack.is_empty() { self.dispatch(request) } else { self.through(stack, request) }
     }
 
     /// Answers `request` through `stack`, then its method: one future that owns what the
