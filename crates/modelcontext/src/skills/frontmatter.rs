@@ -353,7 +353,8 @@ fn quoted(text: &str) -> Option<(Value, &str)> {
                     'u' => {
                         let hex: String =
                             (0..4).filter_map(|_| chars.next().map(|(_, c)| c)).collect();
-                        out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                        let code = digits_in_radix(&hex, 16)?;
+                        out.push(char::from_u32(u32::try_from(code).ok()?)?);
                     }
                     _ => return None,
                 }
@@ -404,13 +405,8 @@ fn resolve(text: &str) -> Value {
             return Value::Number(n.into());
         }
     }
-    if let Some(hex) = text.strip_prefix("0x") {
-        if let Ok(n) = i64::from_str_radix(hex, 16) {
-            return Value::Number(n.into());
-        }
-    }
-    if let Some(oct) = text.strip_prefix("0o") {
-        if let Ok(n) = i64::from_str_radix(oct, 8) {
+    for (prefix, radix) in [("0x", 16), ("0o", 8)] {
+        if let Some(n) = text.strip_prefix(prefix).and_then(|rest| digits_in_radix(rest, radix)) {
             return Value::Number(n.into());
         }
     }
@@ -424,6 +420,13 @@ fn resolve(text: &str) -> Value {
 
 /// `[0-9]+(.[0-9]*)?([eE][-+]?[0-9]+)?` or `.[0-9]+...`: the core schema's floats (not
 /// `2.1.0`, not `1e`, not `inf` spelled as Rust reads it).
+/// `text` as a number in `radix`, digits only: `from_str_radix` also takes a sign, so
+/// `0x+1f` or `\u+041` would read as numbers.
+fn digits_in_radix(text: &str, radix: u32) -> Option<i64> {
+    let digits_only = !text.is_empty() && text.chars().all(|c| c.is_digit(radix));
+    digits_only.then(|| i64::from_str_radix(text, radix).ok()).flatten()
+}
+
 fn is_core_float(text: &str) -> bool {
     let (mantissa, exponent) = match text.find(['e', 'E']) {
         Some(i) => (&text[..i], Some(&text[i + 1..])),
@@ -466,6 +469,13 @@ mod tests {
                 "metadata": {"version": "2.1.0", "author": "acme", "io.example/x": "it's"}
             })
         );
+    }
+
+    #[test]
+    fn a_sign_is_no_digit_of_a_hex_or_octal_number_or_escape() {
+        let text = "---\na: 0x1f\nb: 0x+1f\nc: 0o-7\nd: \"\\u0041\"\n---\n";
+        assert_eq!(parse(text), json!({"a": 31, "b": "0x+1f", "c": "0o-7", "d": "A"}));
+        assert!(parse_frontmatter("---\na: \"\\u+041\"\n---\n").is_err());
     }
 
     #[test]
