@@ -74,11 +74,12 @@ impl Run {
 }
 
 fn mcp(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("mcp runs");
+    run_mcp(Command::new(env!("CARGO_BIN_EXE_mcp")).args(args))
+}
+
+/// Runs `command` (the built `mcp`, set up by the caller) with no stdin, to its end.
+fn run_mcp(command: &mut Command) -> Run {
+    let output = command.stdin(Stdio::null()).output().expect("mcp runs");
     Run {
         code: output.status.code().expect("mcp exited, not killed by a signal"),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

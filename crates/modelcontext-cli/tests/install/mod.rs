@@ -4,28 +4,22 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use expect_test::{Expect, expect};
 
-use crate::{Run, bookshop, temp_dir};
+use crate::{Run, bookshop, run_mcp, temp_dir};
 
 /// `mcp ARGS` with `home` as the home directory (and its `.config` as XDG_CONFIG_HOME), so
 /// the hosts' default files are looked for there and nowhere else.
 fn mcp_at(home: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env_remove("APPDATA")
-        .stdin(Stdio::null())
-        .output()
-        .expect("mcp runs");
-    Run {
-        code: output.status.code().expect("mcp exited, not killed by a signal"),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    run_mcp(
+        Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(args)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env_remove("APPDATA"),
+    )
 }
 
 fn read(path: &Path) -> String {
