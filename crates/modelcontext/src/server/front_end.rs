@@ -1,6 +1,8 @@
 //! The seam between the server core and its HTTP front end (`server::http`, feature `http`):
-//! everything the front end may use of the core, and nothing else of the core is reachable
-//! from there. The core never imports the front end.
+//! everything the front end uses of the core besides the public API. Being a child module,
+//! `server::http` could reach further, so this is a rule kept by review (`grep -rn
+//! "crate::server::" src/server/http` lists only this module and public items), not by the
+//! compiler. The core never imports the front end.
 //!
 //! A front end hands the core a parsed request ([`parse_request`]) and the connection's
 //! [`Extensions`](super::Extensions), and gets back a [`Reply`](crate::engine::Reply) it maps
