@@ -130,6 +130,18 @@ impl Arguments {
         shared
     }
 
+    /// The arguments as the object they arrived in, for a request sent on to another server.
+    pub(crate) fn into_object(self) -> Map<String, Value> {
+        let value = match self.0 {
+            ArgumentsValue::Owned(value) => value,
+            ArgumentsValue::Shared(value) => Arc::unwrap_or_clone(value),
+        };
+        match value {
+            Value::Object(object) => object,
+            _ => Map::new(),
+        }
+    }
+
     pub(crate) fn contains(&self, name: &str) -> bool {
         self.as_value().get(name).is_some()
     }
@@ -266,6 +278,37 @@ where
     M: 'static,
 {
     Arc::new(Erased { handler, form: PhantomData })
+}
+
+/// A handler written against the erased shape itself: it gets the invocation whole (the
+/// arguments as sent, the target, the context) and settles its own result. What answers a
+/// request another server owns.
+pub(super) fn erase_invocation<K, F>(run: F) -> Arc<dyn ErasedHandler<K>>
+where
+    K: Kind,
+    F: Fn(Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> + Send + Sync + 'static,
+{
+    Arc::new(WholeInvocation(run))
+}
+
+struct WholeInvocation<F>(F);
+
+impl<K, F> ErasedHandler<K> for WholeInvocation<F>
+where
+    K: Kind,
+    F: Fn(Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> + Send + Sync + 'static,
+{
+    fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> {
+        (self.0)(invocation)
+    }
+
+    fn respond(&self, invocation: Invocation<K>, frame: HandlerFrame) -> BoxFuture<Outcome> {
+        let run = (self.0)(invocation);
+        Box::pin(async move {
+            let run = pin!(run);
+            frame.finish(run, K::into_wire).await
+        })
+    }
 }
 
 /// A handler and the types that tell its form apart.

@@ -35,6 +35,7 @@ mod builder;
 mod cache;
 mod call;
 mod completion;
+pub mod compose;
 mod context;
 mod elicit;
 mod extensions;
@@ -257,11 +258,7 @@ impl ServerInner {
         &self,
         change: impl FnOnce(&mut Catalog) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut slot = self.catalog.write().unwrap_or_else(|e| e.into_inner());
-        let mut next = Catalog::clone(&slot);
-        let out = change(&mut next)?;
-        *slot = Arc::new(next);
-        Ok(out)
+        change_catalog(&self.catalog, change)
     }
 
     /// `serverInfo` as JSON, serialized once.
@@ -269,6 +266,19 @@ impl ServerInner {
         let json = || Arc::new(stamp::ServerInfoJson::new(&self.info));
         Arc::clone(self.info_json.get_or_init(json))
     }
+}
+
+/// Applies `change` to a copy of `catalog` and publishes the copy; on an error nothing
+/// changes. Writers queue on the lock; readers only ever clone the `Arc` under it.
+fn change_catalog<T>(
+    catalog: &RwLock<Arc<Catalog>>,
+    change: impl FnOnce(&mut Catalog) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut slot = catalog.write().unwrap_or_else(|e| e.into_inner());
+    let mut next = Catalog::clone(&slot);
+    let out = change(&mut next)?;
+    *slot = Arc::new(next);
+    Ok(out)
 }
 
 /// Named entries in registration order (the order `*/list` answers with), found by name.

@@ -120,6 +120,12 @@ impl PromptDef {
         }
     }
 
+    /// A prompt advertised as `prompt` whose requests another server answers: `handler`
+    /// gets the arguments as sent.
+    pub(super) fn forwarding(prompt: Prompt, handler: Arc<dyn ErasedHandler<PromptKind>>) -> Self {
+        PromptDef { prompt, completers: Default::default(), handler, middleware: Stack::default() }
+    }
+
     /// Sets the description.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.prompt.description = Some(description.into());

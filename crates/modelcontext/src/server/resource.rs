@@ -210,6 +210,60 @@ impl ResourceDef {
         }
     }
 
+    /// A resource advertised as `resource` whose reads another server answers; `handler`
+    /// gets the URI read.
+    pub(super) fn forwarding_resource(
+        resource: Resource,
+        handler: Arc<dyn ErasedHandler<ResourceKind>>,
+    ) -> ResourceDef {
+        ResourceDef {
+            uri: resource.uri,
+            name: Some(resource.name),
+            title: resource.title,
+            description: resource.description,
+            mime_type: resource.mime_type,
+            icons: resource.icons,
+            annotations: resource.annotations,
+            size: resource.size,
+            meta: resource.meta,
+            completers: Default::default(),
+            cache_hint: None,
+            params_schema: Map::new(),
+            handler,
+            middleware: Stack::default(),
+        }
+    }
+
+    /// A template advertised as `template` whose reads another server answers; `handler`
+    /// gets the URI read. Its variables are strings, as the URI carries them.
+    pub(super) fn forwarding_template(
+        template: ResourceTemplate,
+        variables: &[&str],
+        handler: Arc<dyn ErasedHandler<ResourceKind>>,
+    ) -> ResourceDef {
+        let properties: Map<String, Value> =
+            variables.iter().map(|name| ((*name).to_owned(), json!({"type": "string"}))).collect();
+        ResourceDef {
+            uri: template.uri_template,
+            name: Some(template.name),
+            title: template.title,
+            description: template.description,
+            mime_type: template.mime_type,
+            icons: template.icons,
+            annotations: template.annotations,
+            size: None,
+            meta: template.meta,
+            completers: Default::default(),
+            cache_hint: None,
+            params_schema: Map::from_iter([
+                ("type".to_owned(), json!("object")),
+                ("properties".to_owned(), Value::Object(properties)),
+            ]),
+            handler,
+            middleware: Stack::default(),
+        }
+    }
+
     /// Sets the name shown in lists (defaults to the URI).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -398,6 +452,13 @@ pub(super) enum ResourceKind {}
 pub(super) struct ResourceTarget {
     def: Arc<ResourceDef>,
     uri: String,
+}
+
+impl ResourceTarget {
+    /// The URI read.
+    pub(super) fn uri(&self) -> &str {
+        &self.uri
+    }
 }
 
 impl Kind for ResourceKind {

@@ -50,6 +50,10 @@ pub struct ToolDef {
     pub(crate) task: Option<TaskSupport>,
     /// What runs around this tool's calls only ([`ToolDef::middleware`]).
     middleware: Stack,
+    /// Another server owns the schemas (a proxied tool): it checks the arguments and the
+    /// result itself, so they are passed through unchecked, and a schema this server could
+    /// not compile does not keep the tool out.
+    pub(crate) passthrough: bool,
 }
 
 impl fmt::Debug for ToolDef {
@@ -73,6 +77,20 @@ impl ToolDef {
             required_scopes: Vec::new(),
             task: None,
             middleware: Stack::default(),
+            passthrough: false,
+        }
+    }
+
+    /// A tool advertised as `tool` whose calls another server answers: `handler` gets the
+    /// arguments as sent and its result goes back as it came ([`ToolDef::passthrough`]).
+    pub(super) fn forwarding(tool: Tool, handler: Arc<dyn ErasedHandler<ToolKind>>) -> ToolDef {
+        ToolDef {
+            tool,
+            handler,
+            required_scopes: Vec::new(),
+            task: None,
+            middleware: Stack::default(),
+            passthrough: true,
         }
     }
 
@@ -190,13 +208,19 @@ pub(crate) struct ToolEntry {
     /// found once: a modern HTTP call checks them on every request.
     #[cfg(feature = "http")]
     pub mirrored: Vec<modelcontext_types::MirroredArgument>,
-    input: Validator,
+    /// `None` for a passthrough tool: another server checks its arguments.
+    input: Option<Validator>,
     output: Option<Validator>,
 }
 
 impl ToolEntry {
     pub(crate) fn compile(def: ToolDef, limits: SchemaLimits) -> Result<ToolEntry, String> {
         let name = &def.tool.name;
+        let listed = modelcontext_types::to_raw(&def.tool)
+            .map_err(|e| format!("tool '{name}' does not serialize: {e}"))?;
+        if def.passthrough {
+            return Ok(ToolEntry::passthrough(def, listed));
+        }
         let input = Validator::compile_with(&def.tool.input_schema, limits)
             .map_err(|e| format!("tool '{name}' has an invalid input schema: {e}"))?;
         let output = match &def.tool.output_schema {
@@ -213,16 +237,31 @@ impl ToolEntry {
         })?;
         #[cfg(not(feature = "http"))]
         drop(mirrored);
-        let listed = modelcontext_types::to_raw(&def.tool)
-            .map_err(|e| format!("tool '{name}' does not serialize: {e}"))?;
         Ok(ToolEntry {
             def,
             listed,
             #[cfg(feature = "http")]
             mirrored,
-            input,
+            input: Some(input),
             output,
         })
+    }
+
+    /// A passthrough tool's entry: no validators, and the header mirroring its owner's
+    /// schema declares when that declaration is valid (the owner refuses a call that breaks
+    /// it; this server only checks what it can read).
+    fn passthrough(def: ToolDef, listed: Box<RawValue>) -> ToolEntry {
+        #[cfg(feature = "http")]
+        let mirrored =
+            mirrored_arguments(&Value::Object(def.tool.input_schema.clone())).unwrap_or_default();
+        ToolEntry {
+            def,
+            listed,
+            #[cfg(feature = "http")]
+            mirrored,
+            input: None,
+            output: None,
+        }
     }
 
     fn name(&self) -> &str {
@@ -274,7 +313,7 @@ impl Kind for ToolKind {
         entry: &Arc<ToolEntry>,
         arguments: &Arguments,
     ) -> Option<Result<CallToolResult, McpError>> {
-        let problems = entry.input.check(arguments.as_value()).err()?;
+        let problems = entry.input.as_ref()?.check(arguments.as_value()).err()?;
         Some(Ok(error_result(entry.name(), Some(&format!("Invalid arguments: {problems}")))))
     }
 

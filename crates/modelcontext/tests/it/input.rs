@@ -138,7 +138,7 @@ fn describe(result: &CreateMessageResult) -> String {
 
 /// A client that accepts every form with `content`, opens every URL, samples a tool call and
 /// has one root; `calls` counts the callbacks run.
-fn answering_client(mode: EraMode, calls: Arc<AtomicUsize>) -> ClientBuilder {
+pub fn answering_client(mode: EraMode, calls: Arc<AtomicUsize>) -> ClientBuilder {
     let (elicits, samples, roots) = (Arc::clone(&calls), Arc::clone(&calls), calls);
     Client::builder()
         .era(mode)
@@ -182,7 +182,7 @@ fn object(value: serde_json::Value) -> Map<String, serde_json::Value> {
     }
 }
 
-fn text(result: &modelcontext::CallToolResult) -> String {
+pub fn text(result: &modelcontext::CallToolResult) -> String {
     match result.content.first() {
         Some(ContentBlock::Text(text)) => text.text.clone(),
         other => format!("{other:?}"),

@@ -10,6 +10,7 @@ mod caching;
 mod calls;
 mod changes;
 mod completion;
+mod compose;
 mod context;
 mod corpus;
 #[cfg(feature = "auth")]

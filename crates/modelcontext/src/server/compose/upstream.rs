@@ -1,0 +1,432 @@
+//! One upstream server behind a composed server: its connection, made again when it breaks,
+//! the calls waiting on it, and what it announces.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use modelcontext_types::{
+    LoggingLevel, LoggingMessageNotificationParams, McpError, ServerNotification,
+    SubscriptionFilter,
+};
+use tokio::sync::{broadcast, mpsc, watch};
+
+use super::callers::{Callers, ask_caller};
+use crate::client::{Client, ClientBuilder};
+use crate::{Error, ErrorKind};
+
+/// How an [`Upstream`] makes its connection: it is given a [`ClientBuilder`] that already
+/// routes the upstream's questions and notifications, and connects it over any transport.
+type Connector =
+    Arc<dyn Fn(ClientBuilder) -> BoxFuture<'static, Result<Client, Error>> + Send + Sync>;
+
+/// Another MCP server a composed server takes tools, resources and prompts from, through a
+/// [`Client`] it connects and, when the connection breaks, connects again (with backoff).
+///
+/// ```no_run
+/// use modelcontext::server::compose::Upstream;
+/// use modelcontext::transport::ChildProcess;
+///
+/// # async fn run() -> Result<(), modelcontext::Error> {
+/// let books = Upstream::builder("books", |client| async move {
+///     client.connect(ChildProcess::new("bookshop").spawn()?).await
+/// })
+/// .connect()
+/// .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Upstream {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream").field("name", &self.shared.name).finish_non_exhaustive()
+    }
+}
+
+/// An [`Upstream`] being configured ([`Upstream::builder`]).
+pub struct UpstreamBuilder {
+    name: String,
+    connector: Connector,
+    options: UpstreamOptions,
+}
+
+impl std::fmt::Debug for UpstreamBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamBuilder").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct UpstreamOptions {
+    call_timeout: Duration,
+    first_retry: Duration,
+    longest_retry: Duration,
+    ping_interval: Duration,
+    failures_to_open: u32,
+    open_for: Duration,
+}
+
+impl Default for UpstreamOptions {
+    fn default() -> Self {
+        UpstreamOptions {
+            call_timeout: Duration::from_secs(60),
+            first_retry: Duration::from_millis(100),
+            longest_retry: Duration::from_secs(10),
+            ping_interval: Duration::from_secs(15),
+            failures_to_open: 5,
+            open_for: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What an upstream announces, for the composed servers that mount it.
+#[derive(Clone, Debug)]
+pub(super) enum Announcement {
+    ToolsChanged,
+    PromptsChanged,
+    ResourcesChanged,
+    ResourceUpdated(String),
+    /// A new connection replaced a broken one: what it serves may differ.
+    Reconnected,
+}
+
+/// The connection as calls find it.
+#[derive(Clone)]
+enum Link {
+    Up(Arc<Client>),
+    Restarting,
+}
+
+pub(super) struct Shared {
+    pub name: String,
+    connector: Connector,
+    options: UpstreamOptions,
+    link: watch::Sender<Link>,
+    pub callers: Callers,
+    announcements: broadcast::Sender<Announcement>,
+    /// The last ping (or the connection, before the first ping) succeeded.
+    healthy: AtomicBool,
+    breaker: Breaker,
+}
+
+impl UpstreamBuilder {
+    /// How long a call may take, including a wait for a restart (default 60 s). A call that
+    /// takes longer is cancelled upstream and fails.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.options.call_timeout = timeout;
+        self
+    }
+
+    /// How often the upstream is pinged for [`Upstream::is_healthy`] (default 15 s). A ping
+    /// that finds the connection closed starts a restart.
+    pub fn ping_interval(mut self, interval: Duration) -> Self {
+        self.options.ping_interval = interval;
+        self
+    }
+
+    /// The circuit breaker: after `failures` calls in a row fail for want of an answer
+    /// (closed connection, timeout), calls fail at once for `open_for` (default 5 and 10 s).
+    pub fn circuit_breaker(mut self, failures: u32, open_for: Duration) -> Self {
+        self.options.failures_to_open = failures.max(1);
+        self.options.open_for = open_for;
+        self
+    }
+
+    /// The backoff between reconnection attempts: it starts at `first` and doubles up to
+    /// `longest` (default 100 ms and 10 s).
+    pub fn restart_backoff(mut self, first: Duration, longest: Duration) -> Self {
+        self.options.first_retry = first;
+        self.options.longest_retry = longest.max(first);
+        self
+    }
+
+    /// Connects for the first time; an error here is the connector's.
+    pub async fn connect(self) -> Result<Upstream, Error> {
+        let (announcements, _) = broadcast::channel(64);
+        let shared = Arc::new(Shared {
+            name: self.name,
+            connector: self.connector,
+            options: self.options,
+            link: watch::Sender::new(Link::Restarting),
+            callers: Callers::default(),
+            announcements,
+            healthy: AtomicBool::new(false),
+            breaker: Breaker::default(),
+        });
+        let client = Shared::open(&shared).await?;
+        Shared::go_up(&shared, client);
+        tokio::spawn(keep_pinging(Arc::downgrade(&shared)));
+        Ok(Upstream { shared })
+    }
+}
+
+impl Upstream {
+    /// An upstream named `name` (in logs and errors), connected by `connector`.
+    pub fn builder<F, Fut>(name: impl Into<String>, connector: F) -> UpstreamBuilder
+    where
+        F: Fn(ClientBuilder) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Client, Error>> + Send + 'static,
+    {
+        let connector: Connector = Arc::new(move |builder| Box::pin(connector(builder)));
+        UpstreamBuilder { name: name.into(), connector, options: UpstreamOptions::default() }
+    }
+
+    /// The name given at [`Upstream::builder`].
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// Whether the upstream answered its last ping and is connected now.
+    pub fn is_healthy(&self) -> bool {
+        self.shared.healthy.load(Ordering::Relaxed)
+            && matches!(*self.shared.link.borrow(), Link::Up(_))
+    }
+
+    /// The connected client, waiting for a restart in progress (within the call timeout).
+    pub(super) async fn client(&self) -> Result<Arc<Client>, String> {
+        self.shared.breaker.check(&self.shared.name)?;
+        let mut link = self.shared.link.subscribe();
+        let up = link.wait_for(|link| matches!(link, Link::Up(_)));
+        let waited = tokio::time::timeout(self.shared.options.call_timeout, up).await;
+        let up = match waited {
+            Ok(Ok(link)) => match &*link {
+                Link::Up(client) => Some(Arc::clone(client)),
+                Link::Restarting => None,
+            },
+            _ => None,
+        };
+        match up {
+            Some(client) => Ok(client),
+            _ => Err(format!(
+                "upstream server '{}' is restarting and did not come back within {:?}",
+                self.shared.name, self.shared.options.call_timeout
+            )),
+        }
+    }
+
+    pub(super) fn call_timeout(&self) -> Duration {
+        self.shared.options.call_timeout
+    }
+
+    /// What the upstream announces from now on.
+    pub(super) fn announcements(&self) -> broadcast::Receiver<Announcement> {
+        self.shared.announcements.subscribe()
+    }
+
+    /// Notes how a call through `client` ended: a closed connection starts a restart, and
+    /// failures for want of an answer count toward the circuit breaker.
+    pub(super) fn settle<T>(&self, client: &Arc<Client>, outcome: &Result<T, Error>) {
+        match outcome.as_ref().map_err(Error::kind) {
+            Err(ErrorKind::Closed | ErrorKind::Io) => {
+                self.shared.breaker.failed(&self.shared.options);
+                Shared::restart(&self.shared, client);
+            }
+            Err(ErrorKind::Timeout) => self.shared.breaker.failed(&self.shared.options),
+            _ => self.shared.breaker.succeeded(),
+        }
+    }
+}
+
+impl Shared {
+    /// A new connection, with the upstream's questions and log messages routed to the
+    /// callers and its announcements watched.
+    async fn open(shared: &Arc<Shared>) -> Result<Arc<Client>, Error> {
+        let builder = routed_builder(shared);
+        let client = Arc::new((shared.connector)(builder).await?);
+        tokio::spawn(watch_announcements(Arc::downgrade(shared), Arc::clone(&client)));
+        Ok(client)
+    }
+
+    fn go_up(shared: &Arc<Shared>, client: Arc<Client>) {
+        shared.healthy.store(true, Ordering::Relaxed);
+        shared.breaker.succeeded();
+        shared.link.send_replace(Link::Up(client));
+    }
+
+    /// Replaces `broken` with a new connection, unless another call already started that.
+    fn restart(shared: &Arc<Shared>, broken: &Arc<Client>) {
+        let started = shared.link.send_if_modified(|link| match link {
+            Link::Up(client) if Arc::ptr_eq(client, broken) => {
+                *link = Link::Restarting;
+                true
+            }
+            _ => false,
+        });
+        if started {
+            shared.healthy.store(false, Ordering::Relaxed);
+            tracing::warn!(upstream = %shared.name, "upstream connection lost; restarting");
+            tokio::spawn(reconnect(Arc::downgrade(shared)));
+        }
+    }
+}
+
+/// Connects again with exponential backoff until it works or the upstream is dropped.
+async fn reconnect(shared: Weak<Shared>) {
+    let Some(first) = shared.upgrade().map(|s| s.options.first_retry) else { return };
+    let mut delay = first;
+    loop {
+        let Some(upstream) = shared.upgrade() else { return };
+        match Shared::open(&upstream).await {
+            Ok(client) => {
+                Shared::go_up(&upstream, client);
+                tracing::info!(upstream = %upstream.name, "upstream reconnected");
+                let _ = upstream.announcements.send(Announcement::Reconnected);
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(upstream = %upstream.name, %error, ?delay, "upstream restart failed");
+                let longest = upstream.options.longest_retry;
+                drop(upstream);
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(longest);
+            }
+        }
+    }
+}
+
+/// Pings the current connection every interval, for [`Upstream::is_healthy`]; a ping that
+/// finds it closed starts a restart.
+async fn keep_pinging(shared: Weak<Shared>) {
+    loop {
+        let Some(interval) = shared.upgrade().map(|s| s.options.ping_interval) else { return };
+        tokio::time::sleep(interval).await;
+        let Some(upstream) = shared.upgrade() else { return };
+        let Link::Up(client) = upstream.link.borrow().clone() else { continue };
+        let ping = tokio::time::timeout(upstream.options.call_timeout, client.ping()).await;
+        let outcome = ping.unwrap_or_else(|_| Err(McpError::internal("ping timed out").into()));
+        upstream.healthy.store(outcome.is_ok(), Ordering::Relaxed);
+        if matches!(outcome.as_ref().map_err(Error::kind), Err(ErrorKind::Closed | ErrorKind::Io)) {
+            Shared::restart(&upstream, &client);
+        }
+    }
+}
+
+/// Listens for the upstream's list changes and resource updates (both eras) and passes them
+/// on. The stream ends with the connection: that is a crash, and starts a restart.
+async fn watch_announcements(shared: Weak<Shared>, client: Arc<Client>) {
+    let filter = SubscriptionFilter::default()
+        .with_tools_list_changed(true)
+        .with_prompts_list_changed(true)
+        .with_resources_list_changed(true);
+    let subscription = client.listen(filter).await;
+    let Ok(mut subscription) = subscription else {
+        // A server that cannot listen still serves; only its changes go unseen.
+        return;
+    };
+    let weak_client = Arc::downgrade(&client);
+    drop(client);
+    while let Some(notification) = subscription.next().await {
+        let Some(upstream) = shared.upgrade() else { return };
+        if let Some(announcement) = announcement(notification) {
+            let _ = upstream.announcements.send(announcement);
+        }
+    }
+    if let (Some(upstream), Some(client)) = (shared.upgrade(), weak_client.upgrade()) {
+        Shared::restart(&upstream, &client);
+    }
+}
+
+fn announcement(notification: ServerNotification) -> Option<Announcement> {
+    Some(match notification {
+        ServerNotification::ToolListChanged(_) => Announcement::ToolsChanged,
+        ServerNotification::PromptListChanged(_) => Announcement::PromptsChanged,
+        ServerNotification::ResourceListChanged(_) => Announcement::ResourcesChanged,
+        ServerNotification::ResourceUpdated(params) => Announcement::ResourceUpdated(params.uri),
+        _ => return None,
+    })
+}
+
+/// A client builder whose sampling, elicitation and roots requests and log messages go to
+/// the downstream caller ([`super::callers`]). It asks for every log message: each caller's
+/// own level filters them on the way down.
+fn routed_builder(shared: &Arc<Shared>) -> ClientBuilder {
+    let sample = Arc::downgrade(shared);
+    let elicit = Arc::downgrade(shared);
+    let roots = Arc::downgrade(shared);
+    let logs = log_forwarder(Arc::downgrade(shared));
+    // Sampling with tools is declared: whether a caller supports it is checked when the
+    // question reaches it, and the upstream gets that caller's -32021 when it does not.
+    Client::builder()
+        .log_level(LoggingLevel::Debug)
+        .sampling_tools(true)
+        .on_log(move |message| {
+            let _ = logs.send(message);
+        })
+        .on_sample(move |params| {
+            let shared = sample.clone();
+            async move {
+                let shared = shared.upgrade().ok_or_else(gone)?;
+                ask_caller(&shared.callers, |cx| async move { cx.sample(params).await }).await
+            }
+        })
+        .on_elicit(move |params| {
+            let shared = elicit.clone();
+            async move {
+                let shared = shared.upgrade().ok_or_else(gone)?;
+                ask_caller(&shared.callers, |cx| async move { cx.elicit_raw(params).await }).await
+            }
+        })
+        .on_roots(move || {
+            let shared = roots.clone();
+            async move {
+                let shared = shared.upgrade().ok_or_else(gone)?;
+                ask_caller(&shared.callers, |cx| async move { cx.list_roots().await }).await
+            }
+        })
+}
+
+fn gone() -> McpError {
+    McpError::internal("the composed server is shutting down")
+}
+
+/// Log messages reach the caller in the order the upstream sent them: one task sends them.
+fn log_forwarder(shared: Weak<Shared>) -> mpsc::UnboundedSender<LoggingMessageNotificationParams> {
+    let (sender, mut messages) = mpsc::unbounded_channel::<LoggingMessageNotificationParams>();
+    tokio::spawn(async move {
+        while let Some(message) = messages.recv().await {
+            let Some(caller) = shared.upgrade().and_then(|s| s.callers.current()) else {
+                tracing::debug!(?message, "upstream log message outside any request");
+                continue;
+            };
+            caller.cx.log_to(message.logger.as_deref(), message.level, message.data).await;
+        }
+    });
+    sender
+}
+
+/// Consecutive failures and, once too many, the time until which calls fail at once.
+#[derive(Default)]
+struct Breaker {
+    failures: AtomicU32,
+    open_until: Mutex<Option<Instant>>,
+}
+
+impl Breaker {
+    fn check(&self, name: &str) -> Result<(), String> {
+        let open_until = *self.open_until.lock().unwrap_or_else(|e| e.into_inner());
+        match open_until {
+            Some(until) if Instant::now() < until => Err(format!(
+                "upstream server '{name}' failed too often; calls are refused for a while"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn failed(&self, options: &UpstreamOptions) {
+        let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        if failures >= options.failures_to_open {
+            self.failures.store(0, Ordering::Relaxed);
+            let until = Instant::now() + options.open_for;
+            *self.open_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(until);
+        }
+    }
+
+    fn succeeded(&self) {
+        self.failures.store(0, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,242 @@
+//! Servers made of servers: what a client gets through a mount is what it gets directly,
+//! in every pairing of eras.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelcontext::client::CallOptions;
+use modelcontext::server::NoArgs;
+use modelcontext::server::compose::{Transform, Upstream};
+use modelcontext::types::{ContentBlock, ServerNotification, SubscriptionFilter};
+use modelcontext::{Client, Context, EraMode, McpServer, ToolDef};
+use serde_json::{Value, json};
+
+use crate::input::{answering_client, asking_server, text};
+use crate::support::bookshop;
+
+const ERAS: [EraMode; 2] = [EraMode::Handshake, EraMode::Modern];
+
+async fn client(server: &McpServer, era: EraMode) -> Client {
+    Client::builder().era(era).connect(server.in_memory()).await.expect("connects")
+}
+
+/// `result` as JSON without its `serverInfo` stamp, which (in the modern era) names `server`.
+fn unstamped(result: &impl serde::Serialize, server: &str) -> Value {
+    let mut value = serde_json::to_value(result).expect("json");
+    let key = modelcontext::types::SERVER_INFO_META_KEY;
+    if let Some(meta) = value.get_mut("_meta").and_then(Value::as_object_mut) {
+        let stamp = meta.remove(key).expect("a modern result is stamped");
+        assert_eq!(stamp["name"], server);
+        if meta.is_empty() {
+            value.as_object_mut().expect("object").remove("_meta");
+        }
+    }
+    value
+}
+
+/// Two bookshops under one endpoint, each namespaced; `boom` hidden from the first.
+async fn two_bookshops() -> McpServer {
+    McpServer::new("Gateway")
+        .mount_server(&bookshop(), Transform::new().namespace("a").deny(["boom"]))
+        .await
+        .expect("mounts a")
+        .mount_server(&bookshop(), Transform::new().namespace("b"))
+        .await
+        .expect("mounts b")
+}
+
+#[tokio::test]
+async fn a_name_clash_is_callable_by_namespaced_names_and_a_filtered_tool_is_gone() {
+    let gateway = two_bookshops().await;
+    for era in ERAS {
+        let client = client(&gateway, era).await;
+        let names: Vec<String> =
+            client.list_all_tools().await.expect("lists").into_iter().map(|t| t.name).collect();
+        assert!(names.contains(&"a_get_author".to_owned()), "{names:?}");
+        assert!(names.contains(&"b_get_author".to_owned()), "{names:?}");
+        assert!(names.contains(&"b_boom".to_owned()), "{names:?}");
+        assert!(!names.iter().any(|n| n == "a_boom" || n == "get_author"), "{names:?}");
+        for name in ["a_get_author", "b_get_author"] {
+            let result = client.call_tool(name, json!({"title": "Dune"})).await.expect("calls");
+            let mut expected = json!({"content": [{"type": "text", "text": "Frank Herbert"}]});
+            if era == EraMode::Modern {
+                expected["resultType"] = json!("complete");
+            }
+            assert_eq!(unstamped(&result, "Gateway"), expected, "{name} {era:?}");
+        }
+        let hidden = client.call_tool("a_boom", json!({})).await.expect_err("unknown");
+        let error = hidden.as_mcp_error().expect("protocol error");
+        assert_eq!((error.code.0, error.message.as_str()), (-32602, "Unknown tool: a_boom"));
+    }
+}
+
+#[tokio::test]
+async fn results_and_errors_come_through_as_the_upstream_gave_them() {
+    let gateway = McpServer::new("Gateway")
+        .mount_server(&bookshop(), Transform::new())
+        .await
+        .expect("mounts");
+    let direct_server = bookshop();
+    let calls = [
+        ("get_author", json!({"title": "Dune"})),
+        ("get_author", json!({"title": "Nope"})),
+        ("get_author", json!({})),
+        ("get_author", json!({"title": 7})),
+        ("get_author_strict", json!({"title": "Nope"})),
+        ("boom", json!({})),
+        ("model_error", json!({})),
+        ("search_books", json!({"query": "dune", "limit": 2})),
+    ];
+    for era in ERAS {
+        let (through, direct) = (client(&gateway, era).await, client(&direct_server, era).await);
+        for (name, arguments) in &calls {
+            let seen = through.call_tool(name, arguments).await;
+            let expected = direct.call_tool(name, arguments).await;
+            match (seen, expected) {
+                (Ok(seen), Ok(expected)) => assert_eq!(
+                    unstamped(&seen, "Gateway"),
+                    unstamped(&expected, "Bookshop"),
+                    "{name} {arguments} {era:?}"
+                ),
+                (Err(seen), Err(expected)) => {
+                    let (seen, expected) = (seen.as_mcp_error(), expected.as_mcp_error());
+                    assert_eq!(seen, expected, "{name} {arguments} {era:?}");
+                    assert!(seen.is_some(), "a protocol error ({name})");
+                }
+                (seen, expected) => panic!("{name} {era:?}: {seen:?} against {expected:?}"),
+            }
+        }
+        let read = through.read_resource("books://Dune").await.expect("reads");
+        let expected = direct.read_resource("books://Dune").await.expect("reads");
+        assert_eq!(unstamped(&read, "Gateway"), unstamped(&expected, "Bookshop"), "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn questions_reach_the_caller_in_every_pairing_of_eras() {
+    for upstream_era in ERAS {
+        let upstream = Upstream::builder("asker", move |client| async move {
+            client.era(upstream_era).connect(asking_server().in_memory()).await
+        })
+        .connect()
+        .await
+        .expect("connects");
+        let gateway =
+            McpServer::new("Gateway").mount(&upstream, Transform::new()).await.expect("mounts");
+        for era in ERAS {
+            let pairing = format!("{era:?} caller, {upstream_era:?} upstream");
+            let calls = Arc::new(AtomicUsize::new(0));
+            let client = answering_client(era, Arc::clone(&calls))
+                .connect(gateway.in_memory())
+                .await
+                .expect("connects");
+            let call = |name: &'static str| client.call_tool(name, json!({"title": "Dune"}));
+            assert_eq!(text(&call("order").await.expect("order")), "ordered Dune", "{pairing}");
+            assert_eq!(
+                text(&call("ask_model").await.expect("sampling")),
+                r#"test-model Some("toolUse") {"type":"tool_use","id":"call-1","name":"calculator","input":{"expr":"2+2"}}"#,
+                "{pairing}"
+            );
+            assert_eq!(text(&call("roots").await.expect("roots")), "file:///books", "{pairing}");
+            let survey = call("survey").await.expect("survey");
+            assert_eq!(text(&survey), "1 roots, rating Some((4, None))", "{pairing}");
+            let prompt = client.get_prompt("greeting", [("title", "Dune")]).await.expect("prompt");
+            let message = serde_json::to_value(&prompt.messages[0].content).expect("json");
+            assert_eq!(message["text"], "Hello Ada, about Dune", "{pairing}");
+            let read = client.read_resource("vault://Dune").await.expect("resource");
+            let contents = serde_json::to_value(&read.contents).expect("json");
+            assert_eq!(contents[0]["text"], "secret", "{pairing}");
+        }
+    }
+}
+
+/// Reports three steps of progress, then waits until cancelled and says so on `seen`.
+fn patient_server(seen: Arc<Mutex<Option<tokio::sync::oneshot::Sender<bool>>>>) -> McpServer {
+    let wait = ToolDef::new("wait", move |cx: Context, _: NoArgs| {
+        let seen = Arc::clone(&seen);
+        async move {
+            for step in 1..=3 {
+                cx.report_progress(f64::from(step), Some(3.0), Some("working")).await;
+            }
+            // The handler is dropped when cancelled: a task of its own sees that.
+            let worker = cx.clone();
+            tokio::spawn(async move {
+                worker.cancelled().await;
+                let sender = seen.lock().expect("lock").take();
+                if let Some(sender) = sender {
+                    let _ = sender.send(worker.is_cancelled());
+                }
+            });
+            std::future::pending::<&str>().await
+        }
+    });
+    McpServer::new("Patient").tool(wait).expect("registers")
+}
+
+#[tokio::test]
+async fn progress_comes_back_and_a_cancellation_goes_up() {
+    for era in ERAS {
+        let (sender, cancelled) = tokio::sync::oneshot::channel();
+        let upstream = patient_server(Arc::new(Mutex::new(Some(sender))));
+        let gateway = McpServer::new("Gateway")
+            .mount_server(&upstream, Transform::new().namespace("p"))
+            .await
+            .expect("mounts");
+        let client = client(&gateway, era).await;
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&progress);
+        let options = CallOptions::new().on_progress(move |update| {
+            seen.lock().expect("lock").push((update.progress, update.total, update.message));
+        });
+        let call = client.call_tool_with("p_wait", json!({}), &options);
+        let outcome = tokio::time::timeout(Duration::from_millis(500), call).await;
+        assert!(outcome.is_err(), "the call waits until it is dropped ({era:?})");
+        let cancelled = tokio::time::timeout(Duration::from_secs(5), cancelled).await;
+        assert_eq!(cancelled.ok().and_then(Result::ok), Some(true), "cancelled upstream ({era:?})");
+        let working = Some("working".to_owned());
+        assert_eq!(
+            *progress.lock().expect("lock"),
+            vec![
+                (1.0, Some(3.0), working.clone()),
+                (2.0, Some(3.0), working.clone()),
+                (3.0, Some(3.0), working)
+            ],
+            "{era:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_list_change_reaches_a_listening_caller() {
+    for era in ERAS {
+        let upstream = bookshop();
+        let gateway = McpServer::new("Gateway")
+            .mount_server(&upstream, Transform::new().namespace("u"))
+            .await
+            .expect("mounts");
+        let client = client(&gateway, era).await;
+        let filter = SubscriptionFilter::default().with_tools_list_changed(true);
+        let mut changes = client.listen(filter).await.expect("listens");
+        let added = ToolDef::new("added", || async { "new" });
+        upstream.add_tool(added).expect("adds");
+        let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
+        assert!(
+            matches!(change, Ok(Some(ServerNotification::ToolListChanged(_)))),
+            "{era:?}: {change:?}"
+        );
+        let result = client.call_tool("u_added", json!({})).await.expect("the new tool");
+        assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "new"), "{era:?}");
+        upstream.remove_tool("added");
+        let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
+        assert!(matches!(change, Ok(Some(_))), "{era:?}");
+        let tools: Vec<Value> = client
+            .list_all_tools()
+            .await
+            .expect("lists")
+            .into_iter()
+            .map(|t| Value::String(t.name))
+            .collect();
+        assert!(!tools.contains(&json!("u_added")), "{era:?}: {tools:?}");
+    }
+}
