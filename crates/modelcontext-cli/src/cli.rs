@@ -255,6 +255,46 @@ pub enum Command {
         #[arg(long, value_name = "PORT", default_value_t = 0)]
         port: u16,
     },
+    /// Serve the server (or every server of a --config file) as one endpoint: Streamable
+    /// HTTP on --http HOST:PORT at /mcp (both eras, sessions, resumability), or stdio with
+    /// --stdio-out. Several servers are namespaced by their config names (`<name>_<tool>`).
+    /// A crashed stdio server is restarted with backoff; `GET /healthz` says whether every
+    /// server answered its last ping.
+    Serve {
+        /// The server's URL (or give it before `serve`, or name it with --stdio or --config).
+        #[arg(value_name = "URL")]
+        url: Option<String>,
+        /// Serve Streamable HTTP on this address, e.g. 127.0.0.1:8080.
+        #[arg(
+            long,
+            value_name = "HOST:PORT",
+            conflicts_with = "stdio_out",
+            required_unless_present = "stdio_out"
+        )]
+        http: Option<String>,
+        /// Serve over this process's stdin and stdout instead (for a host that only starts
+        /// commands).
+        #[arg(long)]
+        stdio_out: bool,
+        /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The private key (PEM) of --tls-cert.
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
+        /// Require `Authorization: Bearer <token>` on /mcp, the token read from this
+        /// environment variable.
+        #[arg(long, value_name = "VAR")]
+        bearer_env: Option<String>,
+        /// Only show the tools and prompts matching PATTERN (`*` is any run of characters);
+        /// `SERVER:PATTERN` for one server of a --config file. Repeatable.
+        #[arg(long, value_name = "PATTERN")]
+        allow: Vec<String>,
+        /// Hide the tools and prompts matching PATTERN; `SERVER:PATTERN` for one server.
+        /// Repeatable.
+        #[arg(long, value_name = "PATTERN")]
+        deny: Vec<String>,
+    },
     /// Add a server to a host's configuration: Claude Desktop, Claude Code, Cursor, VS Code,
     /// or a plain `mcpServers` JSON file.
     ///
@@ -402,6 +442,7 @@ impl Command {
             }
             Command::Shell { url }
             | Command::Ui { url, .. }
+            | Command::Serve { url, .. }
             | Command::Install { url, .. }
             | Command::Login { url, .. }
             | Command::Logout { url } => After { url: url.take(), json: false },

@@ -79,6 +79,12 @@ pub async fn run(mut cli: Cli) -> Exit {
             Err(failure) => report(failure, false, None),
         };
     }
+    if let Command::Serve { .. } = cli.command {
+        return match crate::serve::run(cli).await {
+            Ok(()) => Exit::Success,
+            Err(failure) => report(failure, false, None),
+        };
+    }
     if let Command::Ui { .. } = cli.command {
         return match run_ui(cli).await {
             Ok(()) => Exit::Success,
@@ -276,6 +282,7 @@ async fn execute(
         | Command::Completions { .. }
         | Command::Install { .. }
         | Command::Uninstall { .. }
+        | Command::Serve { .. }
         | Command::Ui { .. } => Ok(Outcome::Success),
     }
 }
@@ -434,6 +441,7 @@ fn outside_the_shell(command: &Command) -> bool {
         command,
         Command::Shell { .. }
             | Command::Ui { .. }
+            | Command::Serve { .. }
             | Command::Login { .. }
             | Command::Logout { .. }
             | Command::Completions { .. }

@@ -32,6 +32,24 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Entry, String> {
     parse_entry(entry).map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
 }
 
+/// Every entry of the file at `path`, by name, in the file's order.
+pub fn load_all(path: &Path) -> Result<Vec<(String, Entry)>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
+    let json = parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
+    let servers = servers(&json).ok_or_else(|| {
+        format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
+    })?;
+    servers
+        .iter()
+        .map(|(name, entry)| {
+            let entry = parse_entry(entry)
+                .map_err(|e| format!("--config {shown}, server {name:?}: {e}"))?;
+            Ok((name.clone(), entry))
+        })
+        .collect()
+}
+
 /// The file's JSON. VS Code's `mcp.json` is JSONC, so comments and trailing commas are
 /// allowed; for the other hosts' plain JSON that changes nothing.
 fn parse(text: &str) -> Result<Value, String> {

@@ -68,6 +68,19 @@ impl Failure {
         }
     }
 
+    /// The failure in one line, for a message of another command (`serve`'s upstream errors).
+    pub fn text(&self) -> String {
+        match self {
+            Failure::Usage(text)
+            | Failure::Connection(text)
+            | Failure::Closed(text)
+            | Failure::BadAnswer(text)
+            | Failure::Other(text) => text.clone(),
+            Failure::Protocol { code, message, .. } => format!("{message} (code {code})"),
+            Failure::Interrupted => "interrupted".into(),
+        }
+    }
+
     /// The exit code this failure ends the command with.
     pub fn exit(&self) -> Exit {
         match self {

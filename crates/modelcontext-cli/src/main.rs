@@ -75,6 +75,7 @@ mod output;
 mod pages;
 mod progress;
 mod schema;
+mod serve;
 mod shell;
 mod skills;
 mod suggest;

@@ -12,6 +12,7 @@ use serde_json::Value;
 mod install;
 mod login;
 mod schemas;
+mod serve;
 mod shell;
 mod skills;
 mod ui;

@@ -72,7 +72,7 @@ async fn call_tool(
             unstamp(&mut result.meta);
             Ok(result)
         }
-        Err(error) => match error.as_mcp_error() {
+        Err(error) => match upstream_said(&error) {
             Some(error) => Err(error.clone()),
             None => Ok(error_result(shown, Some(&unreachable(&upstream, &error)))),
         },
@@ -99,7 +99,7 @@ async fn read_resource(
         Ok(result) => {
             Ok(result.contents.into_iter().map(|c| shown_contents(&transform, c)).collect())
         }
-        Err(error) => Err(match error.as_mcp_error() {
+        Err(error) => Err(match upstream_said(&error) {
             Some(error) => error.clone(),
             None => failed(unreachable(&upstream, &error)),
         }),
@@ -140,7 +140,7 @@ async fn get_prompt(
     let (options, progress) = call_options(&upstream, cx);
     let rendered = client.get_prompt_with(&name, arguments, &options);
     let rendered = relayed(&upstream, &client, cx, progress, rendered).await;
-    let mut rendered = rendered.map_err(|error| match error.as_mcp_error() {
+    let mut rendered = rendered.map_err(|error| match upstream_said(&error) {
         Some(error) => error.clone(),
         None => McpError::internal(unreachable(&upstream, &error)),
     })?;
@@ -203,6 +203,15 @@ async fn relayed<T>(
     };
     upstream.settle(client, &outcome);
     outcome
+}
+
+/// The JSON-RPC error the upstream answered with; `None` when it did not answer (a closed
+/// connection or a timeout also carry an error object, made here, not upstream).
+fn upstream_said(error: &Error) -> Option<&McpError> {
+    match error.kind() {
+        crate::ErrorKind::Protocol => error.as_mcp_error(),
+        _ => None,
+    }
 }
 
 /// Why the upstream could not answer, in words for the caller.

@@ -190,8 +190,19 @@ impl HttpEndpoint {
     pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
         // An endpoint made outside a runtime starts following the router here: a relayed
         // `tasks/update` must be heard before any handshake-era session exists.
+        self.serve_router(listener, self.router()).await
+    }
+
+    /// [`HttpEndpoint::serve`] with `router` in place of [`HttpEndpoint::router`]: the
+    /// endpoint's router merged with routes or layers of your own (a health check, a
+    /// gateway's token check), served with the same connection limits and TLS.
+    pub async fn serve_router(
+        &self,
+        listener: TcpListener,
+        router: axum::Router,
+    ) -> Result<(), Error> {
         self.inner.sessions.start_routing();
-        serve::serve(listener, &self.inner.options, self.router()).await?;
+        serve::serve(listener, &self.inner.options, router).await?;
         Ok(())
     }
 

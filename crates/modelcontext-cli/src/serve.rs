@@ -1,0 +1,227 @@
+//! `mcp serve`: the servers the command line names, served as one endpoint over Streamable
+//! HTTP or stdio. A thin command over the SDK's composition ([`modelcontext::server::compose`]):
+//! each server is an [`Upstream`] (restarted with backoff when it crashes) mounted through a
+//! [`Transform`] (namespaced by its config name when there are several, filtered by
+//! `--allow`/`--deny`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use modelcontext::server::compose::{Transform, Upstream};
+use modelcontext::server::http::{HttpOptions, ServerTls};
+use modelcontext::{Error, McpServer};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use crate::cli::{Cli, Command};
+use crate::config::{self, Entry};
+use crate::connect::{StdioCommand, Target};
+use crate::failure::Failure;
+
+/// What `serve` was asked to do, beside the servers.
+struct Serving {
+    http: Option<String>,
+    tls: Option<(PathBuf, PathBuf)>,
+    bearer_env: Option<String>,
+    allow: Vec<String>,
+    deny: Vec<String>,
+}
+
+/// Connects every server, mounts them, and serves until Ctrl-C.
+pub async fn run(cli: Cli) -> Result<(), Failure> {
+    let serving = serving(&cli.command);
+    let servers = selected(&cli)?;
+    let several = servers.len() > 1;
+    let names: Vec<String> = servers.iter().map(|(name, _)| name.clone()).collect();
+    let mut server = McpServer::new("mcp-serve");
+    let mut upstreams = Vec::new();
+    for (name, target) in servers {
+        let upstream = connect(&cli, &name, target).await?;
+        let transform = transform(&name, several, &names, &serving)?;
+        server = server.mount(&upstream, transform).await.map_err(Failure::from_sdk)?;
+        upstreams.push(upstream);
+    }
+    let serve = async {
+        match &serving.http {
+            Some(addr) => serve_http(server, addr, &serving, upstreams).await,
+            None => server.run_stdio().await.map_err(Failure::from_sdk),
+        }
+    };
+    tokio::select! {
+        served = serve => served,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
+
+fn serving(command: &Command) -> Serving {
+    match command {
+        Command::Serve { http, tls_cert, tls_key, bearer_env, allow, deny, .. } => Serving {
+            http: http.clone(),
+            tls: tls_cert.clone().zip(tls_key.clone()),
+            bearer_env: bearer_env.clone(),
+            allow: allow.clone(),
+            deny: deny.clone(),
+        },
+        _ => Serving { http: None, tls: None, bearer_env: None, allow: vec![], deny: vec![] },
+    }
+}
+
+/// The servers to serve, by name: every server of a `--config` file given without
+/// `--server`, else the one server the command line names (named after its program or
+/// host, or `--server`).
+fn selected(cli: &Cli) -> Result<Vec<(String, Target)>, Failure> {
+    if let (Some(path), None) = (&cli.config, &cli.server) {
+        let entries = config::load_all(path).map_err(Failure::Usage)?;
+        if entries.is_empty() {
+            return Err(Failure::Usage(format!("--config {}: no servers in it", path.display())));
+        }
+        return entries.into_iter().map(|(name, entry)| Ok((name, target(cli, entry)?))).collect();
+    }
+    let target = Target::from_cli(cli)?;
+    let name = cli.server.clone().or_else(|| target.program().map(program_name));
+    Ok(vec![(name.unwrap_or_else(|| "upstream".into()), target)])
+}
+
+fn target(cli: &Cli, entry: Entry) -> Result<Target, Failure> {
+    match entry {
+        Entry::Stdio { words, env, cwd } => Ok(Target::Stdio(StdioCommand { words, env, cwd })),
+        Entry::Http { url, headers } => Target::http(cli, &url, headers),
+    }
+}
+
+fn program_name(program: &str) -> String {
+    let path = std::path::Path::new(program);
+    path.file_stem().map_or_else(|| program.to_owned(), |s| s.to_string_lossy().into_owned())
+}
+
+/// Connects `target` as the upstream `name`; each reconnection starts it again.
+async fn connect(cli: &Cli, name: &str, target: Target) -> Result<Upstream, Failure> {
+    let target = Arc::new(target);
+    let builder = Upstream::builder(name, move |client| {
+        let target = Arc::clone(&target);
+        async move {
+            target
+                .open(client, None)
+                .await
+                .map_err(|failure| Error::from(std::io::Error::other(failure.text())))
+        }
+    });
+    let builder = match cli.timeout.is_zero() {
+        true => builder,
+        false => builder.call_timeout(cli.timeout),
+    };
+    builder
+        .connect()
+        .await
+        .map_err(|error| Failure::Connection(format!("server {name:?} did not start: {}", error)))
+}
+
+/// The transform of server `name`: namespaced when there are several, filtered by the
+/// patterns that apply to it (`PATTERN`, or `SERVER:PATTERN` naming it).
+fn transform(
+    name: &str,
+    several: bool,
+    names: &[String],
+    serving: &Serving,
+) -> Result<Transform, Failure> {
+    let mut transform = Transform::new();
+    if several {
+        transform = transform.namespace(name);
+    }
+    let allow = patterns_for(name, names, &serving.allow, "--allow")?;
+    if !allow.is_empty() {
+        transform = transform.allow(allow);
+    }
+    Ok(transform.deny(patterns_for(name, names, &serving.deny, "--deny")?))
+}
+
+/// The patterns of `given` for server `name`. Tool names have no `:`, so a pattern with one
+/// names its server.
+fn patterns_for(
+    name: &str,
+    names: &[String],
+    given: &[String],
+    flag: &str,
+) -> Result<Vec<String>, Failure> {
+    let mut patterns = Vec::new();
+    for pattern in given {
+        match pattern.split_once(':') {
+            Some((server, _)) if !names.iter().any(|n| n == server) => {
+                return Err(Failure::Usage(format!(
+                    "{flag} {pattern}: no server named {server:?}"
+                )));
+            }
+            Some((server, pattern)) if server == name => patterns.push(pattern.to_owned()),
+            Some(_) => {}
+            None => patterns.push(pattern.clone()),
+        }
+    }
+    Ok(patterns)
+}
+
+/// Serves `/mcp` (behind the bearer check when asked) and `/healthz` on `addr`.
+async fn serve_http(
+    server: McpServer,
+    addr: &str,
+    serving: &Serving,
+    upstreams: Vec<Upstream>,
+) -> Result<(), Failure> {
+    let mut options = HttpOptions::default();
+    if let Some((cert, key)) = &serving.tls {
+        options = options.tls(ServerTls::from_pem_files(cert, key).map_err(Failure::from_sdk)?);
+    }
+    let endpoint = server.http_endpoint_with(options);
+    let mut router = endpoint.router();
+    if let Some(variable) = &serving.bearer_env {
+        let token =
+            std::env::var(variable).ok().filter(|token| !token.is_empty()).ok_or_else(|| {
+                Failure::Usage(format!("--bearer-env {variable}: the variable is not set"))
+            })?;
+        let expected: Arc<str> = format!("Bearer {token}").into();
+        router =
+            router.route_layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+                let expected = Arc::clone(&expected);
+                async move { check_bearer(&expected, request, next).await }
+            }));
+    }
+    let upstreams = Arc::new(upstreams);
+    let router =
+        router.route("/healthz", axum::routing::get(move || health(Arc::clone(&upstreams))));
+    let listener =
+        TcpListener::bind(addr).await.map_err(|e| Failure::Usage(format!("--http {addr}: {e}")))?;
+    let local = listener.local_addr().map_err(|e| Failure::Other(e.to_string()))?;
+    let scheme = if serving.tls.is_some() { "https" } else { "http" };
+    eprintln!("mcp serve: {scheme}://{local}/mcp");
+    endpoint.serve_router(listener, router).await.map_err(Failure::from_sdk)
+}
+
+async fn check_bearer(expected: &str, request: Request, next: Next) -> Response {
+    let given = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    if given.is_some_and(|given| same_bytes(given, expected.as_bytes())) {
+        return next.run(request).await;
+    }
+    let challenge = [(header::WWW_AUTHENTICATE, "Bearer")];
+    (StatusCode::UNAUTHORIZED, challenge, "a bearer token is required").into_response()
+}
+
+/// Compares in time independent of where the bytes differ, so a token cannot be guessed
+/// byte by byte from response times.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// 200 when every upstream answered its last ping and is connected, else 503; the body
+/// names each upstream's state.
+async fn health(upstreams: Arc<Vec<Upstream>>) -> Response {
+    let states: serde_json::Map<String, serde_json::Value> = upstreams
+        .iter()
+        .map(|u| (u.name().to_owned(), json!(if u.is_healthy() { "up" } else { "down" })))
+        .collect();
+    let healthy = upstreams.iter().all(Upstream::is_healthy);
+    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, axum::Json(json!({"healthy": healthy, "servers": states}))).into_response()
+}

@@ -1,0 +1,176 @@
+//! `mcp serve` in front of real server processes: two bookshops under one endpoint, a
+//! crashed server restarted, the bearer check and the health check.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use modelcontext::types::ContentBlock;
+use modelcontext::{Client, HttpTransport};
+use serde_json::json;
+
+use super::{bookshop, example};
+
+/// `mcp serve --http 127.0.0.1:0 ARGS…`, and the URL it printed.
+struct Gateway {
+    child: Child,
+    url: String,
+}
+
+impl Gateway {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Gateway {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mcp starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines.next().expect("mcp serve printed its URL").expect("utf-8");
+            if let Some(url) = line.strip_prefix("mcp serve: ") {
+                break url.to_owned();
+            }
+        };
+        // Keep reading, so that the gateway never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Gateway { child, url }
+    }
+
+    async fn client(&self) -> Client {
+        let transport = HttpTransport::new(&self.url).expect("url");
+        Client::connect(transport).await.expect("connects through the gateway")
+    }
+
+    /// The processes `mcp serve` started.
+    fn children(&self) -> Vec<u32> {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        let mut children = Vec::new();
+        for task in std::fs::read_dir(tasks).expect("proc").flatten() {
+            let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            children.extend(listed.split_whitespace().filter_map(|pid| pid.parse::<u32>().ok()));
+        }
+        children
+    }
+
+    /// `GET /healthz`: the status line and the body.
+    fn health(&self) -> (String, String) {
+        let authority = self.url.trim_start_matches("http://").trim_end_matches("/mcp");
+        let mut stream = TcpStream::connect(authority).expect("connects");
+        let request =
+            format!("GET /healthz HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).expect("writes");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("reads");
+        let status = response.lines().next().unwrap_or_default().to_owned();
+        let body = response.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+        (status, body)
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn config(dir: &Path, servers: serde_json::Value) -> String {
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).expect("writes");
+    path.display().to_string()
+}
+
+fn text(result: &modelcontext::CallToolResult) -> String {
+    match result.content.first() {
+        Some(ContentBlock::Text(text)) => text.text.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-serve-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_servers_with_a_clash_are_namespaced_and_a_denied_tool_is_gone() {
+    let dir = scratch("two");
+    let shop = bookshop().display().to_string();
+    let file = config(&dir, json!({"a": {"command": shop}, "b": {"command": shop}}));
+    let gateway = Gateway::start(&["--config", &file, "--deny", "a:get_author_strict"], &[]);
+    let client = gateway.client().await;
+    let names: Vec<String> =
+        client.list_all_tools().await.expect("lists").into_iter().map(|t| t.name).collect();
+    assert!(names.contains(&"a_get_author".into()) && names.contains(&"b_get_author".into()));
+    assert!(names.contains(&"b_get_author_strict".into()), "{names:?}");
+    assert!(!names.contains(&"a_get_author_strict".into()), "{names:?}");
+    for name in ["a_get_author", "b_get_author"] {
+        let result = client.call_tool(name, json!({"title": "Dune"})).await.expect("calls");
+        assert_eq!(text(&result), "Frank Herbert");
+    }
+    let denied = client.call_tool("a_get_author_strict", json!({"title": "Dune"})).await;
+    let error = denied.expect_err("unknown");
+    assert_eq!(error.as_mcp_error().map(|e| e.code.0), Some(-32602));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashed_server_fails_the_call_in_flight_and_serves_the_next_after_a_restart() {
+    let indexer = format!("'{}' --stdio", example("progress").display());
+    let gateway = Gateway::start(&["--stdio", &indexer], &[]);
+    let client = gateway.client().await;
+    let started = client.call_tool("index", json!({"files": 1})).await.expect("first call");
+    assert_eq!(text(&started), "indexed 1 documents");
+    let children = gateway.children();
+    assert_eq!(children.len(), 1, "one upstream process: {children:?}");
+    let in_flight = client.call_tool("index", json!({"files": 1000}));
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let killed = Command::new("kill").args(["-9", &children[0].to_string()]).status();
+        assert!(killed.expect("kill runs").success());
+    };
+    let (failed, ()) = tokio::join!(in_flight, kill);
+    let failed = failed.expect("a tool error, not a protocol error");
+    assert_eq!(failed.is_error, Some(true));
+    let message = text(&failed);
+    assert!(
+        message
+            .starts_with("Error executing tool index: upstream server 'progress' did not answer"),
+        "{message}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let next = client.call_tool("index", json!({"files": 2})).await.expect("after the restart");
+    assert_eq!(text(&next), "indexed 2 documents");
+    assert!(Instant::now() < deadline);
+    let restarted = gateway.children();
+    assert!(restarted.len() == 1 && restarted != children, "{children:?} then {restarted:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_endpoint_wants_the_bearer_token_and_health_needs_none() {
+    let shop = format!("'{}'", bookshop().display());
+    let gateway = Gateway::start(
+        &["--stdio", &shop, "--bearer-env", "GATEWAY_TOKEN"],
+        &[("GATEWAY_TOKEN", "s3cret")],
+    );
+    let refused = Client::connect(HttpTransport::new(&gateway.url).expect("url")).await;
+    assert!(refused.is_err(), "no token, no session");
+    let transport = HttpTransport::new(&gateway.url)
+        .expect("url")
+        .header("Authorization", "Bearer s3cret")
+        .expect("header");
+    let client = Client::connect(transport).await.expect("the token opens it");
+    let result = client.call_tool("get_author", json!({"title": "Dune"})).await.expect("calls");
+    assert_eq!(text(&result), "Frank Herbert");
+    let (status, body) = gateway.health();
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert_eq!(body, r#"{"healthy":true,"servers":{"bookshop":"up"}}"#);
+}
