@@ -4,6 +4,8 @@
 #      2026-07-28, auto) over stdio, http and https, the last over HTTP/1.1 and HTTP/2 (a CA
 #      made for the run by tests/interop/make_test_ca.py, trusted through httpx2's `verify=`):
 #      tests/interop/python_bookshop.py;
+#      the same checks through `mcp serve --http … --stdio <bookshop>`, which must answer
+#      exactly as bookshop does;
 #   2. our client over Streamable HTTP: our client (`examples/http_client.rs`) drives the Python SDK's own HTTP
 #      server (tests/interop/python_http_server.py) in each era (handshake, modern, auto), also
 #      behind TLS (uvicorn's `ssl_*` options, the same test CA, trusted by our client through
@@ -61,10 +63,12 @@ stop_server() {
         wait "$1" 2>/dev/null || true
     fi
 }
+GATEWAY_PID=""
 cleanup() {
     stop_server "$SERVER_PID"
     stop_server "$TLS_SERVER_PID"
-    rm -f "$LOG" "$LOG.server" "$LOG.tls-server"
+    stop_server "$GATEWAY_PID"
+    rm -f "$LOG" "$LOG.server" "$LOG.tls-server" "$LOG.gateway"
     rm -rf "$CERTS"
 }
 trap cleanup EXIT
@@ -98,6 +102,15 @@ else
     echo "FAIL http bookshop_start: bookshop --http did not listen on $BOOKSHOP_PORT" | tee -a "$LOG"
     cat "$LOG.server" >&2
 fi
+GATEWAY_PORT=$(free_port)
+"$TARGET_DIR/debug/mcp" serve --http "127.0.0.1:$GATEWAY_PORT" --stdio "$BOOKSHOP" >"$LOG.gateway" 2>&1 &
+GATEWAY_PID=$!
+if wait_for_port "$GATEWAY_PORT" "$GATEWAY_PID"; then
+    targets+=("http://127.0.0.1:$GATEWAY_PORT/mcp")
+else
+    echo "FAIL http gateway_start: mcp serve did not listen on $GATEWAY_PORT" | tee -a "$LOG"
+    cat "$LOG.gateway" >&2
+fi
 if "$VENV/bin/python" tests/interop/make_test_ca.py "$CERTS"; then
     TLS_PORT=$(free_port)
     "$BOOKSHOP" --http "127.0.0.1:$TLS_PORT" --tls-cert "$CERTS/cert.pem" --tls-key "$CERTS/key.pem" \
@@ -122,8 +135,10 @@ if [[ -n "${TLS_PORT:-}" && $rc -ne 124 && $rc -ne 137 ]]; then
 fi
 stop_server "$SERVER_PID"
 stop_server "$TLS_SERVER_PID"
+stop_server "$GATEWAY_PID"
 SERVER_PID=""
 TLS_SERVER_PID=""
+GATEWAY_PID=""
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     echo "interop: python_bookshop.py did not finish within 420 s (exit $rc)" >&2
 fi

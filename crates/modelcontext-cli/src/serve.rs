@@ -37,13 +37,14 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     let servers = selected(&cli)?;
     let several = servers.len() > 1;
     let names: Vec<String> = servers.iter().map(|(name, _)| name.clone()).collect();
-    let mut server = McpServer::new("mcp-serve");
     let mut upstreams = Vec::new();
     for (name, target) in servers {
-        let upstream = connect(&cli, &name, target).await?;
-        let transform = transform(&name, several, &names, &serving)?;
-        server = server.mount(&upstream, transform).await.map_err(Failure::from_sdk)?;
-        upstreams.push(upstream);
+        upstreams.push(connect(&cli, &name, target).await?);
+    }
+    let mut server = identity(&upstreams);
+    for upstream in &upstreams {
+        let transform = transform(upstream.name(), several, &names, &serving)?;
+        server = server.mount(upstream, transform).await.map_err(Failure::from_sdk)?;
     }
     let serve = async {
         match &serving.http {
@@ -54,6 +55,23 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     tokio::select! {
         served = serve => served,
         _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
+
+/// One server is served as itself: its name, version, title and instructions, so that a
+/// client sees what it would see directly. Several are served as `mcp-serve`.
+fn identity(upstreams: &[Upstream]) -> McpServer {
+    let [upstream] = upstreams else {
+        return McpServer::new("mcp-serve").version(env!("CARGO_PKG_VERSION"));
+    };
+    let Some(info) = upstream.server_info() else { return McpServer::new(upstream.name()) };
+    let mut server = McpServer::new(info.name).version(info.version);
+    if let Some(title) = info.title {
+        server = server.title(title);
+    }
+    match upstream.instructions() {
+        Some(instructions) => server.instructions(instructions),
+        None => server,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use modelcontext_types::{
-    LoggingLevel, LoggingMessageNotificationParams, McpError, ServerNotification,
+    Implementation, LoggingLevel, LoggingMessageNotificationParams, McpError, ServerNotification,
     SubscriptionFilter,
 };
 use tokio::sync::{broadcast, mpsc, watch};
@@ -185,6 +185,23 @@ impl Upstream {
     pub fn is_healthy(&self) -> bool {
         self.shared.healthy.load(Ordering::Relaxed)
             && matches!(*self.shared.link.borrow(), Link::Up(_))
+    }
+
+    /// The upstream's `serverInfo`, as its current connection negotiated it.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.connected().and_then(|client| client.server_info().cloned())
+    }
+
+    /// The upstream's `instructions`, as its current connection negotiated them.
+    pub fn instructions(&self) -> Option<String> {
+        self.connected().and_then(|client| client.instructions().map(str::to_owned))
+    }
+
+    fn connected(&self) -> Option<Arc<Client>> {
+        match &*self.shared.link.borrow() {
+            Link::Up(client) => Some(Arc::clone(client)),
+            Link::Restarting => None,
+        }
     }
 
     /// The connected client, waiting for a restart in progress (within the call timeout).
