@@ -20,9 +20,12 @@ use crate::failure::Failure;
 use crate::print;
 
 mod api;
+mod apps;
 mod events;
 mod security;
 mod session;
+mod skills;
+mod tasks;
 
 use security::Guard;
 use session::{ConnectRequest, Session};
@@ -88,6 +91,13 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
         .route("/api/listen", post(api::listen))
         .route("/api/ping", post(api::ping))
         .route("/api/login", post(api::login))
+        .route("/api/app", post(apps::app))
+        .route("/api/call-task", post(tasks::call_task))
+        .route("/api/tasks", post(tasks::tasks))
+        .route("/api/cancel-task", post(tasks::cancel_task))
+        .route("/api/skills", post(skills::list))
+        .route("/api/skill", post(skills::read))
+        .route("/view/{id}", get(apps::view))
         .with_state(session);
     Router::new()
         .route("/", get(|| asset("text/html; charset=utf-8", include_str!("assets/index.html"))))
@@ -96,6 +106,8 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
             get(|| asset("text/javascript; charset=utf-8", include_str!("assets/app.js"))),
         )
         .route("/app.css", get(|| asset("text/css; charset=utf-8", include_str!("assets/app.css"))))
+        .route("/apps.js", get(|| script(include_str!("assets/apps.js"))))
+        .route("/extensions.js", get(|| script(include_str!("assets/extensions.js"))))
         .merge(api)
         .layer(axum::middleware::from_fn_with_state(guard, security::check))
 }
@@ -104,6 +116,10 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
 /// [`security::PAGE_POLICY`]).
 async fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, content_type)], body)
+}
+
+async fn script(body: &'static str) -> impl IntoResponse {
+    asset("text/javascript; charset=utf-8", body).await
 }
 
 /// The command line's server as the connect request the page would send.

@@ -1,0 +1,100 @@
+//! Tasks (`io.modelcontextprotocol/tasks`) in the inspector: the tasks the page started with
+//! a task-augmented `tools/call`, their state (`tasks/get`) and cancelling them
+//! (`tasks/cancel`). The extension has no way to list a server's tasks, so the page shows the
+//! ones this session started.
+
+use std::sync::Mutex;
+
+use axum::extract::{Json, State};
+use modelcontext::client::ToolCall;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::api::{Answer, Ui, finish, progress_options, sdk};
+use crate::failure::Failure;
+
+/// The tasks started from the page, oldest first: each task's id and its tool.
+#[derive(Default)]
+pub struct Started {
+    tasks: Mutex<Vec<(String, String)>>,
+}
+
+impl Started {
+    fn add(&self, task_id: String, tool: String) {
+        self.lock().push((task_id, tool));
+    }
+
+    fn all(&self) -> Vec<(String, String)> {
+        self.lock().clone()
+    }
+
+    /// Forgets them all: a new connection has other tasks.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, String)>> {
+        self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[derive(Deserialize)]
+pub struct TaskCallRequest {
+    request: String,
+    tool: String,
+    #[serde(default)]
+    arguments: Map<String, Value>,
+}
+
+/// `POST /api/call-task`: `tools/call` declaring the tasks extension. The server decides:
+/// `{"result": ...}` when it answered at once, `{"task": ...}` when it made a task (kept for
+/// `/api/tasks`).
+pub async fn call_task(State(session): Ui, Json(request): Json<TaskCallRequest>) -> Answer {
+    let client = session.client()?;
+    let options = progress_options(&session, &request.request);
+    let TaskCallRequest { request: name, tool, arguments } = request;
+    let called = tool.clone();
+    let call = async move { client.call_tool_as_task_with(&called, arguments, &options).await };
+    match session.cancellable(name, call).await? {
+        Some(Ok(ToolCall::Task(task))) => {
+            session.tasks.add(task.task_id.clone(), tool);
+            Ok(Json(json!({"task": task})))
+        }
+        Some(Ok(ToolCall::Done(result))) => finish(Some(Ok(result))),
+        Some(Ok(_)) => {
+            Err(Failure::Other("an answer of a kind this mcp does not know".into()).into())
+        }
+        Some(Err(err)) => Err(sdk(err)),
+        None => finish::<Value>(None),
+    }
+}
+
+/// `POST /api/tasks`: every task started from the page, as the server sees it now:
+/// `{"tasks": [{"tool", "task"}]}`, or `{"tool", "taskId", "error"}` for one the server no
+/// longer knows.
+pub async fn tasks(State(session): Ui) -> Answer {
+    let client = session.client()?;
+    let mut tasks = Vec::new();
+    for (task_id, tool) in session.tasks.all() {
+        tasks.push(match client.get_task(&task_id).await {
+            Ok(task) => json!({"tool": tool, "task": task}),
+            Err(err) => json!({"tool": tool, "taskId": task_id, "error": err.to_string()}),
+        });
+    }
+    Ok(Json(json!({"tasks": tasks})))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelTaskRequest {
+    task_id: String,
+}
+
+/// `POST /api/cancel-task`: `tasks/cancel`, then the task as it is after: `{"task": ...}`
+/// (cancellation is cooperative, so it may have finished anyway).
+pub async fn cancel_task(State(session): Ui, Json(request): Json<CancelTaskRequest>) -> Answer {
+    let client = session.client()?;
+    client.cancel_task(&request.task_id).await.map_err(sdk)?;
+    let task = client.get_task(&request.task_id).await.map_err(sdk)?;
+    Ok(Json(json!({"task": task})))
+}
