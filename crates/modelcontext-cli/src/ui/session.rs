@@ -120,7 +120,6 @@ impl Session {
             other => return Err(Failure::Usage(format!("unknown era {other:?}"))),
         };
         self.disconnect().await;
-        self.tasks.clear();
         let timeout = (!self.cli.timeout.is_zero()).then_some(self.cli.timeout);
         // The page renders MCP Apps views, so it says so: servers may then link them.
         let mut builder = self.install(base_builder(era, timeout).apps());
@@ -146,6 +145,7 @@ impl Session {
         if let Some(task) = lock(&self.listening).take() {
             task.abort();
         }
+        self.tasks.clear();
         let Some(client) = lock(&self.client).take() else { return };
         *lock(&self.target) = Value::Null;
         self.events.push("disconnected", json!({}));

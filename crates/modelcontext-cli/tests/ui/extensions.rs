@@ -1,13 +1,14 @@
 //! `mcp ui` and the extensions: an MCP Apps view (the `apps` example over stdio) rendered and
 //! pressing its button; tool annotations as badges, a task started, listed and cancelled,
 //! and a skill listed and read, against a server of the test's own over HTTP; and the exact
-//! JSON of the API routes behind those tabs.
+//! JSON of the API routes behind those tabs. A task's question is answered in the page's
+//! dialog.
 
 use std::collections::HashMap;
 
 use modelcontext::server::{AppResource, NoArgs, Skill, TaskSupport};
 use modelcontext::types::{ToolAnnotations, Visibility};
-use modelcontext::{Context, McpServer, ToolDef};
+use modelcontext::{Context, McpError, McpServer, ToolDef};
 use serde_json::{Value, json};
 
 use super::webdriver::{Browser, http_with_head};
@@ -32,6 +33,16 @@ fn extras_server() -> HttpServer {
             cx.run_as_task().await;
             std::future::pending::<&str>().await
         });
+        let ask = ToolDef::new("ask", |cx: Context, _: NoArgs| async move {
+            cx.run_as_task().await;
+            let question = json!({"message": "Go ahead?", "requestedSchema": {"type": "object",
+                "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}});
+            let params =
+                serde_json::from_value(question).map_err(|e| McpError::internal(e.to_string()))?;
+            let answer = json!(cx.elicit_raw(params).await?);
+            let ahead = answer["action"] == "accept" && answer["content"]["ok"] == true;
+            Ok::<_, McpError>(if ahead { "went ahead" } else { "stopped" })
+        });
         let notes = Skill::new(
             "---\nname: notes\ndescription: Keep meeting notes in one format\n---\n\
              Write notes as in templates/meeting.md.\n",
@@ -43,6 +54,7 @@ fn extras_server() -> HttpServer {
             .and_then(|s| s.tool(wipe))
             .and_then(|s| s.tool(quick.task(TaskSupport::Optional)))
             .and_then(|s| s.tool(forever.task(TaskSupport::Optional)))
+            .and_then(|s| s.tool(ask.task(TaskSupport::Optional)))
             .and_then(|s| s.skill(notes))
             .expect("the extras server")
     })
@@ -209,6 +221,16 @@ fn annotations_tasks_and_skills_in_the_browser() {
     browser.click("#call-button");
     browser.click("#show-tasks");
     browser.wait_for_text("#task-list .task[data-status='completed']", "done as a task");
+    // One that asks a question: the page's dialog takes the answer the task waits on.
+    browser.click("#tabs [data-tab='tools']");
+    browser.click(".tool-item[data-name='ask']");
+    browser.click("#call-as-task");
+    browser.click("#call-button");
+    browser.wait_for_text("#question-message", "Go ahead?");
+    browser.click("#question-body [data-path='ok']");
+    browser.click("#question-accept");
+    browser.click("#show-tasks");
+    browser.wait_for_text("#task-list .task:last-child[data-status='completed']", "went ahead");
 
     browser.click("#tabs [data-tab='skills']");
     browser.wait_for_text("#skill-list", "Keep meeting notes in one format");

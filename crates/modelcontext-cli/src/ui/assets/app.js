@@ -955,6 +955,7 @@ async function handleEvent(event) {
     }
     case "question": state.questions.push(event); nextQuestion(); break;
     case "login": showLoginLink(event.url); break;
+    case "task": refreshTasks(); break;
     case "answered": state.questions = state.questions.filter((q) => q.id !== event.id); nextQuestion(); break;
     case "connecting": setStatus("connecting…", "busy"); break;
     case "connected":
