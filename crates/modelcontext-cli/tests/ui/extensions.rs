@@ -12,7 +12,7 @@ use modelcontext::{Context, McpError, McpServer, ToolDef};
 use serde_json::{Value, json};
 
 use super::webdriver::{Browser, http_with_head};
-use super::{Ui, open_page, policies};
+use super::{Ui, open_page, policies, screenshot};
 use crate::{HttpServer, example_stdio};
 
 /// A server with annotated tools, two task-capable tools and one skill.
@@ -81,6 +81,8 @@ fn an_app_view_renders_in_a_sandbox_and_calls_a_tool_through_the_host() {
     browser.wait_for_text("#count", "1");
     browser.leave_frame();
     browser.wait_for_text("#app-log", "← tools/call");
+    browser.script("document.querySelector('#app-view').scrollIntoView()", json!([]));
+    screenshot(&browser, "app");
     browser.wait_for_text("#app-log", r#"→ result #1 { "count": 1 }"#);
     browser.wait_for_text("#app-log", "→ ui/notifications/tool-result");
 }
@@ -231,6 +233,7 @@ fn annotations_tasks_and_skills_in_the_browser() {
     browser.click("#question-accept");
     browser.click("#show-tasks");
     browser.wait_for_text("#task-list .task:last-child[data-status='completed']", "went ahead");
+    screenshot(&browser, "tasks");
 
     browser.click("#tabs [data-tab='skills']");
     browser.wait_for_text("#skill-list", "Keep meeting notes in one format");
@@ -238,6 +241,7 @@ fn annotations_tasks_and_skills_in_the_browser() {
     browser.wait_for_text("#skill-text", "Write notes as in templates/meeting.md.");
     browser.click(".skill-file[data-uri='skill://notes/templates/meeting.md']");
     browser.wait_for_text("#skill-text", "## Decisions");
+    screenshot(&browser, "skills");
 }
 
 #[test]

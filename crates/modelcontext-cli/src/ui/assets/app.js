@@ -613,7 +613,7 @@ function selectTool(name) {
     el("div", { class: "badges" }, annotationBadges(tool.annotations), appBadges(tool)),
     tool.description ? el("p", {}, tool.description) : null,
     el("form", { id: "tool-form", onsubmit: submit, novalidate: true }, form.node, errors, el("div", { class: "row" }, callButton, cancelButton, taskOption)),
-    progress, result, viewBox,
+    progress, viewBox, result,
     el("details", {}, el("summary", {}, "schemas"), el("h4", {}, "inputSchema"), pre(tool.inputSchema || {}),
       tool.outputSchema ? [el("h4", {}, "outputSchema"), pre(tool.outputSchema)] : null));
 }

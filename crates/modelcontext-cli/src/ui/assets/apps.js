@@ -1,5 +1,5 @@
 // mcp ui: the host side of MCP Apps (io.modelcontextprotocol/ui). A tool that links a `ui://`
-// view has it rendered under its result, in an iframe sandboxed with `allow-scripts` only (an
+// view has it rendered above its result, in an iframe sandboxed with `allow-scripts` only (an
 // opaque origin: it cannot reach this page or its cookie), served by the `mcp` process at
 // /view/N with the Content-Security-Policy its resource declared. The page and the view speak
 // JSON-RPC over postMessage; the view's `tools/call` goes through the `mcp` process to the
