@@ -120,6 +120,11 @@ const PROBE_HTML: &str = r#"<!DOCTYPE html>
 </body></html>
 "#;
 
+/// A view that navigates its frame elsewhere once it has loaded.
+const WANDERING_HTML: &str = r#"<!DOCTYPE html>
+<html><body><script>addEventListener("load", () => { location.href = "about:blank"; });</script></body></html>
+"#;
+
 /// A server with the probe view, its tool, and a tool only the model may call.
 fn probe_server() -> HttpServer {
     HttpServer::start(|| {
@@ -133,8 +138,12 @@ fn probe_server() -> HttpServer {
         let secret = ToolDef::new("secret", |_: NoArgs| async { "the secret" })
             .ui("ui://probe/view")
             .visibility([Visibility::Model]);
+        let wander =
+            ToolDef::new("wander", |_: NoArgs| async { "wandered" }).ui("ui://wander/view");
         McpServer::new("probe")
             .app(AppResource::new("ui://probe/view", "Probe", PROBE_HTML))
+            .and_then(|s| s.app(AppResource::new("ui://wander/view", "Wander", WANDERING_HTML)))
+            .and_then(|s| s.tool(wander))
             .and_then(|s| s.tool(probe))
             .and_then(|s| s.tool(secret))
             .expect("the probe server")
@@ -167,6 +176,16 @@ fn a_view_gets_the_handshake_resizes_and_reaches_only_what_it_may() {
     browser.leave_frame();
     browser.wait_for_text("#app-log", "← ui/initialize");
     browser.wait_for_text("#app-log", "← ui/notifications/size-changed");
+
+    // A view that navigates its frame away is no longer talked to: the second call's
+    // notifications are not sent to whatever page the frame holds now.
+    browser.click(".tool-item[data-name='wander']");
+    browser.click("#call-button");
+    browser.wait_for_text("#app-log", "navigated away");
+    browser.click("#call-button");
+    browser.wait_for_text("#call-result", "wandered");
+    let sent = "return document.querySelectorAll('#app-log .sent').length";
+    assert_eq!(browser.script(sent, json!([])), json!(2), "only the first call's two messages");
 }
 
 #[test]

@@ -11,7 +11,8 @@ const APPS_PROTOCOL_VERSION = "2026-01-26";
 /** The tallest a view may make itself, in pixels, so that it cannot push the page away. */
 const MAX_VIEW_HEIGHT = 2000;
 
-/** The view on the page now: `{ tool, frame, log, initializing, ready, waiting }`, or null. */
+/** The view on the page now: `{ tool, frame, log, initializing, ready, waiting, loads, gone }`,
+ * or null. */
 let currentApp = null;
 
 /** The `ui://` view the tool links (`_meta.ui.resourceUri`, or the older flat key), if any. */
@@ -58,12 +59,24 @@ async function openApp(tool, box) {
   fill(box, el("h3", {}, "View ", el("code", {}, answer.view.uri)), frame,
     el("details", { class: "app-policy" }, el("summary", {}, "its Content-Security-Policy"), pre(answer.view.policy)),
     el("h4", {}, "Messages with the view"), log);
-  const app = { tool, frame, log, initializing: false, ready: false, waiting: [] };
-  // A view that never sends `ui/initialize` (it only listens) is ready once it has loaded;
-  // one that does is ready at its `ui/notifications/initialized`.
-  frame.addEventListener("load", () => { if (!app.initializing) viewReady(app); });
+  const app = { tool, frame, log, initializing: false, ready: false, waiting: [], loads: 0 };
+  frame.addEventListener("load", () => viewLoaded(app));
   currentApp = app;
   return app;
+}
+
+/** A view that never sends `ui/initialize` (it only listens) is ready once it has loaded;
+ * one that does is ready at its `ui/notifications/initialized`. A second load means the frame
+ * now holds another document (the view navigated it): from then on nothing is sent to it or
+ * taken from it, since the view's data would reach whatever page that is. */
+function viewLoaded(app) {
+  app.loads += 1;
+  if (app.loads > 1) {
+    app.gone = true;
+    app.log.append(el("li", { class: "error-text" }, "The view navigated away: no more messages to or from this frame."));
+  } else if (!app.initializing) {
+    viewReady(app);
+  }
 }
 
 function viewReady(app) {
@@ -78,6 +91,7 @@ function notifyView(app, method, params) {
 }
 
 function postToView(app, message) {
+  if (app.gone) return;
   logView(app, "→", message);
   // "*": the sandboxed view's origin is opaque, so no origin string can name it; the window
   // itself is the address.
@@ -102,7 +116,7 @@ function contentText(blocks) {
  * window posting here is ignored. */
 window.addEventListener("message", (event) => {
   const app = currentApp;
-  if (!app || event.source !== app.frame.contentWindow || event.origin !== "null") return;
+  if (!app || app.gone || event.source !== app.frame.contentWindow || event.origin !== "null") return;
   const message = event.data;
   if (!message || typeof message !== "object" || message.jsonrpc !== "2.0") return;
   logView(app, "←", message);
