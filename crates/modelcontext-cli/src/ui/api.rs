@@ -46,6 +46,7 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// An SDK error, classified as the command's failures are.
 pub fn sdk(err: modelcontext::Error) -> ApiError {
     ApiError(Failure::from_sdk(err))
 }

@@ -3,8 +3,10 @@
 //! The page (HTML, CSS and JavaScript embedded below: no build step, no Node) talks to this
 //! process, which holds the SDK client and offers it as a small JSON API ([`api`]); what the
 //! connection does on its own (every message both ways, logs, progress, the server's
-//! questions) reaches the page through a long poll ([`events`]). The server listens on
-//! 127.0.0.1 only and serves nobody without the token it prints ([`security`]).
+//! questions) reaches the page through a long poll ([`events`]). The extensions have routes of
+//! their own: MCP Apps views, served at `/view/N` for the page to frame ([`apps`]), tasks
+//! ([`tasks`]) and skills ([`skills`]). The server listens on 127.0.0.1 only and serves nobody
+//! without the token it prints ([`security`]).
 
 use std::sync::Arc;
 
@@ -118,6 +120,7 @@ async fn asset(content_type: &'static str, body: &'static str) -> impl IntoRespo
     ([(header::CONTENT_TYPE, content_type)], body)
 }
 
+/// An embedded script: the page's own files are its only scripts (no inline code).
 async fn script(body: &'static str) -> impl IntoResponse {
     asset("text/javascript; charset=utf-8", body).await
 }

@@ -172,8 +172,8 @@ impl Session {
         }
     }
 
-    /// What negotiation learned, and what we are connected to.
-    /// `host` names this program, for the MCP Apps views it renders (`hostInfo`).
+    /// What negotiation learned, and what we are connected to; `host` names this program
+    /// for the MCP Apps views the page renders (their `hostInfo`).
     pub fn info(&self) -> Value {
         let host = json!({"name": "mcp", "version": env!("CARGO_PKG_VERSION")});
         let Ok(client) = self.client() else {
