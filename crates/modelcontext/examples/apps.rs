@@ -4,7 +4,9 @@
 //! `cargo run --example apps --features macros` serves the app in memory to a client acting
 //! as the host: it lists the tools the model may see (the view's button tool is not among
 //! them), fetches the view linked to the model's tool, and presses the button the way the
-//! view would, with a `tools/call` of the app-only tool.
+//! view would, with a `tools/call` of the app-only tool. With `--stdio` it serves the app over
+//! stdio instead, for a real host (`mcp ui --stdio 'target/debug/examples/apps --stdio'` renders
+//! the view and presses its button).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -81,6 +83,9 @@ async fn main() -> Result<(), modelcontext::Error> {
         .app(view)?
         .tool(show_counter::tool())?
         .tool(increment::tool())?;
+    if std::env::args().any(|arg| arg == "--stdio") {
+        return server.run_stdio().await;
+    }
 
     let host = Client::builder().era(EraMode::Modern).apps().connect(server.in_memory()).await?;
     let model_tools = host.list_model_tools().await?;

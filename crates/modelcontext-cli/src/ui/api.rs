@@ -46,11 +46,13 @@ impl IntoResponse for ApiError {
     }
 }
 
-fn sdk(err: modelcontext::Error) -> ApiError {
+/// An SDK error, classified as the command's failures are.
+pub fn sdk(err: modelcontext::Error) -> ApiError {
     ApiError(Failure::from_sdk(err))
 }
 
-type Ui = State<Arc<Session>>;
+/// The state every handler gets.
+pub type Ui = State<Arc<Session>>;
 
 pub async fn info(State(session): Ui) -> Answer {
     Ok(Json(session.info()))
@@ -161,7 +163,7 @@ pub async fn prompt(State(session): Ui, Json(request): Json<PromptRequest>) -> A
 }
 
 /// A finished request as JSON: its result, `{"cancelled": true}`, or the failure.
-fn finish<T: serde::Serialize>(outcome: Option<Result<T, modelcontext::Error>>) -> Answer {
+pub fn finish<T: serde::Serialize>(outcome: Option<Result<T, modelcontext::Error>>) -> Answer {
     match outcome {
         None => Ok(Json(json!({"cancelled": true}))),
         Some(Ok(result)) => Ok(Json(json!({"result": result}))),
@@ -170,7 +172,7 @@ fn finish<T: serde::Serialize>(outcome: Option<Result<T, modelcontext::Error>>) 
 }
 
 /// Options that turn each progress update into a `progress` event named after the request.
-fn progress_options(session: &Session, request: &str) -> CallOptions {
+pub fn progress_options(session: &Session, request: &str) -> CallOptions {
     let events = session.events.clone();
     let request = request.to_owned();
     CallOptions::new().on_progress(move |update| {

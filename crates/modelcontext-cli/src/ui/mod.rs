@@ -3,8 +3,10 @@
 //! The page (HTML, CSS and JavaScript embedded below: no build step, no Node) talks to this
 //! process, which holds the SDK client and offers it as a small JSON API ([`api`]); what the
 //! connection does on its own (every message both ways, logs, progress, the server's
-//! questions) reaches the page through a long poll ([`events`]). The server listens on
-//! 127.0.0.1 only and serves nobody without the token it prints ([`security`]).
+//! questions) reaches the page through a long poll ([`events`]). The extensions have routes of
+//! their own: MCP Apps views, served at `/view/N` for the page to frame ([`apps`]), tasks
+//! ([`tasks`]) and skills ([`skills`]). The server listens on 127.0.0.1 only and serves nobody
+//! without the token it prints ([`security`]).
 
 use std::sync::Arc;
 
@@ -20,9 +22,12 @@ use crate::failure::Failure;
 use crate::print;
 
 mod api;
+mod apps;
 mod events;
 mod security;
 mod session;
+mod skills;
+mod tasks;
 
 use security::Guard;
 use session::{ConnectRequest, Session};
@@ -88,6 +93,13 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
         .route("/api/listen", post(api::listen))
         .route("/api/ping", post(api::ping))
         .route("/api/login", post(api::login))
+        .route("/api/app", post(apps::app))
+        .route("/api/call-task", post(tasks::call_task))
+        .route("/api/tasks", post(tasks::tasks))
+        .route("/api/cancel-task", post(tasks::cancel_task))
+        .route("/api/skills", post(skills::list))
+        .route("/api/skill", post(skills::read))
+        .route("/view/{id}", get(apps::view))
         .with_state(session);
     Router::new()
         .route("/", get(|| asset("text/html; charset=utf-8", include_str!("assets/index.html"))))
@@ -96,6 +108,8 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
             get(|| asset("text/javascript; charset=utf-8", include_str!("assets/app.js"))),
         )
         .route("/app.css", get(|| asset("text/css; charset=utf-8", include_str!("assets/app.css"))))
+        .route("/apps.js", get(|| script(include_str!("assets/apps.js"))))
+        .route("/extensions.js", get(|| script(include_str!("assets/extensions.js"))))
         .merge(api)
         .layer(axum::middleware::from_fn_with_state(guard, security::check))
 }
@@ -104,6 +118,11 @@ fn router(session: Arc<Session>, guard: Guard) -> Router {
 /// [`security::PAGE_POLICY`]).
 async fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, content_type)], body)
+}
+
+/// An embedded script: the page's own files are its only scripts (no inline code).
+async fn script(body: &'static str) -> impl IntoResponse {
+    asset("text/javascript; charset=utf-8", body).await
 }
 
 /// The command line's server as the connect request the page would send.

@@ -112,24 +112,30 @@ pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> 
     if first_load {
         headers.insert(header::SET_COOKIE, guard.cookie());
     }
-    headers.insert(header::CONTENT_SECURITY_POLICY, page_policy());
-    // Not to be framed by another page, nor cached, nor sniffed into another type.
-    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    // An MCP Apps view comes with a policy of its own (its server's origins, and framed by
+    // the page only: `super::apps::view_policy`); everything else is the page's, and is
+    // framed by nobody.
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, page_policy());
+        headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    }
+    // Not cached, nor sniffed into another type.
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     response
 }
 
-/// The Content-Security-Policy of every response. The page runs only its own script and
-/// style files (no inline code, no `eval`, no other origin), so a string from a server's
-/// answer that ends up in the page cannot run as script; it talks only to this server;
+/// The Content-Security-Policy of every response but the MCP Apps views. The page runs only
+/// its own script and style files (no inline code, no `eval`, no other origin), so a string
+/// from a server's answer that ends up in the page cannot run as script; it talks only to this server;
 /// it loads nothing by default, images and audio only where content blocks need them
-/// (`data:` for embedded ones, https icons); no plugins, no `<base>`, no form posts, and no
-/// page may frame it.
+/// (`data:` for embedded ones, https icons); it frames only its own URLs (the MCP Apps views
+/// at `/view/N`, sandboxed); no plugins, no `<base>`, no form posts, and no page may frame it.
 pub const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data: https:; media-src 'self' data:; connect-src 'self'; \
-     object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+     frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
 
 fn page_policy() -> HeaderValue {
     HeaderValue::from_static(PAGE_POLICY)

@@ -16,7 +16,9 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
+use super::apps::Views;
 use super::events::Events;
+use super::tasks::Started;
 use crate::cli::{Cli, EraArg};
 use crate::connect::{Target, base_builder};
 use crate::failure::Failure;
@@ -48,6 +50,10 @@ pub struct Session {
     roots: Arc<Mutex<Vec<Root>>>,
     /// The `listen` stream the page opened, if any.
     listening: Mutex<Option<JoinHandle<()>>>,
+    /// The MCP Apps views the page asked for, served at `/view/N`.
+    pub views: Views,
+    /// The tasks the page started.
+    pub tasks: Started,
 }
 
 /// A lock that a panicked holder did not spoil: the data are plain values.
@@ -94,6 +100,8 @@ impl Session {
             in_flight: Mutex::default(),
             roots: Arc::new(Mutex::new(roots)),
             listening: Mutex::default(),
+            views: Views::default(),
+            tasks: Started::default(),
         }
     }
 
@@ -113,7 +121,8 @@ impl Session {
         };
         self.disconnect().await;
         let timeout = (!self.cli.timeout.is_zero()).then_some(self.cli.timeout);
-        let mut builder = self.install(base_builder(era, timeout));
+        // The page renders MCP Apps views, so it says so: servers may then link them.
+        let mut builder = self.install(base_builder(era, timeout).apps());
         if let Some(level) = request.log_level.or(self.cli.log_level) {
             builder = builder.log_level(level);
         }
@@ -136,6 +145,7 @@ impl Session {
         if let Some(task) = lock(&self.listening).take() {
             task.abort();
         }
+        self.tasks.clear();
         let Some(client) = lock(&self.client).take() else { return };
         *lock(&self.target) = Value::Null;
         self.events.push("disconnected", json!({}));
@@ -162,13 +172,16 @@ impl Session {
         }
     }
 
-    /// What negotiation learned, and what we are connected to.
+    /// What negotiation learned, and what we are connected to; `host` names this program
+    /// for the MCP Apps views the page renders (their `hostInfo`).
     pub fn info(&self) -> Value {
+        let host = json!({"name": "mcp", "version": env!("CARGO_PKG_VERSION")});
         let Ok(client) = self.client() else {
-            return json!({"connected": false, "roots": *lock(&self.roots)});
+            return json!({"connected": false, "roots": *lock(&self.roots), "host": host});
         };
         let (mut info, _) = crate::output::discover(&client);
         info["connected"] = json!(true);
+        info["host"] = host;
         info["target"] = lock(&self.target).clone();
         info["roots"] = json!(*lock(&self.roots));
         info

@@ -2,7 +2,7 @@
 //! driven in a real, headless Chromium against the bookshop over stdio and over HTTP, the
 //! `confirm`, `progress` and `ask_client` examples (elicitation, progress, cancellation,
 //! sampling, roots), a server whose tools grow (`listen`), and an OAuth-protected server
-//! (logging in from the page).
+//! (logging in from the page); the extensions (MCP Apps, tasks, skills) in [`extensions`].
 //!
 //! `MCP_UI_SCREENSHOTS=DIR` also saves screenshots of the main views into DIR (how the
 //! README's pictures are made: `MCP_UI_SCREENSHOTS=docs/images`).
@@ -19,6 +19,7 @@ use super::login::Servers;
 use super::shell::growing_server;
 use super::{HttpBookshop, bookshop, example};
 
+mod extensions;
 mod webdriver;
 
 use webdriver::{Browser, WAIT, http, http_with_head};
@@ -151,7 +152,8 @@ fn every_answer_of_the_ui_carries_the_pages_content_security_policy() {
     let ui = Ui::start(&[]);
     let policy = "default-src 'none'; script-src 'self'; style-src 'self'; \
                   img-src 'self' data: https:; media-src 'self' data:; connect-src 'self'; \
-                  object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+                  frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; \
+                  frame-ancestors 'none'";
     let token = [("X-MCP-UI-Token", ui.token.as_str())];
     let page = format!("/?token={}", ui.token);
     type Headers<'a> = &'a [(&'a str, &'a str)];

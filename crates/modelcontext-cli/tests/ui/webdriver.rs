@@ -265,6 +265,16 @@ impl Browser {
         text.as_str().unwrap_or_default().to_owned()
     }
 
+    /// Runs the next commands inside the iframe `element` (from [`Browser::element`]).
+    pub fn enter_frame(&self, element: &str) {
+        self.command("POST", "/frame", Some(json!({"id": {ELEMENT: element}})));
+    }
+
+    /// Back to the top-level page after [`Browser::enter_frame`].
+    pub fn leave_frame(&self) {
+        self.command("POST", "/frame", Some(json!({"id": null})));
+    }
+
     /// A PNG of the window, written to `path`.
     pub fn screenshot(&self, path: &Path) {
         let encoded = self.command("GET", "/screenshot", None);

@@ -96,6 +96,9 @@ const state = {
   resources: [],
   templates: [],
   prompts: [],
+  /** The tasks started from the page, as `/api/tasks` last told (extensions.js). */
+  tasks: [],
+  skills: [],
   messages: [],
   logs: [],
   questions: [],
@@ -483,7 +486,7 @@ async function disconnect() {
   state.info = await api("disconnect", {});
   renderInfo();
   state.tools = []; state.resources = []; state.templates = []; state.prompts = [];
-  renderTools(); renderResources(); renderPrompts();
+  renderTools(); renderResources(); renderPrompts(); refreshSkills(); refreshTasks();
 }
 
 async function refreshAll() {
@@ -495,6 +498,7 @@ async function refreshAll() {
     capabilities.prompts ? refreshList("prompts") : null,
   ]);
   renderTools(); renderResources(); renderPrompts(); renderRoots();
+  await Promise.all([refreshSkills(), refreshTasks()]);
 }
 
 async function refreshList(what) {
@@ -517,14 +521,26 @@ function icon(item) {
   return first ? el("img", { class: "icon", src: first.src, alt: "" }) : null;
 }
 
+/** The hints a tool's annotations give, as badges: each hint the server set to true, and
+ * `destructiveHint`/`openWorldHint` set to false too (their default is true, so an explicit
+ * false says something). The badge's tooltip names the annotation. */
 function annotationBadges(annotations) {
   if (!annotations) return [];
+  const badge = (hint, text, warn) => el("span", { class: warn ? "badge warn" : "badge", title: `${hint}: ${annotations[hint]}`, dataset: { hint } }, text);
   const badges = [];
-  if (annotations.readOnlyHint) badges.push(el("span", { class: "badge" }, "read-only"));
-  if (annotations.destructiveHint) badges.push(el("span", { class: "badge warn" }, "destructive"));
-  if (annotations.idempotentHint) badges.push(el("span", { class: "badge" }, "idempotent"));
-  if (annotations.openWorldHint) badges.push(el("span", { class: "badge" }, "open world"));
+  if (annotations.readOnlyHint === true) badges.push(badge("readOnlyHint", "read-only"));
+  if (annotations.destructiveHint === true) badges.push(badge("destructiveHint", "destructive", true));
+  if (annotations.destructiveHint === false) badges.push(badge("destructiveHint", "not destructive"));
+  if (annotations.idempotentHint === true) badges.push(badge("idempotentHint", "idempotent"));
+  if (annotations.openWorldHint === true) badges.push(badge("openWorldHint", "open world"));
+  if (annotations.openWorldHint === false) badges.push(badge("openWorldHint", "closed world"));
   return badges;
+}
+
+/** Badges for what MCP Apps says of a tool: it has a view; only a view may call it. */
+function appBadges(tool) {
+  return [viewUri(tool) ? el("span", { class: "badge", dataset: { hint: "view" }, title: viewUri(tool) }, "has a view") : null,
+    modelSees(tool) ? null : el("span", { class: "badge", dataset: { hint: "app-only" }, title: "_meta.ui.visibility" }, "app only")];
 }
 
 /** A tool's display title: its own, else the one its annotations carry. */
@@ -539,7 +555,7 @@ function renderTools() {
   }, icon(tool), el("span", { class: "name" }, tool.name),
   toolTitle(tool) ? el("div", { class: "title" }, toolTitle(tool)) : null,
   tool.description ? el("div", { class: "description" }, tool.description) : null,
-  el("div", {}, annotationBadges(tool.annotations)))));
+  el("div", { class: "badges" }, annotationBadges(tool.annotations), appBadges(tool)))));
   if (!state.tools.length) list.append(el("li", { class: "hint" }, state.info.connected ? "No tools." : "Not connected."));
 }
 
@@ -553,6 +569,9 @@ function selectTool(name) {
   const callButton = el("button", { id: "call-button", type: "submit" }, "Call");
   const cancelButton = el("button", { id: "cancel-button", type: "button", class: "secondary", disabled: true }, "Cancel");
   const errors = el("p", { class: "error-text", id: "call-errors" });
+  const asTask = el("input", { type: "checkbox", id: "call-as-task" });
+  const taskOption = declares(TASKS_EXTENSION) ? el("label", { class: "inline" }, asTask, " run as a task") : null;
+  const viewBox = el("div", { id: "app-view" });
   const submit = async (event) => {
     event.preventDefault();
     const { value, errors: problems } = form.read();
@@ -568,12 +587,18 @@ function selectTool(name) {
     result.classList.remove("error");
     const started = performance.now();
     try {
-      const answer = await tracked(request, `call ${tool.name}`, () => api("call", { request, tool: tool.name, arguments: value }));
-      if (answer.cancelled) {
+      const path = asTask.checked ? "call-task" : "call";
+      const answer = await tracked(request, `call ${tool.name}`, () => api(path, { request, tool: tool.name, arguments: value }));
+      if (answer.task) {
+        fill(result, el("p", {}, "The server made it task ", el("code", {}, answer.task.taskId), ": ",
+          el("a", { href: "#", id: "show-tasks", onclick: (e) => { e.preventDefault(); showTab("tasks"); } }, "see Tasks"), "."));
+        refreshTasks();
+      } else if (answer.cancelled) {
         fill(result, el("p", { class: "hint" }, "Cancelled (the server was sent notifications/cancelled)."));
       } else {
         renderToolResult(result, answer.result, tool);
         result.append(el("p", { class: "hint" }, `${Math.round(performance.now() - started)} ms`));
+        if (viewUri(tool)) showToolRun(tool, viewBox, value, answer.result);
       }
     } catch (error) {
       renderFailure(result, error);
@@ -585,10 +610,10 @@ function selectTool(name) {
   fill($("#tool-detail"),
     el("h2", {}, icon(tool), tool.name),
     tool.title ? el("div", { class: "hint" }, tool.title) : null,
-    el("div", {}, annotationBadges(tool.annotations)),
+    el("div", { class: "badges" }, annotationBadges(tool.annotations), appBadges(tool)),
     tool.description ? el("p", {}, tool.description) : null,
-    el("form", { id: "tool-form", onsubmit: submit, novalidate: true }, form.node, errors, el("div", { class: "row" }, callButton, cancelButton)),
-    progress, result,
+    el("form", { id: "tool-form", onsubmit: submit, novalidate: true }, form.node, errors, el("div", { class: "row" }, callButton, cancelButton, taskOption)),
+    progress, viewBox, result,
     el("details", {}, el("summary", {}, "schemas"), el("h4", {}, "inputSchema"), pre(tool.inputSchema || {}),
       tool.outputSchema ? [el("h4", {}, "outputSchema"), pre(tool.outputSchema)] : null));
 }
@@ -930,6 +955,7 @@ async function handleEvent(event) {
     }
     case "question": state.questions.push(event); nextQuestion(); break;
     case "login": showLoginLink(event.url); break;
+    case "task": refreshTasks(); break;
     case "answered": state.questions = state.questions.filter((q) => q.id !== event.id); nextQuestion(); break;
     case "connecting": setStatus("connecting…", "busy"); break;
     case "connected":
@@ -960,6 +986,7 @@ async function pollEvents() {
 // Start
 
 function showTab(name) {
+  if (name === "tasks") refreshTasks();
   document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b.dataset.tab === name));
   document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.id === `tab-${name}`));
 }
