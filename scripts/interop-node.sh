@@ -4,7 +4,8 @@
 #      `@modelcontextprotocol/server-everything` (TS SDK 1.x, 2025-11-25 only) over stdio and
 #      Streamable HTTP, in era `auto` (server/discover is refused, the client must fall back to
 #      initialize) and pinned `handshake`: tools, resources, prompts, completions, progress,
-#      the server's requests (roots, sampling, elicitation) and its notifications;
+#      the server's requests (roots, sampling, elicitation) and its notifications; then the
+#      same checks in the 2026-07-28 era through `mcp serve`, which bridges the eras;
 #   2. the MCP Inspector v2 CLI lists and calls our `bookshop` example over stdio and HTTP in
 #      each era it offers (`--protocol-era legacy|auto|modern`), asserting its JSON output
 #      and its exit codes (0 ok, 1 protocol error, 5 tool isError or unknown tool).
@@ -96,6 +97,7 @@ EOF
 # --- our two examples --------------------------------------------------------------------------
 log "cargo build --example bookshop --example everything_client"
 cargo build --example bookshop --example everything_client
+cargo build -p modelcontext-cli
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
 BOOKSHOP=$TARGET_DIR/debug/examples/bookshop
 EVERYTHING_CLIENT=$TARGET_DIR/debug/examples/everything_client
@@ -171,6 +173,14 @@ if start_server everything-http "$EVERYTHING_PORT" env PORT="$EVERYTHING_PORT" \
     for era in auto handshake; do
         drive_everything http "$era" "http://127.0.0.1:$EVERYTHING_PORT/mcp"
     done
+fi
+stop_server "$SERVER_PID"
+# A 2026-07-28 client through `mcp serve`, which speaks the modern era for the handshake-only
+# server: the same checks, era bridged (sampling, elicitation, roots and progress included).
+GATEWAY_PORT=$(free_port)
+if start_server gateway "$GATEWAY_PORT" "$TARGET_DIR/debug/mcp" serve \
+    --http "127.0.0.1:$GATEWAY_PORT" --stdio -- node "$EVERYTHING" stdio; then
+    drive_everything gateway modern "http://127.0.0.1:$GATEWAY_PORT/mcp"
 fi
 stop_server "$SERVER_PID"
 

@@ -10,7 +10,9 @@
 //!
 //! The client runs in the default era mode, `auto`: it probes with `server/discover`, the
 //! legacy server refuses it, and the client falls back to `initialize` (2025-11-25);
-//! `--era handshake` (before the target) skips the probe. Then it checks tools (text, image,
+//! `--era handshake` (before the target) skips the probe. `--era modern` speaks only
+//! 2026-07-28, for the server behind a gateway that bridges the eras
+//! (`mcp serve --http ADDR --stdio -- npx mcp-server-everything stdio`). Then it checks tools (text, image,
 //! structured content, resource links, progress, errors), resources (static, templated text
 //! and blob, a miss), prompts, completions, the server's requests to the client (roots,
 //! sampling, elicitation) and its notifications (logging, `list_changed`). Each check prints
@@ -46,10 +48,9 @@ async fn main() -> ExitCode {
         mode = match args[1].as_str() {
             "auto" => ("auto", EraMode::Auto),
             "handshake" => ("handshake", EraMode::Handshake),
+            "modern" => ("modern", EraMode::Modern),
             other => {
-                eprintln!(
-                    "unknown era {other:?}: use auto or handshake (the server is 2025-11-25 only)"
-                );
+                eprintln!("unknown era {other:?}: use auto, handshake or modern");
                 return ExitCode::from(2);
             }
         };
@@ -62,9 +63,9 @@ async fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: everything_client [--era auto|handshake] --stdio <command> [args...]"
+                "usage: everything_client [--era auto|handshake|modern] --stdio <command> [args...]"
             );
-            eprintln!("       everything_client [--era auto|handshake] <url>");
+            eprintln!("       everything_client [--era auto|handshake|modern] <url>");
             return ExitCode::from(2);
         }
     };
@@ -119,11 +120,16 @@ async fn main() -> ExitCode {
     };
     report.ok("connect");
     // In `auto` this is the fallback: `server/discover` refused, `initialize` accepted.
+    // `modern` reaches the server through a gateway that speaks 2026-07-28 on its behalf.
     let era_check = if mode.0 == "auto" { "era.fallback" } else { "era" };
-    report.check(era_check, client.era() == Era::Handshake, format!("{:?}", client.era()));
+    let (era, revision) = match mode.1 {
+        EraMode::Modern => (Era::Modern, "2026-07-28"),
+        _ => (Era::Handshake, "2025-11-25"),
+    };
+    report.check(era_check, client.era() == era, format!("{:?}", client.era()));
     report.check(
         "protocol_version",
-        client.protocol_version() == "2025-11-25",
+        client.protocol_version() == revision,
         client.protocol_version().to_owned(),
     );
     let name = client.server_info().map(|info| info.name.clone());
@@ -134,9 +140,12 @@ async fn main() -> ExitCode {
     );
     let instructions = client.instructions().unwrap_or_default().to_owned();
     report.check("instructions", !instructions.trim().is_empty(), format!("{instructions:?}"));
-    match client.ping().await {
-        Ok(()) => report.ok("ping"),
-        Err(err) => report.fail("ping", err),
+    // 2026-07-28 has no `ping`: a stateless server needs no liveness check.
+    if client.era() == Era::Handshake {
+        match client.ping().await {
+            Ok(()) => report.ok("ping"),
+            Err(err) => report.fail("ping", err),
+        }
     }
 
     // Tools. The conditional ones (roots, sampling, elicitation) are there because we declared
@@ -424,30 +433,40 @@ async fn main() -> ExitCode {
         Err(err) => report.fail("completion/complete.resource", err),
     }
 
-    // Notifications the server sent on its own while all this ran (waiting a little for those
-    // on the standalone stream): the roots sync logs a message (we asked for logs), and the
-    // session resource was announced.
-    let roots_logged =
-        |logs: &[String]| logs.iter().any(|l| l.contains("Roots updated: 1 root(s)"));
-    let announced = |methods: &[String], method: &str| methods.iter().any(|m| m == method);
-    for _ in 0..60 {
-        let logged = roots_logged(&lock(&logs));
-        if logged && announced(&lock(&notifications), "notifications/resources/list_changed") {
-            break;
+    // 2026-07-28 has no stream for what a server sends on its own (only listen streams, for
+    // list changes a client asks for): the checks below are the handshake era's.
+    if client.era() == Era::Handshake {
+        // Notifications the server sent on its own while all this ran (waiting a little for those
+        // on the standalone stream): the roots sync logs a message (we asked for logs), and the
+        // session resource was announced.
+        let roots_logged =
+            |logs: &[String]| logs.iter().any(|l| l.contains("Roots updated: 1 root(s)"));
+        let announced = |methods: &[String], method: &str| methods.iter().any(|m| m == method);
+        for _ in 0..60 {
+            let logged = roots_logged(&lock(&logs));
+            if logged && announced(&lock(&notifications), "notifications/resources/list_changed") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let logged = lock(&logs).clone();
-    report.check("notifications/message", roots_logged(&logged), format!("{logged:?}"));
-    let methods = lock(&notifications).clone();
-    let resources_changed = announced(&methods, "notifications/resources/list_changed");
-    report.check("notifications/resources/list_changed", resources_changed, format!("{methods:?}"));
-    // The conditional tools are registered while the server handles `initialized`; over HTTP
-    // that is before any client has its GET stream open, and the TypeScript SDK drops a
-    // message that has no stream to go to (the spec allows it), so only stdio can see it.
-    if transport == "stdio" {
-        let tools_changed = announced(&methods, "notifications/tools/list_changed");
-        report.check("notifications/tools/list_changed", tools_changed, format!("{methods:?}"));
+        let logged = lock(&logs).clone();
+        report.check("notifications/message", roots_logged(&logged), format!("{logged:?}"));
+        let methods = lock(&notifications).clone();
+        let resources_changed = announced(&methods, "notifications/resources/list_changed");
+        report.check(
+            "notifications/resources/list_changed",
+            resources_changed,
+            format!("{methods:?}"),
+        );
+        // The conditional tools are registered while the server handles `initialized`; over
+        // HTTP that is before any client has its GET stream open, and the TypeScript SDK
+        // drops a message that has no stream to go to (the spec allows it), so only stdio
+        // can see it.
+        if transport == "stdio" {
+            let tools_changed = announced(&methods, "notifications/tools/list_changed");
+            let methods = format!("{methods:?}");
+            report.check("notifications/tools/list_changed", tools_changed, methods);
+        }
     }
 
     // Still answering after everything above.

@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use modelcontext_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionArgument, DiscoverResult, Era, GetPromptRequestParams, GetPromptResult,
-    Implementation, InitializeRequestParams, InitializeResult, LATEST_HANDSHAKE_VERSION,
-    LATEST_MODERN_VERSION, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MODERN_VERSIONS, McpError, Notification, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResult, Reference, RequestMeta, RequestParams,
-    ServerCapabilities, SetLevelRequestParams, Tool, UNSUPPORTED_PROTOCOL_VERSION,
-    UnsupportedProtocolVersionData, era_of, method,
+    CompletionArgument, CompletionContext, DiscoverResult, Era, GetPromptRequestParams,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
+    LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MODERN_VERSIONS, McpError,
+    Notification, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference,
+    RequestMeta, RequestParams, ServerCapabilities, SetLevelRequestParams, Tool,
+    UNSUPPORTED_PROTOCOL_VERSION, UnsupportedProtocolVersionData, era_of, method,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -393,8 +393,22 @@ impl Client {
         reference: Reference,
         argument: (&str, &str),
     ) -> Result<CompleteResult, Error> {
+        self.complete_in_context(reference, argument, BTreeMap::new()).await
+    }
+
+    /// [`Client::complete`] with the values of the other arguments already filled in
+    /// (`context.arguments`, 2025-06-18+), which a server may use to narrow its suggestions.
+    pub async fn complete_in_context(
+        &self,
+        reference: Reference,
+        argument: (&str, &str),
+        arguments: BTreeMap<String, String>,
+    ) -> Result<CompleteResult, Error> {
         let argument = CompletionArgument::new(argument.0, argument.1);
         let mut params = CompleteRequestParams::new(reference, argument);
+        if !arguments.is_empty() {
+            params.context = Some(CompletionContext::default().with_arguments(arguments));
+        }
         params.meta = self.meta();
         self.request(method::COMPLETION_COMPLETE, params).await
     }

@@ -208,3 +208,32 @@ async fn an_sdk_error_from_a_tool_reaches_the_model_with_its_causes() {
     let text = serde_json::to_value(&result.content).expect("json")[0]["text"].clone();
     assert_eq!(text, "Error executing tool read_disk: I/O error: disk on fire");
 }
+
+/// Progress sent just before the answer reaches the caller before the answer, on every
+/// transport and in both eras: the last update is not lost to the result overtaking it.
+#[tokio::test]
+async fn progress_sent_right_before_the_answer_arrives_first() {
+    let quick = ToolDef::new("quick", |cx: Context, _: NoArgs| async move {
+        // Not answered in the first poll: the answer and the updates take the streamed path.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        for step in 1..=3 {
+            cx.report_progress(f64::from(step), Some(3.0), None).await;
+        }
+        "done"
+    });
+    let server = McpServer::new("quick").tool(quick).expect("registers");
+    for &http in crate::support::TRANSPORTS {
+        for mode in [EraMode::Handshake, EraMode::Modern] {
+            let builder = Client::builder().era(mode);
+            let client = crate::support::connect(server.clone(), builder, http).await;
+            for _ in 0..30 {
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let log = Arc::clone(&seen);
+                let options = CallOptions::new()
+                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
+                client.call_tool_with("quick", json!({}), &options).await.expect("answered");
+                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {mode:?}");
+            }
+        }
+    }
+}

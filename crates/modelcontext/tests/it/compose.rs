@@ -240,3 +240,65 @@ async fn an_upstream_list_change_reaches_a_listening_caller() {
         assert!(!tools.contains(&json!("u_added")), "{era:?}: {tools:?}");
     }
 }
+
+#[tokio::test]
+async fn progress_sent_right_before_the_answer_comes_through_first() {
+    let quick = ToolDef::new("quick", |cx: Context, _: NoArgs| async move {
+        for step in 1..=3 {
+            cx.report_progress(f64::from(step), Some(3.0), None).await;
+        }
+        "done"
+    });
+    let upstream = McpServer::new("quick").tool(quick).expect("registers");
+    let gateway =
+        McpServer::new("Gateway").mount_server(&upstream, Transform::new()).await.expect("mounts");
+    for &http in crate::support::TRANSPORTS {
+        for era in ERAS {
+            let builder = Client::builder().era(era);
+            let client = crate::support::connect(gateway.clone(), builder, http).await;
+            for _ in 0..30 {
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let log = Arc::clone(&seen);
+                let options = CallOptions::new()
+                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
+                client.call_tool_with("quick", json!({}), &options).await.expect("answered");
+                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {era:?}");
+            }
+        }
+    }
+}
+
+/// The `progress` example as a child process behind the gateway: its updates, the last
+/// right before its answer, reach callers over every transport in both eras.
+#[tokio::test]
+async fn a_child_process_upstream_relays_its_progress() {
+    let exe = std::env::current_exe().expect("exe");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("dir");
+    let program = dir.join("examples").join("progress");
+    let upstream = Upstream::builder("progress", move |client| {
+        let spawned = modelcontext::ChildProcess::new(&program).args(["--stdio"]).spawn();
+        async move { client.connect(spawned?).await }
+    })
+    .connect()
+    .await
+    .expect("connects");
+    let gateway =
+        McpServer::new("Gateway").mount(&upstream, Transform::new()).await.expect("mounts");
+    for &http in crate::support::TRANSPORTS {
+        for era in ERAS {
+            let builder = Client::builder().era(era);
+            let client = crate::support::connect(gateway.clone(), builder, http).await;
+            for _ in 0..10 {
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let log = Arc::clone(&seen);
+                let options = CallOptions::new()
+                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
+                client
+                    .call_tool_with("index", json!({"files": 3}), &options)
+                    .await
+                    .expect("answered");
+                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {era:?}");
+            }
+        }
+    }
+}

@@ -8,8 +8,8 @@ use std::pin::pin;
 use std::sync::Arc;
 
 use modelcontext_types::{
-    CallToolResult, GetPromptResult, McpError, Meta, ProgressNotificationParams, ResourceContents,
-    SERVER_INFO_META_KEY,
+    CallToolResult, GetPromptResult, McpError, Meta, ProgressNotificationParams, Reference,
+    ResourceContents, SERVER_INFO_META_KEY,
 };
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
@@ -20,6 +20,7 @@ use super::upstream::Upstream;
 use crate::Error;
 use crate::client::{CallOptions, Client};
 use crate::server::Context;
+use crate::server::completion::{ArgumentCompleter, CompletionRequest};
 use crate::server::handler::{ErasedHandler, Invocation, erase_invocation};
 use crate::server::prompt::PromptKind;
 use crate::server::resource::ResourceKind;
@@ -51,6 +52,33 @@ pub(super) fn prompt(upstream: Upstream, name: String) -> Arc<dyn ErasedHandler<
     })
 }
 
+/// Completes `argument` of the upstream's prompt or template `reference` through `upstream`.
+pub(super) fn completer(
+    upstream: Upstream,
+    reference: Reference,
+    argument: String,
+) -> impl ArgumentCompleter {
+    move |request: CompletionRequest| {
+        let (upstream, reference, argument) =
+            (upstream.clone(), reference.clone(), argument.clone());
+        async move {
+            let client = upstream.client().await.map_err(McpError::internal)?;
+            let value = request.value.as_str();
+            let asked =
+                client.complete_in_context(reference, (&argument, value), request.arguments);
+            let outcome = asked.await;
+            upstream.settle(&client, &outcome);
+            match outcome {
+                Ok(result) => Ok(result.completion),
+                Err(error) => Err(match upstream_said(&error) {
+                    Some(error) => error.clone(),
+                    None => McpError::internal(unreachable(&upstream, &error)),
+                }),
+            }
+        }
+    }
+}
+
 async fn call_tool(
     upstream: Upstream,
     route: Arc<ToolRoute>,
@@ -66,6 +94,7 @@ async fn call_tool(
     let (options, progress) = call_options(&upstream, &cx);
     let call = client.call_tool_with(&route.upstream_name, arguments, &options);
     let outcome = relayed(&upstream, &client, &cx, progress, call).await;
+    upstream.changes_imported().await;
     match outcome {
         Ok(mut result) => {
             result.result_type = None;
@@ -193,14 +222,16 @@ async fn relayed<T>(
     let outcome = loop {
         tokio::select! {
             biased;
+            Some(update) = progress.recv() => report(cx, update).await,
             outcome = &mut request => break outcome,
-            Some(update) = progress.recv() => {
-                cx.report_progress(update.progress, update.total, update.message.as_deref()).await;
-            }
             // A question was recorded for a modern caller: this poll lets its frame see it.
             () = asked.notified() => {}
         }
     };
+    // Progress sent just before the answer is still queued: it goes first, as it came.
+    while let Ok(update) = progress.try_recv() {
+        report(cx, update).await;
+    }
     upstream.settle(client, &outcome);
     outcome
 }
@@ -212,6 +243,10 @@ fn upstream_said(error: &Error) -> Option<&McpError> {
         crate::ErrorKind::Protocol => error.as_mcp_error(),
         _ => None,
     }
+}
+
+async fn report(cx: &Context, update: ProgressNotificationParams) {
+    cx.report_progress(update.progress, update.total, update.message.as_deref()).await;
 }
 
 /// Why the upstream could not answer, in words for the caller.

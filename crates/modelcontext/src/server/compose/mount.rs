@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
-    ClientRequest, Prompt, Resource, ResourceTemplate, ServerNotification, SubscriptionFilter, Tool,
+    ClientRequest, Prompt, PromptReference, Reference, Resource, ResourceTemplate,
+    ResourceTemplateReference, ServerNotification, SubscriptionFilter, Tool,
 };
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -63,6 +64,7 @@ struct Listed {
     templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
     tasks: bool,
+    completions: bool,
 }
 
 impl Mounted {
@@ -95,7 +97,7 @@ impl Mounted {
 
     /// Follows the upstream's announcements until the mount or the upstream is gone.
     pub(super) fn follow(self: &Arc<Mounted>) {
-        let announcements = self.upstream.announcements();
+        let announcements = self.upstream.follow();
         tokio::spawn(follow(Arc::downgrade(self), announcements));
     }
 
@@ -120,20 +122,46 @@ impl Mounted {
         }
         for template in listed.templates {
             let handler = forward::resource(self.upstream.clone(), Arc::clone(&self.transform));
+            let reference =
+                Reference::Resource(ResourceTemplateReference::new(&template.uri_template));
             let shown = self.transform.template(template);
             let parsed = UriTemplate::parse(&shown.uri_template).map_err(|e| {
                 Error::registration(format!("resource template '{}': {e}", shown.uri_template))
             })?;
             let variables: Vec<&str> = parsed.variables().collect();
-            let def = ResourceDef::forwarding_template(shown.clone(), &variables, handler);
+            let mut def = ResourceDef::forwarding_template(shown.clone(), &variables, handler);
+            if listed.completions {
+                for variable in &variables {
+                    let completer = forward::completer(
+                        self.upstream.clone(),
+                        reference.clone(),
+                        (*variable).to_owned(),
+                    );
+                    def = def.complete(*variable, completer);
+                }
+            }
             imported
                 .templates
                 .push(Arc::new(TemplateEntry::compile(def).map_err(Error::registration)?));
         }
         for prompt in listed.prompts {
             let Some((shown, upstream_name)) = self.transform.prompt(prompt) else { continue };
+            let reference = Reference::Prompt(PromptReference::new(&upstream_name));
+            let arguments: Vec<String> =
+                shown.arguments.iter().flatten().map(|a| a.name.clone()).collect();
             let handler = forward::prompt(self.upstream.clone(), upstream_name);
-            imported.prompts.push(Arc::new(PromptDef::forwarding(shown, handler)));
+            let mut def = PromptDef::forwarding(shown, handler);
+            if listed.completions {
+                for argument in arguments {
+                    let completer = forward::completer(
+                        self.upstream.clone(),
+                        reference.clone(),
+                        argument.clone(),
+                    );
+                    def = def.complete(argument, completer);
+                }
+            }
+            imported.prompts.push(Arc::new(def));
         }
         Ok(imported)
     }
@@ -253,14 +281,11 @@ async fn follow(mounted: Weak<Mounted>, mut announcements: broadcast::Receiver<A
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let Some(mounted) = mounted.upgrade() else { return };
-        if let Announcement::ResourceUpdated(uri) = &announcement {
-            let shown = mounted.transform.shown_uri(uri);
-            mounted.bus.publish(ChangeEvent::ResourceUpdated(shown));
-            continue;
-        }
+        let announced = mounted.upstream.announced();
         if let Err(error) = mounted.import().await {
             tracing::warn!(upstream = %mounted.upstream.name(), %error, "import after a change failed; keeping the last one");
         }
+        mounted.upstream.imported(announced);
         if matches!(announcement, Announcement::Reconnected) {
             mounted.rewatch();
         }
@@ -333,5 +358,6 @@ async fn list_everything(client: &Client) -> Result<Listed, Error> {
             }
         }
     }
-    Ok(Listed { tools, resources, templates, prompts, tasks })
+    let completions = capabilities.completions.is_some();
+    Ok(Listed { tools, resources, templates, prompts, tasks, completions })
 }

@@ -2,14 +2,14 @@
 //! the calls waiting on it, and what it announces.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use modelcontext_types::{
-    Implementation, LoggingLevel, LoggingMessageNotificationParams, McpError, ServerNotification,
-    SubscriptionFilter,
+    Implementation, LoggingLevel, LoggingMessageNotificationParams, McpError, SubscriptionFilter,
+    method,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -90,7 +90,6 @@ pub(super) enum Announcement {
     ToolsChanged,
     PromptsChanged,
     ResourcesChanged,
-    ResourceUpdated(String),
     /// A new connection replaced a broken one: what it serves may differ.
     Reconnected,
 }
@@ -112,6 +111,13 @@ pub(super) struct Shared {
     /// The last ping (or the connection, before the first ping) succeeded.
     healthy: AtomicBool,
     breaker: Breaker,
+    /// List changes announced so far, counted on the connection's loop as they arrive, so a
+    /// call's answer that follows one counts it already.
+    announced: AtomicU64,
+    /// The announcements the mounts have imported (the count when their last import began).
+    imported: watch::Sender<u64>,
+    /// Mounts following the announcements: with none, nothing imports and nobody waits.
+    followers: AtomicUsize,
 }
 
 impl UpstreamBuilder {
@@ -157,6 +163,9 @@ impl UpstreamBuilder {
             announcements,
             healthy: AtomicBool::new(false),
             breaker: Breaker::default(),
+            announced: AtomicU64::new(0),
+            imported: watch::Sender::new(0),
+            followers: AtomicUsize::new(0),
         });
         let client = Shared::open(&shared).await?;
         Shared::go_up(&shared, client);
@@ -230,9 +239,38 @@ impl Upstream {
         self.shared.options.call_timeout
     }
 
-    /// What the upstream announces from now on.
-    pub(super) fn announcements(&self) -> broadcast::Receiver<Announcement> {
+    /// What the upstream announces from now on; the caller imports after each one and says
+    /// so ([`Upstream::imported`]).
+    pub(super) fn follow(&self) -> broadcast::Receiver<Announcement> {
+        self.shared.followers.fetch_add(1, Ordering::Relaxed);
         self.shared.announcements.subscribe()
+    }
+
+    /// The count of list changes announced so far, for an import about to begin.
+    pub(super) fn announced(&self) -> u64 {
+        self.shared.announced.load(Ordering::SeqCst)
+    }
+
+    /// An import that began when `announced` changes were announced is done.
+    pub(super) fn imported(&self, announced: u64) {
+        self.shared.imported.send_if_modified(|done| {
+            let newer = announced > *done;
+            *done = (*done).max(announced);
+            newer
+        });
+    }
+
+    /// Waits (a few seconds at most) until every list change the upstream announced before
+    /// now is imported: a tool that adds a tool or resource upstream answers after announcing
+    /// it, and its caller may use the new one at once.
+    pub(super) async fn changes_imported(&self) {
+        if self.shared.followers.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let announced = self.announced();
+        let mut imported = self.shared.imported.subscribe();
+        let caught_up = imported.wait_for(|done| *done >= announced);
+        let _ = tokio::time::timeout(Duration::from_secs(5), caught_up).await;
     }
 
     /// Notes how a call through `client` ended: a closed connection starts a restart, and
@@ -255,7 +293,7 @@ impl Shared {
     async fn open(shared: &Arc<Shared>) -> Result<Arc<Client>, Error> {
         let builder = routed_builder(shared);
         let client = Arc::new((shared.connector)(builder).await?);
-        tokio::spawn(watch_announcements(Arc::downgrade(shared), Arc::clone(&client)));
+        tokio::spawn(watch_connection(Arc::downgrade(shared), Arc::clone(&client)));
         Ok(client)
     }
 
@@ -323,37 +361,32 @@ async fn keep_pinging(shared: Weak<Shared>) {
     }
 }
 
-/// Listens for the upstream's list changes and resource updates (both eras) and passes them
-/// on. The stream ends with the connection: that is a crash, and starts a restart.
-async fn watch_announcements(shared: Weak<Shared>, client: Arc<Client>) {
+/// Keeps a listen stream open so that a 2026-07-28 upstream sends its list changes (they
+/// arrive through the client's notification handler, [`routed_builder`]). The stream ends
+/// with the connection: that is a crash, and starts a restart.
+async fn watch_connection(shared: Weak<Shared>, client: Arc<Client>) {
     let filter = SubscriptionFilter::default()
         .with_tools_list_changed(true)
         .with_prompts_list_changed(true)
         .with_resources_list_changed(true);
-    let subscription = client.listen(filter).await;
-    let Ok(mut subscription) = subscription else {
+    let Ok(mut subscription) = client.listen(filter).await else {
         // A server that cannot listen still serves; only its changes go unseen.
         return;
     };
     let weak_client = Arc::downgrade(&client);
     drop(client);
-    while let Some(notification) = subscription.next().await {
-        let Some(upstream) = shared.upgrade() else { return };
-        if let Some(announcement) = announcement(notification) {
-            let _ = upstream.announcements.send(announcement);
-        }
-    }
+    while subscription.next().await.is_some() {}
     if let (Some(upstream), Some(client)) = (shared.upgrade(), weak_client.upgrade()) {
         Shared::restart(&upstream, &client);
     }
 }
 
-fn announcement(notification: ServerNotification) -> Option<Announcement> {
-    Some(match notification {
-        ServerNotification::ToolListChanged(_) => Announcement::ToolsChanged,
-        ServerNotification::PromptListChanged(_) => Announcement::PromptsChanged,
-        ServerNotification::ResourceListChanged(_) => Announcement::ResourcesChanged,
-        ServerNotification::ResourceUpdated(params) => Announcement::ResourceUpdated(params.uri),
+/// The announcement a notification makes, if it is a list change.
+fn announcement(method: &str) -> Option<Announcement> {
+    Some(match method {
+        method::TOOLS_LIST_CHANGED => Announcement::ToolsChanged,
+        method::PROMPTS_LIST_CHANGED => Announcement::PromptsChanged,
+        method::RESOURCES_LIST_CHANGED => Announcement::ResourcesChanged,
         _ => return None,
     })
 }
@@ -366,6 +399,7 @@ fn routed_builder(shared: &Arc<Shared>) -> ClientBuilder {
     let elicit = Arc::downgrade(shared);
     let roots = Arc::downgrade(shared);
     let logs = log_forwarder(Arc::downgrade(shared));
+    let changes = Arc::downgrade(shared);
     // Sampling with tools is declared: whether a caller supports it is checked when the
     // question reaches it, and the upstream gets that caller's -32021 when it does not.
     Client::builder()
@@ -373,6 +407,16 @@ fn routed_builder(shared: &Arc<Shared>) -> ClientBuilder {
         .sampling_tools(true)
         .on_log(move |message| {
             let _ = logs.send(message);
+        })
+        // On the connection's loop, in arrival order: counted before any later answer.
+        .on_notification(move |notification| {
+            let (Some(shared), Some(change)) =
+                (changes.upgrade(), announcement(&notification.method))
+            else {
+                return;
+            };
+            shared.announced.fetch_add(1, Ordering::SeqCst);
+            let _ = shared.announcements.send(change);
         })
         .on_sample(move |params| {
             let shared = sample.clone();
