@@ -294,6 +294,25 @@ pub enum Command {
         /// Repeatable.
         #[arg(long, value_name = "PATTERN")]
         deny: Vec<String>,
+        /// Accept only OAuth access tokens (JWT) from this issuer (feature `gateway`); with
+        /// --audience.
+        #[arg(long, value_name = "URL", requires = "audience")]
+        issuer: Option<String>,
+        /// The audience the tokens must name: this endpoint's canonical URL, e.g.
+        /// https://mcp.example.com/mcp (feature `gateway`).
+        #[arg(long, value_name = "URI", requires = "issuer")]
+        audience: Option<String>,
+        /// Where the issuer's keys are (default: found through its metadata).
+        #[arg(long, value_name = "URL", requires = "issuer")]
+        jwks_url: Option<String>,
+        /// Share sessions, their events and change notifications with the other instances
+        /// on this Redis (feature `gateway`); needs --http and --signing-key.
+        #[arg(long, value_name = "URL", requires_all = ["http", "signing_key"])]
+        redis: Option<String>,
+        /// A 64-hex-digit key sealing cursors and request state, the same on every instance
+        /// (repeatable: the first signs, all verify).
+        #[arg(long, value_name = "HEX")]
+        signing_key: Vec<String>,
     },
     /// Add a server to a host's configuration: Claude Desktop, Claude Code, Cursor, VS Code,
     /// or a plain `mcpServers` JSON file.

@@ -11,6 +11,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use modelcontext::server::KeyRing;
 use modelcontext::server::compose::{Transform, Upstream};
 use modelcontext::server::http::{HttpOptions, ServerTls};
 use modelcontext::{Error, McpServer};
@@ -23,17 +24,33 @@ use crate::connect::{StdioCommand, Target};
 use crate::failure::Failure;
 
 /// What `serve` was asked to do, beside the servers.
+#[derive(Default)]
 struct Serving {
     http: Option<String>,
     tls: Option<(PathBuf, PathBuf)>,
     bearer_env: Option<String>,
     allow: Vec<String>,
     deny: Vec<String>,
+    issuer: Option<String>,
+    // Read with the `gateway` feature only; without it, --issuer is refused first.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    audience: Option<String>,
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    jwks_url: Option<String>,
+    redis: Option<String>,
+    signing_keys: Vec<String>,
 }
+
+/// The deployment name: the audience of the key ring and the Redis namespace, the same on
+/// every instance of one fleet.
+const DEPLOYMENT: &str = "mcp-serve";
 
 /// Connects every server, mounts them, and serves until Ctrl-C.
 pub async fn run(cli: Cli) -> Result<(), Failure> {
     let serving = serving(&cli.command);
+    check_features(&serving)?;
+    #[cfg(feature = "gateway")]
+    init_logs();
     let servers = selected(&cli)?;
     let several = servers.len() > 1;
     let names: Vec<String> = servers.iter().map(|(name, _)| name.clone()).collect();
@@ -42,13 +59,25 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         upstreams.push(connect(&cli, &name, target).await?);
     }
     let mut server = identity(&upstreams);
+    if !serving.signing_keys.is_empty() {
+        let ring = KeyRing::from_hex(&serving.signing_keys)
+            .map_err(|e| Failure::Usage(format!("--signing-key: {}", e)))?;
+        server = server.key_ring(ring.audience(DEPLOYMENT));
+    }
+    #[cfg_attr(not(feature = "gateway"), allow(unused_mut))]
+    let mut options = http_options(&serving)?;
+    // The fleet's bus must be the server's before anything is mounted: mounts publish on it.
+    #[cfg(feature = "gateway")]
+    if let Some(url) = &serving.redis {
+        (server, options) = join_fleet(url, server, options).await?;
+    }
     for upstream in &upstreams {
         let transform = transform(upstream.name(), several, &names, &serving)?;
         server = server.mount(upstream, transform).await.map_err(Failure::from_sdk)?;
     }
     let serve = async {
         match &serving.http {
-            Some(addr) => serve_http(server, addr, &serving, upstreams).await,
+            Some(addr) => serve_http(server, options, addr, &serving, upstreams).await,
             None => server.run_stdio().await.map_err(Failure::from_sdk),
         }
     };
@@ -76,16 +105,107 @@ fn identity(upstreams: &[Upstream]) -> McpServer {
 }
 
 fn serving(command: &Command) -> Serving {
-    match command {
-        Command::Serve { http, tls_cert, tls_key, bearer_env, allow, deny, .. } => Serving {
-            http: http.clone(),
-            tls: tls_cert.clone().zip(tls_key.clone()),
-            bearer_env: bearer_env.clone(),
-            allow: allow.clone(),
-            deny: deny.clone(),
-        },
-        _ => Serving { http: None, tls: None, bearer_env: None, allow: vec![], deny: vec![] },
+    let Command::Serve {
+        http,
+        tls_cert,
+        tls_key,
+        bearer_env,
+        allow,
+        deny,
+        issuer,
+        audience,
+        jwks_url,
+        redis,
+        signing_key,
+        ..
+    } = command
+    else {
+        return Serving::default();
+    };
+    Serving {
+        http: http.clone(),
+        tls: tls_cert.clone().zip(tls_key.clone()),
+        bearer_env: bearer_env.clone(),
+        allow: allow.clone(),
+        deny: deny.clone(),
+        issuer: issuer.clone(),
+        audience: audience.clone(),
+        jwks_url: jwks_url.clone(),
+        redis: redis.clone(),
+        signing_keys: signing_key.clone(),
     }
+}
+
+/// Options this build cannot honour are refused before anything starts.
+fn check_features(serving: &Serving) -> Result<(), Failure> {
+    let wanted = [("--issuer", serving.issuer.is_some()), ("--redis", serving.redis.is_some())];
+    match wanted.iter().find(|(_, given)| *given && !cfg!(feature = "gateway")) {
+        Some((flag, _)) => Err(Failure::Usage(format!(
+            "{flag} needs mcp built with the `gateway` feature: \
+             cargo install --path crates/modelcontext-cli --features gateway"
+        ))),
+        None if serving.bearer_env.is_some() && serving.issuer.is_some() => {
+            Err(Failure::Usage("give --bearer-env or --issuer, not both".into()))
+        }
+        None => Ok(()),
+    }
+}
+
+/// `RUST_LOG` logs and request spans on stderr (stdout may carry the protocol).
+#[cfg(feature = "gateway")]
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::from_default_env();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// The HTTP options: TLS, and the OAuth resource server in front when asked.
+fn http_options(serving: &Serving) -> Result<HttpOptions, Failure> {
+    let mut options = HttpOptions::default();
+    if let Some((cert, key)) = &serving.tls {
+        options = options.tls(ServerTls::from_pem_files(cert, key).map_err(Failure::from_sdk)?);
+    }
+    #[cfg(feature = "gateway")]
+    if let (Some(issuer), Some(audience)) = (&serving.issuer, &serving.audience) {
+        options = options.auth(resource_server(issuer, audience, serving.jwks_url.as_deref())?);
+    }
+    Ok(options)
+}
+
+/// Tokens from `issuer` for `audience`, this endpoint's canonical URL, which is also the
+/// resource its protected-resource metadata names.
+#[cfg(feature = "gateway")]
+fn resource_server(
+    issuer: &str,
+    audience: &str,
+    jwks_url: Option<&str>,
+) -> Result<modelcontext::auth::AuthOptions, Failure> {
+    use modelcontext::auth::{AuthOptions, JwtVerifier};
+    let usage = |error: Error| Failure::Usage(format!("--issuer/--audience: {error}"));
+    let mut verifier = JwtVerifier::new(issuer, audience).map_err(usage)?;
+    if let Some(url) = jwks_url {
+        verifier = verifier.jwks_uri(url).map_err(usage)?;
+    }
+    AuthOptions::new(audience, issuer, verifier).map_err(usage)
+}
+
+/// With `--redis`: the bus on the server, and the handshake era's stores and router in
+/// `options`, all on the deployment's Redis.
+#[cfg(feature = "gateway")]
+async fn join_fleet(
+    url: &str,
+    server: McpServer,
+    options: HttpOptions,
+) -> Result<(McpServer, HttpOptions), Failure> {
+    let failed =
+        |error: modelcontext_redis::Error| Failure::Connection(format!("--redis {url}: {error}"));
+    let deployment = modelcontext_redis::Deployment::new(url, DEPLOYMENT).map_err(failed)?;
+    let server = server.subscription_bus(deployment.bus().await.map_err(failed)?);
+    let options = options
+        .session_store(Arc::new(deployment.session_store().map_err(failed)?))
+        .event_store(Arc::new(deployment.event_store().map_err(failed)?))
+        .peer_router(Arc::new(deployment.peer_router().map_err(failed)?));
+    Ok((server, options))
 }
 
 /// The servers to serve, by name: every server of a `--config` file given without
@@ -184,14 +304,11 @@ fn patterns_for(
 /// Serves `/mcp` (behind the bearer check when asked) and `/healthz` on `addr`.
 async fn serve_http(
     server: McpServer,
+    options: HttpOptions,
     addr: &str,
     serving: &Serving,
     upstreams: Vec<Upstream>,
 ) -> Result<(), Failure> {
-    let mut options = HttpOptions::default();
-    if let Some((cert, key)) = &serving.tls {
-        options = options.tls(ServerTls::from_pem_files(cert, key).map_err(Failure::from_sdk)?);
-    }
     let endpoint = server.http_endpoint_with(options);
     let mut router = endpoint.router();
     if let Some(variable) = &serving.bearer_env {

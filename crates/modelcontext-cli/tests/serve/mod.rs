@@ -174,3 +174,68 @@ async fn the_endpoint_wants_the_bearer_token_and_health_needs_none() {
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert_eq!(body, r#"{"healthy":true,"servers":{"bookshop":"up"}}"#);
 }
+
+/// A raw HTTP/1.1 exchange with the gateway: the status line, the headers, the body.
+#[cfg(feature = "gateway")]
+fn exchange(gateway: &Gateway, request: &str) -> (String, String, String) {
+    let authority = gateway.url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = TcpStream::connect(authority).expect("connects");
+    stream.write_all(request.replace("{host}", authority).as_bytes()).expect("writes");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("reads");
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (status.to_owned(), headers.to_lowercase(), body.to_owned())
+}
+
+#[cfg(feature = "gateway")]
+#[test]
+fn the_oauth_resource_server_stands_in_front() {
+    let shop = format!("'{}'", bookshop().display());
+    let gateway = Gateway::start(
+        &[
+            "--stdio",
+            &shop,
+            "--issuer",
+            "https://issuer.example",
+            "--audience",
+            "https://mcp.example/mcp",
+            "--jwks-url",
+            "https://issuer.example/jwks",
+        ],
+        &[],
+    );
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    let post = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {{host}}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, headers, _) = exchange(&gateway, &post);
+    assert_eq!(status, "HTTP/1.1 401 Unauthorized");
+    assert!(
+        headers.contains("www-authenticate: bearer resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp\""),
+        "{headers}"
+    );
+    let get = "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n";
+    let (status, _, body) = exchange(&gateway, get);
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let metadata: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(metadata["resource"], "https://mcp.example/mcp");
+    assert_eq!(metadata["authorization_servers"], json!(["https://issuer.example"]));
+}
+
+#[cfg(not(feature = "gateway"))]
+#[test]
+fn the_gateway_options_name_the_feature_they_need() {
+    let shop = format!("'{}'", bookshop().display());
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .args(["serve", "--http", "127.0.0.1:0", "--stdio", &shop])
+        .args(["--issuer", "https://issuer.example", "--audience", "https://mcp.example/mcp"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(64));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--issuer needs mcp built with the `gateway` feature"), "{stderr}");
+}
