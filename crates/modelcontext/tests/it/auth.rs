@@ -861,3 +861,45 @@ async fn a_session_answers_only_the_principal_that_opened_it() {
         "scopes are checked per request in sessions too"
     );
 }
+
+/// A mounted tool that needs a scope (`Transform::require_scopes`) is in the tool list only
+/// for a caller whose token grants it, as only such a caller may call it.
+#[tokio::test]
+async fn a_mounted_tool_needing_a_scope_is_listed_only_for_callers_holding_it() {
+    use modelcontext::server::compose::Transform;
+    use modelcontext::server::http::HttpOptions;
+    use modelcontext::{McpServer, ToolDef};
+    let issuer = issuer(&["rsa-1"]).await;
+    let files = McpServer::new("files")
+        .tool(ToolDef::new("read_file", || async { "read" }))
+        .expect("read")
+        .tool(ToolDef::new("delete_file", || async { "deleted" }))
+        .expect("delete");
+    let transform = Transform::new().require_scopes("delete_file", ["files:write"]);
+    let gateway = McpServer::new("gateway").mount_server(&files, transform).await.expect("mounts");
+    let options = HttpOptions::default().auth(options(issuer.verifier()));
+    let (addr, serve) =
+        gateway.http_endpoint_with(options).bind("127.0.0.1:0").await.expect("bind");
+    tokio::spawn(serve);
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN}}}}}"#);
+    let headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
+    let names = |answer: &str| -> Vec<String> {
+        let answer: Value = serde_json::from_str(answer).expect("json");
+        let tools = answer["result"]["tools"].as_array().cloned().unwrap_or_default();
+        tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+    };
+    let reader = sign("rsa-1", &issuer.claims());
+    let (status, _, answer) = post_mcp(addr, Some(&reader), &headers, &list).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(names(&answer), ["read_file"]);
+    let writer = sign("rsa-1", &issuer.claims_with(json!({"scope": "files:read files:write"})));
+    let (_, _, answer) = post_mcp(addr, Some(&writer), &headers, &list).await;
+    assert_eq!(names(&answer), ["read_file", "delete_file"]);
+    let (body, call_headers) = modern_call("delete_file");
+    let call_headers: Vec<(&str, &str)> =
+        call_headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, _, _) = post_mcp(addr, Some(&reader), &call_headers, &body).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, answer) = post_mcp(addr, Some(&writer), &call_headers, &body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+}

@@ -72,7 +72,7 @@ impl McpServer {
         mounted.follow();
         let watcher = Arc::clone(&mounted);
         Ok(self.middleware(from_fn(move |request, next| {
-            Arc::clone(&watcher).see_subscriptions(request, next)
+            Arc::clone(&watcher).see_requests(request, next)
         })))
     }
 

@@ -10,6 +10,7 @@ use modelcontext_types::{
     ClientRequest, Prompt, PromptReference, Reference, Resource, ResourceTemplate,
     ResourceTemplateReference, ServerNotification, SubscriptionFilter, Tool,
 };
+use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -44,6 +45,9 @@ pub(super) struct Mounted {
 #[derive(Default)]
 struct Owned {
     tools: Vec<String>,
+    /// The scopes of the tools that need some, by shown name: hidden from a caller without
+    /// them, as their calls are refused.
+    scoped: HashMap<String, Vec<String>>,
     resources: Vec<String>,
     templates: Vec<Arc<TemplateEntry>>,
     prompts: Vec<String>,
@@ -169,8 +173,12 @@ impl Mounted {
     /// Replaces the last import with `imported` in one catalog change, then tells clients.
     fn publish(&self, imported: Imported) -> Result<(), Error> {
         let mut owned = self.owned.lock().unwrap_or_else(|e| e.into_inner());
+        let scoped = imported.tools.iter().filter(|t| !t.def.required_scopes.is_empty());
         let next = Owned {
             tools: imported.tools.iter().map(|t| t.def.tool.name.clone()).collect(),
+            scoped: scoped
+                .map(|t| (t.def.tool.name.clone(), t.def.required_scopes.clone()))
+                .collect(),
             resources: imported.resources.iter().map(|r| r.uri.clone()).collect(),
             templates: imported.templates.clone(),
             prompts: imported.prompts.iter().map(|p| p.prompt.name.clone()).collect(),
@@ -251,13 +259,9 @@ impl Mounted {
         }
     }
 
-    /// Sees the subscriptions clients make, to make them upstream too; lets every request
-    /// through unchanged.
-    pub(super) async fn see_subscriptions(
-        self: Arc<Mounted>,
-        request: Request,
-        next: Next,
-    ) -> Response {
+    /// Sees the subscriptions clients make, to make them upstream too, and hides from a
+    /// tool list the tools its caller lacks the scopes to call; lets every request through.
+    pub(super) async fn see_requests(self: Arc<Mounted>, request: Request, next: Next) -> Response {
         match request.request() {
             ClientRequest::Subscribe(params) => self.watch(&params.uri),
             ClientRequest::Unsubscribe(params) => self.unwatch(&params.uri),
@@ -268,8 +272,44 @@ impl Mounted {
             }
             _ => {}
         }
-        next.run(request).await
+        let granted = match request.request() {
+            ClientRequest::ListTools(_) => granted_scopes(&request),
+            _ => None,
+        };
+        let response = next.run(request).await;
+        match granted {
+            Some(granted) => response.map_result(|page| self.without_unreachable(page, &granted)),
+            None => response,
+        }
     }
+
+    /// `page` (a `tools/list` result) without the tools that need scopes `granted` lacks.
+    fn without_unreachable(
+        &self,
+        mut page: Map<String, Value>,
+        granted: &[String],
+    ) -> Map<String, Value> {
+        let owned = self.owned.lock().unwrap_or_else(|e| e.into_inner());
+        let reachable = |tool: &Value| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            owned.scoped.get(name).is_none_or(|needed| needed.iter().all(|s| granted.contains(s)))
+        };
+        if let Some(Value::Array(tools)) = page.get_mut("tools") {
+            tools.retain(reachable);
+        }
+        page
+    }
+}
+
+/// The scopes the request's access token grants; `None` when no token was checked (no
+/// resource server in front), where no call is refused for its scopes either.
+fn granted_scopes(request: &Request) -> Option<Vec<String>> {
+    #[cfg(feature = "auth-server")]
+    if let Some(principal) = request.extensions().get::<crate::auth::Principal>() {
+        return Some(principal.scopes.clone());
+    }
+    let _ = request;
+    None
 }
 
 async fn follow(mounted: Weak<Mounted>, mut announcements: broadcast::Receiver<Announcement>) {

@@ -137,7 +137,9 @@ impl Transform {
     }
 
     /// OAuth scopes a caller needs for `tool` (upstream name), on top of the endpoint's
-    /// (see [`ToolDef::required_scopes`](crate::ToolDef::required_scopes)).
+    /// (see [`ToolDef::required_scopes`](crate::ToolDef::required_scopes)): a caller without
+    /// them is refused its calls (HTTP 403 `insufficient_scope`) and does not see the tool
+    /// in `tools/list` (with the `auth-server` feature and a resource server in front).
     pub fn require_scopes<S: Into<String>>(
         mut self,
         tool: impl Into<String>,
