@@ -11,6 +11,9 @@
 #   bash scripts/bench.sh --profile        # also profile our stdio server with callgrind and
 #                                          # list the hot spots under "Where the time goes"
 #   bash scripts/bench.sh --report-only DIR   # rewrite BENCHMARKS.md from a finished run
+#   bash scripts/bench.sh gateway          # only the gateway cells (~5 min; installs supergateway
+#                                          # from npm and fastmcp from PyPI into target/gateway)
+#   bash scripts/bench.sh --gateway        # the matrix, then the gateway cells
 #
 # Steps: copy the harness to target/mcpbench (build outputs kept, so rebuilds are no-ops),
 # build our `bench_server` (crates/modelcontext-bench) in release with the harness's release profile (thin LTO,
@@ -30,6 +33,11 @@
 # server linked with a symbol order from its own profile; needs valgrind and lld, skipped
 # without). Every load is bounded in count and time, servers listen on 127.0.0.1 only and are
 # stopped after each cell.
+#
+# The gateway cells (scripts/bench-gateway/run.sh) put `mcp serve`, supergateway and FastMCP's
+# proxy in front of the floor's stdio server and measure HTTP C=1 and C=32 beside the floor's
+# own HTTP server, then the idle memory of `mcp serve`; they replace the section "Gateway" of
+# BENCHMARKS.md and leave the rest. Knob: GATEWAY_ROUNDS (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -39,6 +47,7 @@ QUICK=0
 BUILD_ONLY=0
 PROFILE=0
 REPORT_ONLY=""
+GATEWAY=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --python) PEERS_EXTRA="$PEERS_EXTRA python" ;;
@@ -47,7 +56,9 @@ while [[ $# -gt 0 ]]; do
         --build-only) BUILD_ONLY=1 ;;
         --profile) PROFILE=1 ;;
         --report-only) REPORT_ONLY=${2:?--report-only needs the run folder}; shift ;;
-        -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+        --gateway) GATEWAY=1 ;;
+        gateway) GATEWAY=only ;;
+        -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
         *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -67,6 +78,8 @@ SIZED_FLOOR=$OURS_TARGET/release/sized_floor
 # user may choose, not a default): what code layout costs, with the same code.
 ORDERED_TARGET=$ROOT/target/bench-ordered
 OURS_ORDERED=$ORDERED_TARGET/release/bench_server
+# `mcp` (crates/modelcontext-cli) for the gateway cells, beside bench_server.
+MCP=$OURS_TARGET/release/mcp
 PROF_TARGET=$ROOT/target/bench-prof
 OURS_PROF=$PROF_TARGET/release/bench_server
 ROUNDS=${ROUNDS:-2}
@@ -225,6 +238,32 @@ PYEOF
         -C link-arg=-Wl,--no-warn-symbol-ordering" cargo build --release -p modelcontext-bench \
         --bin bench_server --target-dir "$ORDERED_TARGET" ||
         { log "the ordered link failed (needs lld); no symbol-ordered build"; rm -f "$OURS_ORDERED"; }
+}
+
+# What the gateway cells need: `mcp` and bench_server (each built on its own, so that neither's
+# features reach the other), the load generator and the floor.
+build_gateway() {
+    log "building mcp and bench_server (release, harness profile) into $OURS_TARGET"
+    harness_profile false cargo build --release -p modelcontext-cli --bin mcp --target-dir "$OURS_TARGET"
+    harness_profile false cargo build --release -p modelcontext-bench --bin bench_server \
+        --target-dir "$OURS_TARGET"
+    local d
+    for d in loadgen servers/floor; do
+        (cd "$SCRATCH" && "$d/setup.sh" >/dev/null)
+    done
+}
+
+run_gateway() {
+    local dir=$1
+    mkdir -p "$dir"
+    [[ -f $dir/machine.md ]] || machine >"$dir/machine.md"
+    echo "- load before the cells: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)" >>"$dir/machine.md"
+    SCRATCH="$SCRATCH" MCP="$MCP" OURS="$OURS" RUN_DIR="$dir" PEERS_DIR="$ROOT/target/gateway" \
+        PORT="$PORT" MAX_SECONDS="$MAX_SECONDS" QUIET_TIMEOUT="$QUIET_TIMEOUT" \
+        timeout --kill-after=30 "$RUN_TIMEOUT" bash "$ROOT/scripts/bench-gateway/run.sh" ||
+        log "the gateway cells ended with an error; reporting what was measured"
+    log "writing the gateway section of $OUT_MD from $dir"
+    python3 "$ROOT/scripts/bench-gateway/report.py" "$dir" "$dir/machine.md" "$OUT_MD"
 }
 
 machine() {
@@ -589,6 +628,12 @@ if os.path.exists(prof):
 
 w("## All tables (the harness's summarize.py)\n")
 w(open(os.path.join(run, "summary.md")).read().rstrip() + "\n")
+# The gateway cells keep a section of their own (scripts/bench-gateway/report.py), which a run
+# without them leaves as it was.
+if os.path.exists(out_path):
+    kept = re.search(r"^## Gateway \(.*?(?=^## |\Z)", open(out_path).read(), re.S | re.M)
+    if kept:
+        w(kept.group(0).rstrip() + "\n")
 with open(out_path, "w") as f:
     f.write("\n".join(L) + "\n")
 PYEOF
@@ -726,7 +771,15 @@ if [[ -n $REPORT_ONLY ]]; then
     exit 0
 fi
 copy_harness
+if [[ $GATEWAY == only ]]; then
+    build_gateway
+    [[ $BUILD_ONLY == 1 ]] && { log "built: $MCP, $OURS and the harness in $SCRATCH"; exit 0; }
+    run_gateway "$SCRATCH/results/gateway-$(date -u +%Y%m%d-%H%M%S)"
+    log "done: the gateway section of $OUT_MD"
+    exit 0
+fi
 build
+[[ $GATEWAY == 1 ]] && build_gateway
 if [[ $BUILD_ONLY == 1 ]]; then
     log "built: $OURS, $OURS_PROF and the harness in $SCRATCH"
     exit 0
@@ -747,4 +800,5 @@ if [[ $PROFILE == 1 ]]; then
     hotspots "$RUN_DIR"
 fi
 report "$RUN_DIR"
+[[ $GATEWAY == 1 ]] && run_gateway "$RUN_DIR/gateway"
 log "done: $OUT_MD (raw results in $RUN_DIR)"
