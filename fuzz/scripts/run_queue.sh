@@ -3,13 +3,14 @@
 # (libFuzzer stops at whichever limit comes first). Lines may be appended or rewritten while it
 # runs. New inputs go to $WORK/<target> (the committed seeds in corpus/<target> are only read);
 # each run's log goes to $WORK/logs and one line per run to $WORK/summary. No run goes past
-# $DEADLINE (a `date -d` time, e.g. 12:28). Build first: cargo fuzz build -s none
+# $DEADLINE (a `date -d` time, e.g. 12:28). Build first: cargo fuzz build -s none (binaries are
+# looked up under $CARGO_TARGET_DIR when it is set, as cargo put them there)
 #
 #   fuzz/scripts/run_queue.sh queue.txt /tmp/fuzzwork 12:28
 set -u
 QUEUE=$1 WORK=$2 DEADLINE=$(date -u -d "${3:-tomorrow}" +%s)
 FUZZ=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$FUZZ/target/x86_64-unknown-linux-gnu/release
+BIN=${CARGO_TARGET_DIR:-$FUZZ/target}/x86_64-unknown-linux-gnu/release
 mkdir -p "$WORK/logs"
 cd "$FUZZ"
 while true; do

@@ -2,24 +2,29 @@
 //! sends the browser to `http://127.0.0.1:PORT/callback?code=..&state=..`; this answers the
 //! browser with a short page and hands the URL to the OAuth client, which checks it.
 //!
-//! Hand-written rather than a hyper server: it answers one kind of GET from the browser on
-//! this machine, with a page, and reading a request line is all the HTTP it needs.
+//! A two-route axum router (axum is in `mcp` for `mcp ui` already): the callback path, and a
+//! 404 page for anything else (a browser's `/favicon.ico`).
 
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
 use modelcontext::types::percent;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// The path of the redirect URI.
 pub const CALLBACK_PATH: &str = "/callback";
 
-/// A browser sends its request at once; a connection that says nothing (a browser's
-/// speculative preconnect) is dropped after this.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// A request line and headers; a real redirect is a few hundred bytes.
-const MAX_REQUEST: usize = 16 * 1024;
+/// How long, once the callback came, the listener has to finish writing its pages. The page
+/// is a few hundred bytes to a local socket; the bound is for a browser's speculative
+/// preconnect, which sends nothing and would otherwise hold the listener open.
+const PAGE_WRITE_TIME: Duration = Duration::from_millis(250);
 
 /// What came back to the callback path.
 #[derive(Debug, PartialEq, Eq)]
@@ -33,70 +38,95 @@ pub enum Callback {
     Bad(String),
 }
 
-/// Answers connections on `listener` until a request for the callback path arrives.
+/// What the callback handler needs: our origin (to rebuild the redirect URL) and where to
+/// hand the callback on.
+#[derive(Clone)]
+struct Redirect {
+    origin: String,
+    found: mpsc::Sender<Callback>,
+}
+
+/// Answers requests on `listener` until one for the callback path arrives.
 /// Other paths (a browser's `/favicon.ico`) get 404 and the wait goes on.
-pub async fn wait_for_callback(listener: &TcpListener) -> Result<Callback, String> {
+pub async fn wait_for_callback(listener: &Arc<TcpListener>) -> Result<Callback, String> {
     let origin = match listener.local_addr() {
         Ok(addr) => format!("http://{addr}"),
         Err(err) => return Err(format!("the redirect listener has no address: {err}")),
     };
     let (found, mut callbacks) = mpsc::channel(1);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, _) = accepted
-                    .map_err(|err| format!("the redirect listener failed: {err}"))?;
-                let (found, origin) = (found.clone(), origin.clone());
-                tokio::spawn(async move {
-                    if let Some(callback) = answer(stream, &origin).await {
-                        let _ = found.send(callback).await;
-                    }
-                });
-            }
-            Some(callback) = callbacks.recv() => return Ok(callback),
+    let app = Router::new()
+        .route(CALLBACK_PATH, any(callback))
+        .fallback(not_found)
+        .with_state(Redirect { origin, found });
+    let (stop, stopped) = oneshot::channel::<()>();
+    let serving = axum::serve(Shared(Arc::clone(listener)), app)
+        .with_graceful_shutdown(async {
+            let _ = stopped.await;
+        })
+        .into_future();
+    let mut serving = std::pin::pin!(serving);
+    let callback = tokio::select! {
+        served = &mut serving => {
+            let why = served.err().map_or_else(|| "it stopped".to_owned(), |e| e.to_string());
+            return Err(format!("the redirect listener failed: {why}"));
         }
-    }
-}
-
-/// Reads one request, answers it, and returns what it brought to the callback path.
-async fn answer(mut stream: TcpStream, origin: &str) -> Option<Callback> {
-    let head = tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut stream)).await.ok()??;
-    let (status, page, callback) = respond(&head, origin);
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n{page}",
-        page.len()
-    );
+        Some(callback) = callbacks.recv() => callback,
+    };
     // The page is written before the URL is handed on: the process may exit soon after.
-    let _ = stream.write_all(response.as_bytes()).await;
-    let _ = stream.shutdown().await;
-    callback
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(PAGE_WRITE_TIME, serving).await;
+    Ok(callback)
 }
 
-/// The request line and headers, up to the blank line (a GET has no body).
-async fn read_head(stream: &mut TcpStream) -> Option<String> {
-    let mut head = Vec::new();
-    let mut chunk = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 || head.len() + n > MAX_REQUEST {
-            return None;
+/// The login's listener, kept by `mcp login` across its waits, served anew by each.
+struct Shared(Arc<TcpListener>);
+
+impl axum::serve::Listener for Shared {
+    type Io = TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
+        loop {
+            match self.0.accept().await {
+                Ok(accepted) => return accepted,
+                // Out of file descriptors, say: what axum's own listener does, wait and retry.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
         }
-        head.extend_from_slice(&chunk[..n]);
     }
-    Some(String::from_utf8_lossy(&head).into_owned())
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
 }
 
-/// The status, the page, and the callback a request head stands for.
-fn respond(head: &str, origin: &str) -> (&'static str, String, Option<Callback>) {
-    let mut words = head.lines().next().unwrap_or("").split(' ');
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    if path != CALLBACK_PATH {
-        return ("404 Not Found", page("Not found", "This is mcp's login listener."), None);
+/// The callback path: a page for the browser, and the callback handed on.
+async fn callback(State(redirect): State<Redirect>, method: Method, uri: Uri) -> Response {
+    let target = uri.path_and_query().map_or(CALLBACK_PATH, |target| target.as_str());
+    let (status, page, callback) = respond(&method, target, &redirect.origin);
+    if let Some(callback) = callback {
+        let _ = redirect.found.try_send(callback);
     }
-    if method != "GET" {
-        return ("405 Method Not Allowed", page("Not allowed", "Expected a GET."), None);
+    html(status, page)
+}
+
+async fn not_found() -> Response {
+    html(StatusCode::NOT_FOUND, page("Not found", "This is mcp's login listener."))
+}
+
+fn html(status: StatusCode, page: String) -> Response {
+    let headers = [
+        (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        (header::CONNECTION, HeaderValue::from_static("close")),
+    ];
+    (status, headers, page).into_response()
+}
+
+/// The status, the page, and the callback a request to the callback path stands for.
+fn respond(method: &Method, target: &str, origin: &str) -> (StatusCode, String, Option<Callback>) {
+    if method != Method::GET {
+        return (StatusCode::METHOD_NOT_ALLOWED, page("Not allowed", "Expected a GET."), None);
     }
     let url = format!("{origin}{target}");
     let query = target.split_once('?').map_or("", |(_, q)| q);
@@ -113,18 +143,18 @@ fn respond(head: &str, origin: &str) -> (&'static str, String, Option<Callback>)
                 Some(description) => format!("{error}: {description}"),
                 None => error,
             };
-            ("200 OK", page("Login refused", &text), Some(Callback::Refused(reason)))
+            (StatusCode::OK, page("Login refused", &text), Some(Callback::Refused(reason)))
         }
         (Some(_), None) => {
             let text = "mcp received the authorization. You can close this tab; the terminal \
                         shows whether the login succeeded.";
-            ("200 OK", page("Authorization received", text), Some(Callback::Answer(url)))
+            (StatusCode::OK, page("Authorization received", text), Some(Callback::Answer(url)))
         }
         (None, None) => {
             let text = "This request carries neither a code nor an error: it is not an \
                         authorization response. The login was stopped.";
             (
-                "400 Bad Request",
+                StatusCode::BAD_REQUEST,
                 page("Not an authorization response", text),
                 Some(Callback::Bad(url)),
             )
@@ -162,15 +192,19 @@ fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
 
     const ORIGIN: &str = "http://127.0.0.1:5000";
 
     #[track_caller]
     fn check(request_line: &str, status: &str, page_has: &str, callback: Option<Callback>) {
-        let head = format!("{request_line}\r\nHost: 127.0.0.1:5000\r\n\r\n");
-        let (got_status, got_page, got_callback) = respond(&head, ORIGIN);
-        assert_eq!(got_status, status);
+        let mut words = request_line.split(' ');
+        let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        let method = Method::from_bytes(method.as_bytes()).expect("method");
+        let (got_status, got_page, got_callback) = respond(&method, target, ORIGIN);
+        assert_eq!(got_status.to_string(), status);
         assert!(got_page.contains(page_has), "{got_page}");
         assert_eq!(got_callback, callback);
     }
@@ -194,7 +228,6 @@ mod tests {
 
     #[test]
     fn other_requests_are_refused_and_bad_callbacks_reported() {
-        check("GET /favicon.ico HTTP/1.1", "404 Not Found", "listener", None);
         check("POST /callback?code=a HTTP/1.1", "405 Method Not Allowed", "GET", None);
         let url = format!("{ORIGIN}/callback?state=s");
         check(
@@ -214,13 +247,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_browser_is_answered_over_a_socket() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = Arc::new(TcpListener::bind("127.0.0.1:0").await.expect("bind"));
         let addr = listener.local_addr().expect("addr");
         let browser = tokio::spawn(async move {
             // A preconnect that never speaks must not hold the callback up.
             let _idle = TcpStream::connect(addr).await.expect("connect");
             let mut favicon = TcpStream::connect(addr).await.expect("connect");
             favicon.write_all(b"GET /favicon.ico HTTP/1.1\r\n\r\n").await.expect("write");
+            let mut not_found = String::new();
+            favicon.read_to_string(&mut not_found).await.expect("read");
             let mut stream = TcpStream::connect(addr).await.expect("connect");
             stream
                 .write_all(b"GET /callback?code=c&state=s HTTP/1.1\r\n\r\n")
@@ -228,11 +263,13 @@ mod tests {
                 .expect("write");
             let mut page = String::new();
             stream.read_to_string(&mut page).await.expect("read");
-            page
+            (not_found, page)
         });
         let callback = wait_for_callback(&listener).await.expect("callback");
         assert_eq!(callback, Callback::Answer(format!("http://{addr}/callback?code=c&state=s")));
-        let page = browser.await.expect("browser");
+        let (not_found, page) = browser.await.expect("browser");
+        assert!(not_found.starts_with("HTTP/1.1 404 Not Found\r\n"), "{not_found}");
+        assert!(not_found.contains("This is mcp's login listener."), "{not_found}");
         assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
         assert!(page.contains("You can close this tab"), "{page}");
     }

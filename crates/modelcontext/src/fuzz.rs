@@ -113,7 +113,9 @@ fn frame(incoming: Result<Message, DecodeError>) -> Frame {
 }
 
 /// The stdio framing, written out the simple way: split on `\n`, drop one `\r` before it,
-/// skip blank lines, report lines over `limit` (with their length), decode the rest.
+/// skip blank lines, report messages over `limit` (with the length of their line, `\r`
+/// included), decode the rest. The limit is on the message, so the `\r` of a CRLF does not
+/// count against it.
 pub fn stdio_reference(stream: &[u8], limit: usize) -> Vec<Frame> {
     let mut out = Vec::new();
     let mut rest = stream;
@@ -126,7 +128,11 @@ pub fn stdio_reference(stream: &[u8], limit: usize) -> Vec<Frame> {
             }
             None => (std::mem::take(&mut rest), false),
         };
-        if line.len() > limit {
+        let message = match line {
+            [head @ .., b'\r'] if terminated => head,
+            line => line,
+        };
+        if message.len() > limit {
             out.push(Err(DecodeError::Invalid {
                 id: None,
                 reason: format!(
@@ -136,14 +142,10 @@ pub fn stdio_reference(stream: &[u8], limit: usize) -> Vec<Frame> {
             }));
             continue;
         }
-        let line = match line {
-            [head @ .., b'\r'] if terminated => head,
-            line => line,
-        };
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if message.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        out.push(frame(Message::decode(line)));
+        out.push(frame(Message::decode(message)));
     }
     out
 }

@@ -151,10 +151,12 @@ async fn read_frame<R: AsyncBufRead + Unpin>(
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            // EOF: a final line without a newline still counts.
-            return Ok(match (skipped, line.is_empty()) {
-                (0, true) => Frame::Eof,
-                (0, false) => decode_line(line, json_depth),
+            // EOF: a final line without a newline still counts. It has no CRLF, so the byte
+            // of slack kept for a `\r` is over the limit here.
+            return Ok(match (skipped, line.len()) {
+                (0, 0) => Frame::Eof,
+                (0, len) if len > limit => too_long(len, limit),
+                (0, _) => decode_line(line, json_depth),
                 (n, _) => too_long(n, limit),
             });
         }

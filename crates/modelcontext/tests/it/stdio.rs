@@ -69,3 +69,33 @@ async fn stdout_carries_only_protocol_lines_and_eof_ends_the_server() {
         .expect("status");
     assert!(status.success(), "{status}");
 }
+
+/// What the stdio transport reads from `stream` with a line limit of `limit`: each message
+/// re-encoded, or its decode error's text.
+async fn frames_read(stream: &'static [u8], limit: usize) -> Vec<String> {
+    use modelcontext::{Stdio, Transport};
+    let mut connection = Stdio::new(stream, tokio::io::sink()).max_line_bytes(limit).open();
+    let mut frames = Vec::new();
+    while let Some(incoming) = connection.receiver.recv().await {
+        frames.push(incoming.map_or_else(|e| e.to_string(), |m| m.encode()));
+    }
+    frames
+}
+
+// Found by the `stdio_framing` fuzz target: the limit counts the message, so a CRLF line end
+// does not count against it, but a last line with no line end at all has no CR to forgive.
+#[tokio::test]
+async fn the_line_limit_counts_the_message_not_its_line_end() {
+    const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let limit = PING.len();
+    let read = frames_read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n", limit).await;
+    assert_eq!(read, [PING]);
+    let read = frames_read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", limit).await;
+    assert_eq!(read, [PING]);
+    let too_long =
+        format!("invalid message: message of more than 41 bytes exceeds the limit of {limit}");
+    let read = frames_read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} ", limit).await;
+    assert_eq!(read, [too_long.as_str()]);
+    let read = frames_read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r", limit).await;
+    assert_eq!(read, [too_long.as_str()]);
+}

@@ -151,7 +151,7 @@ impl OAuthClient {
             let description = get("error_description").unwrap_or("");
             return Err(AuthError::new(format!("authorization refused: {error} {description}")));
         }
-        if get("state") != Some(state.as_str()) {
+        if !same_secret(get("state"), &state) {
             return Err(AuthError::new("the authorization response's state does not match"));
         }
         let code =
@@ -399,6 +399,13 @@ fn random_token() -> Result<String, AuthError> {
     Ok(base64url(&bytes))
 }
 
+/// Whether the `state` that came back is ours, in a time that does not say how much of a
+/// guess matched (a host's redirect endpoint may be reachable by others).
+fn same_secret(presented: Option<&str>, ours: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    presented.is_some_and(|presented| presented.as_bytes().ct_eq(ours.as_bytes()).into())
+}
+
 fn base64url(bytes: &[u8]) -> String {
     crate::base64::encode_url(bytes)
 }
@@ -475,6 +482,15 @@ mod tests {
             error.to_string(),
             r#"the authorization response's query: malformed percent-escape "%+1""#
         );
+    }
+
+    #[test]
+    fn only_our_exact_state_is_accepted() {
+        let ours = "pQ3-x_9aZ";
+        assert!(same_secret(Some("pQ3-x_9aZ"), ours));
+        for other in [None, Some(""), Some("pQ3-x_9a"), Some("pQ3-x_9aZZ"), Some("pQ3-x_9aY")] {
+            assert!(!same_secret(other, ours), "{other:?}");
+        }
     }
 
     #[test]
