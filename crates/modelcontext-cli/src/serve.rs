@@ -16,6 +16,7 @@ use modelcontext::server::compose::{Transform, Upstream};
 use modelcontext::server::http::{HttpOptions, ServerTls};
 use modelcontext::{Error, McpServer};
 use serde_json::json;
+use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 
 use crate::cli::{Cli, Command};
@@ -336,17 +337,12 @@ async fn serve_http(
 
 async fn check_bearer(expected: &str, request: Request, next: Next) -> Response {
     let given = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
-    if given.is_some_and(|given| same_bytes(given, expected.as_bytes())) {
+    // In constant time, so that a token cannot be guessed byte by byte from response times.
+    if given.is_some_and(|given| bool::from(given.ct_eq(expected.as_bytes()))) {
         return next.run(request).await;
     }
     let challenge = [(header::WWW_AUTHENTICATE, "Bearer")];
     (StatusCode::UNAUTHORIZED, challenge, "a bearer token is required").into_response()
-}
-
-/// Compares in time independent of where the bytes differ, so a token cannot be guessed
-/// byte by byte from response times.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 /// 200 when every upstream answered its last ping and is connected, else 503; the body
