@@ -47,10 +47,12 @@ pub(crate) async fn post(
             );
             error_response(StatusCode::BAD_REQUEST, None, error)
         }
-        (Some(id), message) => match shared.sessions.resolve(shared, id, &extensions).await {
-            Ok(session) => session.post(message, headers).await,
-            Err(refused) => refused,
-        },
+        (Some(id), message) => {
+            match shared.sessions.resolve(shared, id, &extensions, headers).await {
+                Ok(session) => session.post(message, headers).await,
+                Err(refused) => refused,
+            }
+        }
     }
 }
 
@@ -107,7 +109,7 @@ pub(crate) async fn delete(
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    let session = match shared.sessions.resolve(shared, id, extensions).await {
+    let session = match shared.sessions.resolve(shared, id, extensions, headers).await {
         Ok(session) => session,
         Err(refused) => return refused,
     };
