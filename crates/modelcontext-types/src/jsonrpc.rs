@@ -295,13 +295,68 @@ impl std::error::Error for DecodeError {}
 /// message still yields its id for the error answer.
 #[derive(Deserialize)]
 struct Envelope {
-    jsonrpc: Option<Value>,
+    jsonrpc: Option<IsVersion2>,
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     method: Option<Value>,
     params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
     error: Option<Value>,
+}
+
+/// Whether the `jsonrpc` member is the string `"2.0"`, read without building the value (a
+/// `Value` would allocate its string on every message).
+struct IsVersion2(bool);
+
+impl<'de> Deserialize<'de> for IsVersion2 {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<IsVersion2, D::Error> {
+        de.deserialize_any(IsVersion2Visitor)
+    }
+}
+
+/// Accepts any JSON value, as a `Value` would; only a string can be the version.
+struct IsVersion2Visitor;
+
+impl<'de> serde::de::Visitor<'de> for IsVersion2Visitor {
+    type Value = IsVersion2;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<IsVersion2, E> {
+        Ok(IsVersion2(text == "2.0"))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<IsVersion2, E> {
+        Ok(IsVersion2(false))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<IsVersion2, E> {
+        Ok(IsVersion2(false))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<IsVersion2, E> {
+        Ok(IsVersion2(false))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<IsVersion2, E> {
+        Ok(IsVersion2(false))
+    }
+
+    fn visit_unit<E>(self) -> Result<IsVersion2, E> {
+        Ok(IsVersion2(false))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<IsVersion2, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(IsVersion2(false))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<IsVersion2, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(IsVersion2(false))
+    }
 }
 
 /// Keeps `"id": null` apart from a missing id: a present `null` becomes `Some(Value::Null)`.
@@ -394,11 +449,33 @@ impl Message {
 
     /// Appends the serialized message to `buf`, as one line.
     pub fn encode_into(&self, buf: &mut Vec<u8>) {
-        let start = buf.len();
-        // Writing into a Vec cannot fail, and our types always serialize.
-        let _ = serde_json::to_writer(&mut *buf, self);
-        one_line(&mut buf[start..]);
+        encode_line(self, buf);
     }
+}
+
+impl Response {
+    /// Serializes the response as one line of JSON, as [`Message::encode`] would serialize
+    /// it inside a [`Message::Response`], without moving or copying it into one.
+    pub fn encode(&self) -> String {
+        // The result is copied in verbatim: sized for it and the envelope, the buffer is
+        // allocated once instead of grown several times.
+        let result = self.result.as_ref().map_or(0, |result| result.get().len());
+        let mut buf = Vec::with_capacity(result + ENVELOPE_BYTES);
+        encode_line(self, &mut buf);
+        // JSON from serde_json is UTF-8, and `one_line` only rewrites ASCII whitespace.
+        String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+/// Room for a response's members around its result: `jsonrpc`, a long id, the keys.
+const ENVELOPE_BYTES: usize = 96;
+
+/// Appends `message` serialized to `buf`, as one line.
+fn encode_line(message: &impl Serialize, buf: &mut Vec<u8>) {
+    let start = buf.len();
+    // Writing into a Vec cannot fail, and our types always serialize.
+    let _ = serde_json::to_writer(&mut *buf, message);
+    one_line(&mut buf[start..]);
 }
 
 /// The deepest nesting of arrays and objects a message may have, and the default limit:
@@ -461,7 +538,7 @@ impl Envelope {
             None => None,
         };
         let invalid = |reason: &str| DecodeError::Invalid { id: id.clone(), reason: reason.into() };
-        if self.jsonrpc != Some(Value::String("2.0".into())) {
+        if !self.jsonrpc.is_some_and(|version| version.0) {
             return Err(invalid("\"jsonrpc\" must be \"2.0\""));
         }
         if let Some(method) = self.method {
@@ -704,6 +781,18 @@ mod tests {
         check_invalid(r#"{"jsonrpc":"2.0","id":"x","method":5}"#, Some("x".into()));
         check_invalid(r#"{"jsonrpc":"2.0","id":2}"#, Some(RequestId::Number(2)));
         check_invalid(r#"42"#, None);
+    }
+
+    #[test]
+    fn only_the_string_2_0_is_the_version() {
+        for version in ["2", "2.0", "null", "true", r#"{"v":"2.0"}"#, r#"["2.0"]"#, r#""2.00""#] {
+            let line = format!(r#"{{"jsonrpc":{version},"id":4,"method":"ping"}}"#);
+            check_invalid(&line, Some(RequestId::Number(4)));
+        }
+        check_invalid(r#"{"id":4,"method":"ping"}"#, Some(RequestId::Number(4)));
+        // An escaped string is the same string.
+        let escaped = r#"{"jsonrpc":"2\u002e0","id":4,"method":"ping"}"#;
+        assert!(matches!(Message::decode_str(escaped), Ok(Message::Request(_))));
     }
 
     #[test]

@@ -4,13 +4,37 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// Typed values a transport attaches to a connection (or, on modern HTTP, to one request),
 /// one per type. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct Extensions {
-    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>, BuildHasherDefault<TypeIdHasher>>,
+}
+
+/// Hashes a `TypeId` as the value it already is: a type's id is a hash, and the keys are
+/// types of this program, not input a peer chooses, so SipHash would only cost time on every
+/// lookup a request makes.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // `TypeId` writes one `u64`; anything else is folded in, so hashing stays correct.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 ^= value;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl std::fmt::Debug for Extensions {

@@ -63,6 +63,9 @@
 //! Answer a tool call yourself with [`Request::tool_result`], which gives the result the same
 //! fields; a result given to [`Response::from_result`] is sent as it is.
 //!
+//! A tower [`Layer`](tower::Layer) whose service takes a [`Request`] and returns a
+//! [`Response`] is a middleware too, through `from_layer` (feature `http`).
+//!
 //! A server without middleware pays nothing for the feature: its requests take the same path
 //! as before it existed, and a synchronous tool is still answered without a task.
 
@@ -76,6 +79,12 @@ use modelcontext_types::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+#[cfg(feature = "http")]
+mod tower_layer;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use tower_layer::{FromLayer, NextService, from_layer};
 
 use super::extensions::{Extensions, PrincipalId};
 use super::stamp::{ServerInfoJson, Stamp};

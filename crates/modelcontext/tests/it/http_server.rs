@@ -270,6 +270,13 @@ async fn protection_and_framing_statuses() {
     assert_eq!(text.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let accept = http.post(&[("accept", "text/html")], ping).await;
     assert_eq!(accept.status, StatusCode::NOT_ACCEPTABLE);
+    // Media types and host names are case-insensitive.
+    let upper = [("content-type", "Application/JSON"), ("accept", "TEXT/Event-Stream")];
+    let upper = http.send(Method::POST, &upper, ping).await;
+    assert_eq!(upper.status, StatusCode::BAD_REQUEST, "{}", upper.body);
+    assert!(upper.body.contains("Missing Mcp-Session-Id"), "{}", upper.body);
+    let upper_host = http.post(&[("host", "LocalHost:1")], ping).await;
+    assert_eq!(upper_host.status, StatusCode::BAD_REQUEST, "{}", upper_host.body);
     let malformed = http.post(&[], r#"{"jsonrpc":"2.0","id":1,"#).await;
     assert_eq!(
         (malformed.status, malformed.json()["error"]["code"].as_i64()),
@@ -618,6 +625,58 @@ async fn handlers_see_the_http_headers_of_their_request() {
     ];
     let answer = http.post(&headers, &body).await;
     assert!(answer.body.contains(r#""text":"probe/1.0""#), "{}", answer.body);
+}
+
+/// A handshake-era session's handlers see the headers of the POST that opened it, whichever
+/// POST carries the call.
+#[tokio::test]
+async fn session_handlers_see_the_headers_of_the_post_that_opened_the_session() {
+    let tool = ToolDef::new("agent", |cx: Context, _: modelcontext::server::NoArgs| async move {
+        let headers = cx.http_headers().expect("served over HTTP");
+        headers.get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or("none").to_owned()
+    });
+    let http = start(McpServer::new("headers").tool(tool).expect("registers")).await;
+    let init = http.post(&[("user-agent", "opener/1.0")], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let session = init.header("mcp-session-id").expect("a session id").to_owned();
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("user-agent", "later/2.0"),
+    ];
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent"}}"#;
+    let answer = http.post(&headers, call).await;
+    assert_eq!(
+        answer.body,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"opener/1.0"}]}}"#
+    );
+}
+
+/// `serve` answers other paths as the endpoint's router does: 404 with an empty body.
+#[tokio::test]
+async fn other_paths_are_not_found_as_the_router_answers_them() {
+    let endpoint = bookshop().http_endpoint();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let routed = listener.local_addr().expect("address");
+    let router = endpoint.router();
+    tokio::spawn(async move { endpoint.serve_router(listener, router).await });
+    let http = start(bookshop()).await;
+    for path in ["/", "/mcp/", "/MCP", "/other", "/mcp/x"] {
+        let mut answers = Vec::new();
+        for addr in [http.addr, routed] {
+            let request = http::Request::builder()
+                .method(Method::POST)
+                .uri(format!("http://{addr}{path}"))
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)))
+                .expect("request");
+            let response = http.client.request(request).await.expect("response");
+            let status = response.status();
+            let body = response.into_body().collect().await.expect("body").to_bytes();
+            answers.push((status, body));
+        }
+        assert_eq!(answers[0], (StatusCode::NOT_FOUND, Bytes::new()), "{path}");
+        assert_eq!(answers[0], answers[1], "{path}");
+    }
 }
 
 /// Params that do not parse are refused in the same words on every path: a 2026-07-28 POST,

@@ -21,8 +21,9 @@ use crate::http_server::{Answer, Http, start_with};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"reader","version":"7"}}}"#;
 
-/// A server whose `log` tool logs at debug and at error level, and whose `who` tool names
-/// the client as `initialize` described it.
+/// A server whose `log` tool logs at debug and at error level, whose `who` tool names the
+/// client as `initialize` described it, and whose `agent` tool names the `User-Agent` its
+/// handlers see.
 fn server() -> McpServer {
     let log = ToolDef::new("log", |cx: Context, _: NoArgs| async move {
         cx.log(LoggingLevel::Debug, "a debug line").await;
@@ -32,7 +33,12 @@ fn server() -> McpServer {
     let who = ToolDef::new("who", |cx: Context, _: NoArgs| async move {
         cx.client_info().map(|info| format!("{} {}", info.name, info.version)).unwrap_or_default()
     });
-    McpServer::new("shared").tool(log).expect("tool").tool(who).expect("tool")
+    let agent = ToolDef::new("agent", |cx: Context, _: NoArgs| async move {
+        let headers = cx.http_headers();
+        let agent = headers.and_then(|h| h.get("user-agent")).and_then(|v| v.to_str().ok());
+        agent.unwrap_or("none").to_owned()
+    });
+    McpServer::new("shared").tools([log, who, agent]).expect("tools")
 }
 
 /// Endpoints A and B of `server()`, both on `store`.
@@ -101,6 +107,21 @@ async fn a_session_made_on_a_is_served_by_b_and_its_changes_reach_both() {
     })
     .await;
     assert_eq!(store.load(&session).await.expect("load"), None);
+}
+
+/// A session rebuilt on B gives its handlers the headers of the request that found it there.
+#[tokio::test]
+async fn a_session_rebuilt_elsewhere_sees_the_headers_of_the_request_that_found_it() {
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::default());
+    let (a, b) = pair(store).await;
+    let session = initialize(&a).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("user-agent", "found-on-b/1.0"),
+    ];
+    let agent = b.post(&headers, &call(2, "agent")).await.checked_json("2025-11-25");
+    assert_eq!(agent["result"]["content"][0]["text"], "found-on-b/1.0");
 }
 
 /// A middleware that waits hands `logging/setLevel` over to the session's engine: the level

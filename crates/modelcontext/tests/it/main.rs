@@ -63,4 +63,6 @@ mod test_ca;
 mod tls_client;
 #[cfg(feature = "tls")]
 mod tls_server;
+#[cfg(feature = "http")]
+mod tower_layers;
 mod url_elicitation;

@@ -1,24 +1,5 @@
 //! How an upstream's tools, prompts and resources are shown through a composed server, and
 //! how a call to what is shown maps back to the upstream.
-//!
-//! The rules, applied in this order to each tool:
-//!
-//! 1. **Filter** by the upstream's name: with an allow list, only names it matches; never a
-//!    name the deny list matches. A pattern is a name, or a name with `*` standing for any
-//!    run of characters (`get_*`).
-//! 2. **Rename**, then **namespace**: the name shown is `<prefix>_<name>`.
-//! 3. **Describe**: a replacement description.
-//! 4. **Arguments**: hidden behind a fixed value (gone from the schema; the value is always
-//!    sent), given a default (optional in the schema; the value is sent when the caller
-//!    leaves it out), or renamed (the schema shows the new name; the upstream gets the old).
-//! 5. **Code**: [`Transform::map_tools`] sees the tool as shown and may change or drop it.
-//!
-//! Prompts are filtered, renamed, namespaced and described by the same rules. Resource and
-//! template URIs get the prefix as their first segment, after the scheme: `file:///a.txt`
-//! under `docs` is `file://docs//a.txt`, `ui://books/view` is `ui://docs/books/view`, and a
-//! URI without `//` (`urn:x`) becomes `urn:docs/x`. A tool's app (`_meta.ui.resourceUri`)
-//! follows its resource. What a client lists is exactly what it may call: a filtered tool is
-//! unknown (-32602) like any name the server does not have.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +7,26 @@ use std::sync::Arc;
 use modelcontext_types::{Prompt, Resource, ResourceTemplate, Tool};
 use serde_json::{Map, Value};
 
-/// Rules for showing one upstream (see the [module docs](self)); empty shows it as it is.
+/// Rules for showing one upstream; empty shows it as it is.
+///
+/// The rules, applied in this order to each tool:
+///
+/// 1. **Filter** by the upstream's name: with an allow list, only names it matches; never a
+///    name the deny list matches. A pattern is a name, or a name with `*` standing for any
+///    run of characters (`get_*`).
+/// 2. **Rename**, then **namespace**: the name shown is `<prefix>_<name>`.
+/// 3. **Describe**: a replacement description.
+/// 4. **Arguments**: hidden behind a fixed value (gone from the schema; the value is always
+///    sent), given a default (optional in the schema; the value is sent when the caller
+///    leaves it out), or renamed (the schema shows the new name; the upstream gets the old).
+/// 5. **Code**: [`Transform::map_tools`] sees the tool as shown and may change or drop it.
+///
+/// Prompts are filtered, renamed, namespaced and described by the same rules. Resource and
+/// template URIs get the prefix as their first segment, after the scheme: `file:///a.txt`
+/// under `docs` is `file://docs//a.txt`, `ui://books/view` is `ui://docs/books/view`, and a
+/// URI without `//` (`urn:x`) becomes `urn:docs/x`. A tool's app (`_meta.ui.resourceUri`)
+/// follows its resource. What a client lists is exactly what it may call: a filtered tool is
+/// unknown (-32602) like any name the server does not have.
 #[derive(Clone, Default)]
 pub struct Transform {
     prefix: Option<String>,
@@ -227,7 +227,7 @@ impl Transform {
         template
     }
 
-    /// A URI as shown ([module docs](self)).
+    /// A URI as shown (the rule is in [`Transform`]'s docs).
     pub(super) fn shown_uri(&self, upstream_uri: &str) -> String {
         match &self.prefix {
             Some(prefix) => prefixed_uri(prefix, upstream_uri),

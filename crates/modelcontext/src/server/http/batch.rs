@@ -27,7 +27,7 @@ pub(crate) async fn post(
         error_response(StatusCode::BAD_REQUEST, None, McpError::invalid_request(message))
     };
     let id = header_str(headers, SESSION_HEADER).unwrap_or_default();
-    let session = match shared.sessions.resolve(shared, id, &extensions).await {
+    let session = match shared.sessions.resolve(shared, id, &extensions, headers).await {
         Ok(session) => session,
         Err(refused) => return refused,
     };

@@ -62,15 +62,14 @@ pub(crate) async fn read_bytes(
 
 /// 415 for a body that is not JSON; 406 when the client accepts neither JSON nor SSE.
 fn check_content_headers(headers: &HeaderMap) -> Option<Response> {
-    let content_type = header_str(headers, header::CONTENT_TYPE).unwrap_or("");
-    if !content_type.trim_start().to_ascii_lowercase().starts_with("application/json") {
+    let content_type = header_str(headers, header::CONTENT_TYPE).unwrap_or("").trim_start();
+    if !starts_with_ignore_case(content_type, "application/json") {
         let error = McpError::invalid_request("Content-Type must be application/json");
         return Some(error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, error));
     }
     if let Some(accept) = header_str(headers, header::ACCEPT) {
-        let accept = accept.to_ascii_lowercase();
         let usable = ["application/json", "text/event-stream", "*/*", "application/*", "text/*"];
-        if !usable.iter().any(|media| accept.contains(media)) {
+        if !usable.iter().any(|media| contains_ignore_case(accept, media)) {
             let error = McpError::invalid_request(
                 "Accept must allow application/json and text/event-stream",
             );
@@ -78,4 +77,45 @@ fn check_content_headers(headers: &HeaderMap) -> Option<Response> {
         }
     }
     None
+}
+
+/// Whether `text` starts with `prefix`, ASCII case ignored (media types are case-insensitive).
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+/// Whether `text` contains `needle`, ASCII case ignored, without lowercasing a copy.
+fn contains_ignore_case(text: &str, needle: &str) -> bool {
+    let needle = needle.as_bytes();
+    text.as_bytes().windows(needle.len()).any(|window| window.eq_ignore_ascii_case(needle))
+}
+
+/// Whether request params may have a `_meta` member: `false` only when the text cannot
+/// (no `_meta` in it, and no escape that could spell the key otherwise), which settles most
+/// requests without parsing their params for it.
+pub(crate) fn may_carry_meta(params: &str) -> bool {
+    let params = params.as_bytes();
+    // One SIMD scan for the two bytes that matter; a substring search costs more on short
+    // params.
+    memchr::memchr2_iter(b'_', b'\\', params)
+        .any(|at| params[at] == b'\\' || params[at + 1..].starts_with(b"meta"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_carry_meta;
+
+    #[test]
+    fn params_without_meta_are_told_apart_without_parsing() {
+        assert!(!may_carry_meta(r#"{"name":"add","arguments":{"a":1,"b_c":2}}"#));
+        assert!(!may_carry_meta("{}"));
+        assert!(!may_carry_meta("_"));
+        assert!(may_carry_meta(r#"{"_meta":{"progressToken":1}}"#));
+        // An escaped key may spell `_meta`: only a parse can tell.
+        assert!(may_carry_meta(r#"{"\u005fmeta":{}}"#));
+        // Conservative: the word inside a value still sends the params to the parser.
+        assert!(may_carry_meta(r#"{"text":"_meta"}"#));
+    }
 }

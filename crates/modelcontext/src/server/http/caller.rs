@@ -13,16 +13,18 @@ use modelcontext_types::{Message, method};
 use super::Shared;
 use crate::server::{Extensions, PrincipalId};
 
-/// The extensions of one HTTP request, or the refusal of its credentials.
-/// `method` and `path` are what a DPoP proof must name.
+/// Who sends one HTTP request, as extensions (with `auth`, the verified principal), or the
+/// refusal of its credentials. `method` and `path` are what a DPoP proof must name. The
+/// headers are not among them: they join the extensions where handlers will see them
+/// ([`with_headers`]), as a session's POST after `initialize` does not.
 pub(crate) async fn identify(
     shared: &Shared,
     method: &http::Method,
     path: &str,
     headers: &HeaderMap,
 ) -> Result<Extensions, Response> {
+    #[cfg_attr(not(feature = "auth-server"), allow(unused_mut))]
     let mut extensions = Extensions::new();
-    extensions.insert(headers.clone());
     #[cfg(feature = "auth-server")]
     if let Some(auth) = &shared.options.auth {
         let principal = auth.authorize_request(method, path, headers).await?;
@@ -30,8 +32,15 @@ pub(crate) async fn identify(
         extensions.insert(principal);
     }
     #[cfg(not(feature = "auth-server"))]
-    let _ = (shared, method, path);
+    let _ = (shared, method, path, headers);
     Ok(extensions)
+}
+
+/// `extensions` with the request's `headers`, which its handlers read
+/// (`Context::http_headers`).
+pub(crate) fn with_headers(mut extensions: Extensions, headers: HeaderMap) -> Extensions {
+    extensions.insert(headers);
+    extensions
 }
 
 /// Subject and client together: the same user through another client is another caller.

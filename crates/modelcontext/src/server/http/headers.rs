@@ -11,9 +11,15 @@
 
 use std::borrow::Cow;
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use modelcontext_types::{HEADER_MISMATCH, McpError, MirroredArgument};
 use serde_json::{Map, Value};
+
+/// `MCP-Protocol-Version`. The standard names are typed once: a lookup by `&str` parses the
+/// name again on every request.
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// What the headers must agree with: facts read from the body.
 pub(crate) struct BodyFacts<'a> {
@@ -31,10 +37,10 @@ fn mismatch(message: String) -> McpError {
 
 /// Checks the standard and custom headers, in the order the conformance suite expects.
 pub(crate) fn check(headers: &HeaderMap, body: &BodyFacts<'_>) -> Result<(), McpError> {
-    expect_header(headers, "mcp-protocol-version", body.version)?;
-    expect_header(headers, "mcp-method", body.method)?;
+    expect_header(headers, &PROTOCOL_VERSION, body.version)?;
+    expect_header(headers, &METHOD, body.method)?;
     if let Some(name) = body.name {
-        expect_header(headers, "mcp-name", name)?;
+        expect_header(headers, &NAME, name)?;
     }
     if let Some((mirrored, arguments)) = body.tool_call {
         check_params(headers, mirrored, arguments)?;
@@ -42,7 +48,7 @@ pub(crate) fn check(headers: &HeaderMap, body: &BodyFacts<'_>) -> Result<(), Mcp
     Ok(())
 }
 
-fn expect_header(headers: &HeaderMap, name: &str, expected: &str) -> Result<(), McpError> {
+fn expect_header(headers: &HeaderMap, name: &HeaderName, expected: &str) -> Result<(), McpError> {
     match header_value(headers, name)? {
         Some(value) if value == expected => Ok(()),
         Some(value) => {
@@ -53,7 +59,10 @@ fn expect_header(headers: &HeaderMap, name: &str, expected: &str) -> Result<(), 
 }
 
 /// A header's value, trimmed and base64-decoded when sent in the `=?base64?..?=` form.
-fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<Cow<'h, str>>, McpError> {
+fn header_value<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+) -> Result<Option<Cow<'h, str>>, McpError> {
     let mut values = headers.get_all(name).iter();
     let Some(raw) = values.next() else { return Ok(None) };
     if values.next().is_some() {
@@ -85,7 +94,11 @@ fn check_params(
         let header = &argument.header;
         let property = argument.path.join(".");
         let name = format!("mcp-param-{}", header.to_ascii_lowercase());
-        let sent = header_value(headers, &name)?;
+        // A name that is not a valid header name cannot have been sent.
+        let sent = match HeaderName::from_bytes(name.as_bytes()) {
+            Ok(name) => header_value(headers, &name)?,
+            Err(_) => None,
+        };
         match (argument.value_in(arguments).filter(|v| !v.is_null()), sent) {
             (None, None) => {}
             (Some(value), Some(sent)) if same_value(value, &sent) => {}

@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::HttpOptions;
+use super::serve::Served;
 
 /// hyper's own default header count; setting it explicitly costs a heap allocation per request
 /// (hyper keeps the default-sized array on the stack), so it is only set when it differs.
@@ -45,12 +46,12 @@ pub(super) fn builder(options: &HttpOptions) -> http1::Builder {
 pub(super) async fn serve_http1<IO>(
     builder: &http1::Builder,
     io: IO,
-    router: axum::Router,
+    served: Served,
     peer: SocketAddr,
 ) where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = TowerToHyperService::new(router);
+    let service = TowerToHyperService::new(served);
     if let Err(err) = builder.serve_connection(TokioIo::new(io), service).await {
         tracing::debug!(%err, %peer, "HTTP connection ended");
     }

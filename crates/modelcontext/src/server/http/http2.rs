@@ -50,7 +50,7 @@ pub(super) fn builder(options: &HttpOptions) -> http2::Builder<TokioExecutor> {
 pub(super) async fn serve<IO>(
     builder: &http2::Builder<TokioExecutor>,
     io: IO,
-    router: axum::Router,
+    served: super::serve::Served,
     max_headers: usize,
     idle: Duration,
 ) -> Result<(), hyper::Error>
@@ -59,7 +59,7 @@ where
 {
     let (open, _) = watch::channel(0usize);
     let service = Streams {
-        inner: TowerToHyperService::new(router),
+        inner: TowerToHyperService::new(served),
         open: open.clone(),
         max_headers,
         span: tracing::Span::current(),
@@ -95,7 +95,7 @@ async fn idle_for(open: &watch::Sender<usize>, limit: Duration) {
 /// dropped, so an SSE stream counts while it lasts) and refusing too many header fields.
 #[derive(Clone)]
 struct Streams {
-    inner: TowerToHyperService<axum::Router>,
+    inner: TowerToHyperService<super::serve::Served>,
     open: watch::Sender<usize>,
     max_headers: usize,
     /// The connection's span (the accept loop's, so a span around `serve`): hyper runs each

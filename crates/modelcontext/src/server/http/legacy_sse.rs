@@ -46,6 +46,7 @@ async fn open(State(shared): State<Arc<Shared>>, request: Request) -> Response {
         Ok(slot) => slot,
         Err(refused) => return refused,
     };
+    let extensions = caller::with_headers(extensions, request.headers().clone());
     let Some((id, rx)) = Session::open_legacy(&shared, extensions) else {
         let error = McpError::internal("Too many sessions; try again later");
         return error_response(StatusCode::SERVICE_UNAVAILABLE, None, error);

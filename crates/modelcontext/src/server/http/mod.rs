@@ -152,15 +152,29 @@ impl HttpEndpoint {
     /// An axum router with the endpoint at `/mcp` (and `/sse` + `/messages` when
     /// [`HttpOptions::legacy_sse`] is on).
     pub fn router(&self) -> axum::Router {
-        let mut router = axum::Router::new().route_service("/mcp", self.clone().into_service());
+        let router = axum::Router::new().route_service("/mcp", self.clone().into_service());
+        match self.other_routes() {
+            Some(others) => router.merge(others),
+            None => router,
+        }
+    }
+
+    /// The routes the endpoint serves besides `/mcp`, if it has any: `/sse` + `/messages`
+    /// with [`HttpOptions::legacy_sse`], the OAuth metadata with `auth`.
+    fn other_routes(&self) -> Option<axum::Router> {
+        let mut others: Option<axum::Router> = None;
         if self.inner.options.streams.legacy_sse {
-            router = router.merge(legacy_sse::routes(self.inner.clone()));
+            others = Some(legacy_sse::routes(self.inner.clone()));
         }
         #[cfg(feature = "auth-server")]
         if let Some(auth) = &self.inner.options.auth {
-            router = router.merge(crate::auth::metadata_router(auth, "/mcp"));
+            let metadata = crate::auth::metadata_router(auth, "/mcp");
+            others = Some(match others {
+                Some(others) => others.merge(metadata),
+                None => metadata,
+            });
         }
-        router
+        others
     }
 
     /// The endpoint as a tower `Service`, to mount at any path of any axum/tower stack.
@@ -188,9 +202,12 @@ impl HttpEndpoint {
     /// a plain-text server, and the TLS-terminating proxies that speak `h2c` to a backend can
     /// speak HTTP/1.1 to it as well.
     pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
-        // An endpoint made outside a runtime starts following the router here: a relayed
-        // `tasks/update` must be heard before any handshake-era session exists.
-        self.serve_router(listener, self.router()).await
+        // An endpoint with no other routes is served without a router (the same answers).
+        let served = match self.other_routes() {
+            Some(_) => serve::Served::Router(self.router()),
+            None => serve::Served::Endpoint(self.inner.clone()),
+        };
+        self.serve_served(listener, served).await
     }
 
     /// [`HttpEndpoint::serve`] with `router` in place of [`HttpEndpoint::router`]: the
@@ -201,8 +218,18 @@ impl HttpEndpoint {
         listener: TcpListener,
         router: axum::Router,
     ) -> Result<(), Error> {
+        self.serve_served(listener, serve::Served::Router(router)).await
+    }
+
+    async fn serve_served(
+        &self,
+        listener: TcpListener,
+        served: serve::Served,
+    ) -> Result<(), Error> {
+        // An endpoint made outside a runtime starts following the router here: a relayed
+        // `tasks/update` must be heard before any handshake-era session exists.
         self.inner.sessions.start_routing();
-        serve::serve(listener, &self.inner.options, router).await?;
+        serve::serve(listener, &self.inner.options, served).await?;
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use modelcontext_types::{
 use tokio::sync::mpsc;
 
 use super::Shared;
+use super::body::may_carry_meta;
 use super::caller;
 use super::headers::{self, BodyFacts};
 use super::respond::{accepted, error_response, refusal_status, rpc_answer};
@@ -35,6 +36,9 @@ pub(crate) fn claims_modern(message: &Message) -> bool {
         return true;
     }
     let Some(params) = &request.params else { return false };
+    if !may_carry_meta(params.get()) {
+        return false;
+    }
     // Only `_meta`'s version key is read; serde skips the rest without building it.
     #[derive(serde::Deserialize)]
     struct Params {
@@ -60,7 +64,7 @@ pub(crate) fn claims_modern(message: &Message) -> bool {
 /// task: the request is parsed once, and closing the response drops (cancels) the handler.
 pub(crate) async fn modern(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     message: Message,
     extensions: Extensions,
 ) -> Response {
@@ -74,7 +78,7 @@ pub(crate) async fn modern(
         }
     };
     let id = request.id.clone();
-    let Admitted { request, client } = match admit_modern(shared, headers, request) {
+    let Admitted { request, client } = match admit_modern(shared, &headers, request) {
         Ok(admitted) => admitted,
         Err((status, error)) => return error_response(status, Some(id), error),
     };
@@ -85,7 +89,7 @@ pub(crate) async fn modern(
     }
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let peer = Peer::new(tx);
-    let extensions = Arc::new(extensions);
+    let extensions = Arc::new(caller::with_headers(extensions, headers));
     let reply = shared.server.answer_stateless(request, id.clone(), client, &peer, extensions);
     // The handler's context holds its own clone: the channel ends when the handler does.
     drop(peer);

@@ -5,8 +5,8 @@ use axum::body::Body;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelcontext_types::{
-    INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError, Message,
-    RequestId, Response as RpcResponse,
+    INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError, RequestId,
+    Response as RpcResponse,
 };
 
 use super::json_body;
@@ -39,7 +39,7 @@ pub(crate) fn refusal_status(error: &McpError) -> StatusCode {
 }
 
 pub(crate) fn rpc_response(status: StatusCode, response: &RpcResponse) -> Response {
-    let mut http = Response::new(json_body(Message::Response(response.clone()).encode()));
+    let mut http = Response::new(json_body(response.encode()));
     *http.status_mut() = status;
     http.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     http

@@ -51,9 +51,14 @@ impl AllowList {
         if !self.enabled {
             return true;
         }
-        let Some(host) = host.map(str::to_ascii_lowercase) else { return false };
-        let name = strip_port(&host);
-        LOOPBACK.contains(&name) || self.hosts.iter().any(|h| *h == host || *h == name)
+        let Some(host) = host else { return false };
+        let name = strip_port(host);
+        // The allowed names are stored lowercase; a header's case does not matter.
+        LOOPBACK.iter().any(|l| l.eq_ignore_ascii_case(name))
+            || self
+                .hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name))
     }
 
     /// Whether a request's `Origin` header is acceptable. Non-browser clients send none.

@@ -6,25 +6,33 @@
 //! on the socket. Mounted in an application's own axum stack, the endpoint gets that stack's
 //! connection settings instead.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::response::Response;
+use futures_util::future::Either;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use tokio::net::TcpListener;
 
-use super::HttpOptions;
 use super::http1::{WriteTimeout, builder, serve_http1};
+use super::{HttpOptions, Shared, exchange};
 
 /// Accepts connections until the listener fails for good.
 pub(super) async fn serve(
     listener: TcpListener,
     options: &HttpOptions,
-    router: axum::Router,
+    served: Served,
 ) -> io::Result<()> {
-    // Shared, not cloned per connection: each one only clones the router (as before TLS).
-    let connections = Arc::new(Connections::new(options, router));
+    // Shared, not cloned per connection: each one only clones what it serves.
+    let connections = Arc::new(Connections::new(options, served));
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -47,20 +55,66 @@ pub(super) async fn serve(
     }
 }
 
-/// What every connection of one listener shares: the protocol settings and the router.
+/// What a listener serves on every connection: an axum router (the endpoint's own with more
+/// routes, or an application's), or the endpoint alone at `/mcp`, which needs no router:
+/// each request then skips the router's path lookup and its boxed, cloned route service.
+#[derive(Clone)]
+pub(super) enum Served {
+    Router(axum::Router),
+    Endpoint(Arc<Shared>),
+}
+
+/// The answer of one request to [`Served`].
+type ServedFuture = Either<
+    axum::routing::future::RouteFuture<Infallible>,
+    Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>,
+>;
+
+impl tower::Service<hyper::Request<Incoming>> for Served {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = ServedFuture;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: hyper::Request<Incoming>) -> ServedFuture {
+        match self {
+            Served::Router(router) => Either::Left(router.call(request)),
+            Served::Endpoint(shared) => {
+                let shared = shared.clone();
+                Either::Right(Box::pin(async move { Ok(endpoint_at_mcp(shared, request).await) }))
+            }
+        }
+    }
+}
+
+/// The endpoint at `/mcp` and nothing else, as a router with that one route answers: 404
+/// with an empty body for any other path.
+async fn endpoint_at_mcp(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> Response {
+    if request.uri().path() != "/mcp" {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = http::StatusCode::NOT_FOUND;
+        return response;
+    }
+    exchange::handle(shared, request.map(Body::new)).await
+}
+
+/// What every connection of one listener shares: the protocol settings and what it serves.
 struct Connections {
     http1: http1::Builder,
-    router: axum::Router,
+    served: Served,
     /// Behind a trait object, made by the `ServerTls` itself: see `ServerTls`'s `listener`.
     #[cfg(feature = "tls")]
     tls: Option<Box<dyn super::tls::TlsListener>>,
 }
 
 impl Connections {
-    fn new(options: &HttpOptions, router: axum::Router) -> Connections {
+    fn new(options: &HttpOptions, served: Served) -> Connections {
         Connections {
             http1: builder(options),
-            router,
+            served,
             #[cfg(feature = "tls")]
             tls: options.tls.certificate.as_ref().map(|tls| tls.listener(options)),
         }
@@ -68,12 +122,12 @@ impl Connections {
 
     /// Serves one connection; its end, orderly or not, concerns only its peer (debug log).
     async fn serve(&self, io: WriteTimeout, peer: SocketAddr) {
-        let router = self.router.clone();
+        let served = self.served.clone();
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
-            return tls.serve(io, peer, &self.http1, router).await;
+            return tls.serve(io, peer, &self.http1, served).await;
         }
-        serve_http1(&self.http1, io, router, peer).await;
+        serve_http1(&self.http1, io, served, peer).await;
     }
 }
 

@@ -12,6 +12,7 @@ use modelcontext_types::{
 };
 use tokio::sync::mpsc;
 
+use super::headers::PROTOCOL_VERSION;
 use super::modern::answer_reply;
 use super::respond::{accepted, error_response, header_str, refusal_status};
 use super::{Shared, caller};
@@ -27,7 +28,7 @@ const HEADERLESS_VERSION: &str = "2025-03-26";
 /// One POST of the handshake era, served on its own.
 pub(crate) async fn post(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     message: Message,
     extensions: Extensions,
 ) -> Response {
@@ -54,7 +55,7 @@ pub(crate) async fn post(
             return error_response(StatusCode::NOT_FOUND, Some(id), error);
         }
         other => {
-            let version = header_str(headers, "mcp-protocol-version").unwrap_or(HEADERLESS_VERSION);
+            let version = header_str(&headers, PROTOCOL_VERSION).unwrap_or(HEADERLESS_VERSION);
             let client = ClientView {
                 era: Era::Handshake,
                 protocol_version: negotiate_handshake(version.trim()),
@@ -62,7 +63,8 @@ pub(crate) async fn post(
                 // No session remembers what `initialize` declared: nothing is assumed.
                 capabilities: Default::default(),
             };
-            shared.server.answer_stateless(other, id.clone(), client, &peer, Arc::new(extensions))
+            let extensions = Arc::new(caller::with_headers(extensions, headers));
+            shared.server.answer_stateless(other, id.clone(), client, &peer, extensions)
         }
     };
     drop(peer);

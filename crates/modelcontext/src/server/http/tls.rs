@@ -141,7 +141,7 @@ pub(super) trait TlsListener: Send + Sync {
         io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &'a hyper::server::conn::http1::Builder,
-        router: axum::Router,
+        served: super::serve::Served,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
 
@@ -234,18 +234,18 @@ impl Secure {
         io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &hyper::server::conn::http1::Builder,
-        router: axum::Router,
+        served: super::serve::Served,
     ) {
         let tls = match handshake(&self.acceptor, io, self.handshake_timeout).await {
             Ok(tls) => tls,
             Err(err) => return tracing::debug!(%err, %peer, "TLS handshake failed"),
         };
         if !negotiated_h2(&tls) {
-            return super::http1::serve_http1(http1, tls, router, peer).await;
+            return super::http1::serve_http1(http1, tls, served, peer).await;
         }
         let io = hyper_util::rt::TokioIo::new(tls);
-        let served = super::http2::serve(&self.http2, io, router, self.max_headers, self.idle);
-        if let Err(err) = served.await {
+        let streams = super::http2::serve(&self.http2, io, served, self.max_headers, self.idle);
+        if let Err(err) = streams.await {
             tracing::debug!(%err, %peer, "HTTP/2 connection ended");
         }
     }
@@ -257,8 +257,8 @@ impl TlsListener for Secure {
         io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &'a hyper::server::conn::http1::Builder,
-        router: axum::Router,
+        served: super::serve::Served,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
-        Box::pin(Secure::serve(self, io, peer, http1, router))
+        Box::pin(Secure::serve(self, io, peer, http1, served))
     }
 }

@@ -105,7 +105,7 @@ pub(crate) async fn get(shared: &Shared, headers: &HeaderMap, extensions: &Exten
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    let session = match shared.sessions.resolve(shared, id, extensions).await {
+    let session = match shared.sessions.resolve(shared, id, extensions, headers).await {
         Ok(session) => session,
         Err(refused) => return refused,
     };

@@ -8,6 +8,7 @@ use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use modelcontext_types::{HANDSHAKE_VERSIONS, McpError, Message, Request, method};
 
+use crate::server::http::headers::PROTOCOL_VERSION;
 use crate::server::http::respond::{error_response, header_str};
 use crate::server::http::session_store::SessionRecord;
 use crate::server::http::{Shared, caller};
@@ -24,7 +25,7 @@ pub(crate) async fn post(
     message: Message,
     extensions: Extensions,
 ) -> Response {
-    if let Some(version) = header_str(headers, "mcp-protocol-version") {
+    if let Some(version) = header_str(headers, PROTOCOL_VERSION) {
         if !HANDSHAKE_VERSIONS.contains(&version.trim()) {
             let error =
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version: {version}"));
@@ -36,6 +37,8 @@ pub(crate) async fn post(
     }
     match (header_str(headers, SESSION_HEADER), message) {
         (None, Message::Request(request)) if request.method == method::INITIALIZE => {
+            // The session's handlers see the headers of the POST that opened it.
+            let extensions = caller::with_headers(extensions, headers.clone());
             initialize(shared, headers, request, extensions).await
         }
         (None, _) => {
@@ -44,10 +47,12 @@ pub(crate) async fn post(
             );
             error_response(StatusCode::BAD_REQUEST, None, error)
         }
-        (Some(id), message) => match shared.sessions.resolve(shared, id, &extensions).await {
-            Ok(session) => session.post(message, headers).await,
-            Err(refused) => refused,
-        },
+        (Some(id), message) => {
+            match shared.sessions.resolve(shared, id, &extensions, headers).await {
+                Ok(session) => session.post(message, headers).await,
+                Err(refused) => refused,
+            }
+        }
     }
 }
 
@@ -104,7 +109,7 @@ pub(crate) async fn delete(
         let error = McpError::invalid_request("Missing Mcp-Session-Id header");
         return error_response(StatusCode::BAD_REQUEST, None, error);
     };
-    let session = match shared.sessions.resolve(shared, id, extensions).await {
+    let session = match shared.sessions.resolve(shared, id, extensions, headers).await {
         Ok(session) => session,
         Err(refused) => return refused,
     };

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::engine::outside_loop::{Deliver, Delivering};
+use crate::server::http::body::may_carry_meta;
 use crate::server::http::events::{Appended, EventStore, StreamId};
 use crate::server::http::peer_router::{PeerRouter, Routed, ticket_instance};
 use crate::server::http::stream::{Delivery, StreamTx};
@@ -379,7 +380,11 @@ pub(super) fn progress_token(request: &Request) -> Option<String> {
         #[serde(rename = "_meta")]
         meta: Option<Token>,
     }
-    let params: Params = serde_json::from_str(request.params.as_ref()?.get()).ok()?;
+    let params = request.params.as_ref()?.get();
+    if !may_carry_meta(params) {
+        return None;
+    }
+    let params: Params = serde_json::from_str(params).ok()?;
     params.meta?.canonical()
 }
 

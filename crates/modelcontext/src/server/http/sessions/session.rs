@@ -32,7 +32,7 @@ use crate::transport::{CHANNEL_CAPACITY, Incoming};
 use super::refusals::{router_unavailable, session_not_found, store_unavailable};
 use super::routes::{Routes, STANDALONE, SessionOutbox, lock, send_placed};
 
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 pub(crate) struct Session {
     pub(super) id: String,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use axum::response::Response;
 use futures_util::StreamExt;
-use http::StatusCode;
+use http::{HeaderMap, StatusCode};
 use modelcontext_types::McpError;
 
 use crate::server::http::events::EventStore;
@@ -86,13 +86,15 @@ impl Sessions {
     }
 
     /// The session `id` for this caller, held here or rebuilt from the store: 404 when there
-    /// is none (or it is another principal's), 503 when the store cannot say.
+    /// is none (or it is another principal's), 503 when the store cannot say. A session
+    /// rebuilt here gives its handlers `headers`, those of the request that found it.
     #[allow(clippy::result_large_err)] // the refusal is the HTTP answer itself
     pub(crate) async fn resolve(
         &self,
         shared: &Shared,
         id: &str,
         caller: &Extensions,
+        headers: &HeaderMap,
     ) -> Result<Arc<Session>, Response> {
         match self.find(id, caller) {
             Some(session) => match session.records.clone() {
@@ -105,7 +107,7 @@ impl Sessions {
             },
             None => match &self.records {
                 None => Err(session_not_found()),
-                Some(records) => self.rebuild(shared, id, caller, &**records).await,
+                Some(records) => self.rebuild(shared, id, caller, headers, &**records).await,
             },
         }
     }
@@ -136,6 +138,7 @@ impl Sessions {
         shared: &Shared,
         id: &str,
         caller: &Extensions,
+        headers: &HeaderMap,
         records: &dyn SessionStore,
     ) -> Result<Arc<Session>, Response> {
         let record = records.load(id).await.map_err(store_unavailable)?;
@@ -144,7 +147,8 @@ impl Sessions {
         if !caller::owns(caller, owner.as_ref()) {
             return Err(session_not_found());
         }
-        let session = Arc::new(Session::start(shared, id.to_owned(), caller.clone()));
+        let extensions = caller::with_headers(caller.clone(), headers.clone());
+        let session = Arc::new(Session::start(shared, id.to_owned(), extensions));
         if let Err(reason) = session.dispatch.restore(&record, &session.peer) {
             tracing::warn!(session = %id, %reason, "an unreadable session record");
             session.stop();
