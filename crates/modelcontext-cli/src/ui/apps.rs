@@ -8,40 +8,15 @@
 //! script; a view is inline script, so it gets its own policy, built from what its server
 //! declared (`_meta.ui.csp`) and nothing wider.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use axum::extract::{Json, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use modelcontext::client::AppView;
 use modelcontext::types::AppCsp;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::api::{Answer, Ui, sdk};
 use crate::failure::Failure;
-
-/// The views the page asked for, by number, so `/view/N` can serve them.
-#[derive(Default)]
-pub struct Views {
-    kept: Mutex<HashMap<u64, AppView>>,
-}
-
-impl Views {
-    /// Keeps `view` and gives its number.
-    fn keep(&self, view: AppView) -> u64 {
-        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let id = kept.len() as u64 + 1;
-        kept.insert(id, view);
-        id
-    }
-
-    fn get(&self, id: u64) -> Option<AppView> {
-        let kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        kept.get(&id).cloned()
-    }
-}
 
 #[derive(Deserialize)]
 pub struct AppRequest {

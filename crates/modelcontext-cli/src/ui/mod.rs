@@ -27,7 +27,9 @@ mod events;
 mod security;
 mod session;
 mod skills;
+mod started;
 mod tasks;
+mod views;
 
 use security::Guard;
 use session::{ConnectRequest, Session};

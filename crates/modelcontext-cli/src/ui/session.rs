@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use super::apps::Views;
 use super::events::Events;
-use super::tasks::Started;
+use super::started::Started;
+use super::views::Views;
 use crate::cli::{Cli, EraArg};
 use crate::connect::{Target, base_builder};
 use crate::failure::Failure;

@@ -16,7 +16,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::HttpOptions;
-use super::serve::Served;
+use super::served::Served;
 
 /// hyper's own default header count; setting it explicitly costs a heap allocation per request
 /// (hyper keeps the default-sized array on the stack), so it is only set when it differs.

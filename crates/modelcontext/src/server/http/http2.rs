@@ -50,7 +50,7 @@ pub(super) fn builder(options: &HttpOptions) -> http2::Builder<TokioExecutor> {
 pub(super) async fn serve<IO>(
     builder: &http2::Builder<TokioExecutor>,
     io: IO,
-    served: super::serve::Served,
+    served: super::served::Served,
     max_headers: usize,
     idle: Duration,
 ) -> Result<(), hyper::Error>
@@ -95,7 +95,7 @@ async fn idle_for(open: &watch::Sender<usize>, limit: Duration) {
 /// dropped, so an SSE stream counts while it lasts) and refusing too many header fields.
 #[derive(Clone)]
 struct Streams {
-    inner: TowerToHyperService<super::serve::Served>,
+    inner: TowerToHyperService<super::served::Served>,
     open: watch::Sender<usize>,
     max_headers: usize,
     /// The connection's span (the accept loop's, so a span around `serve`): hyper runs each

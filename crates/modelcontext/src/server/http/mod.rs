@@ -47,6 +47,7 @@ mod peer_router;
 mod respond;
 mod security;
 mod serve;
+mod served;
 mod session_store;
 mod sessions;
 mod stateless;
@@ -204,8 +205,8 @@ impl HttpEndpoint {
     pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
         // An endpoint with no other routes is served without a router (the same answers).
         let served = match self.other_routes() {
-            Some(_) => serve::Served::Router(self.router()),
-            None => serve::Served::Endpoint(self.inner.clone()),
+            Some(_) => served::Served::Router(self.router()),
+            None => served::Served::Endpoint(self.inner.clone()),
         };
         self.serve_served(listener, served).await
     }
@@ -218,13 +219,13 @@ impl HttpEndpoint {
         listener: TcpListener,
         router: axum::Router,
     ) -> Result<(), Error> {
-        self.serve_served(listener, serve::Served::Router(router)).await
+        self.serve_served(listener, served::Served::Router(router)).await
     }
 
     async fn serve_served(
         &self,
         listener: TcpListener,
-        served: serve::Served,
+        served: served::Served,
     ) -> Result<(), Error> {
         // An endpoint made outside a runtime starts following the router here: a relayed
         // `tasks/update` must be heard before any handshake-era session exists.

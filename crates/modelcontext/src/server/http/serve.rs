@@ -6,24 +6,17 @@
 //! on the socket. Mounted in an application's own axum stack, the endpoint gets that stack's
 //! connection settings instead.
 
-use std::convert::Infallible;
-use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::response::Response;
-use futures_util::future::Either;
-use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use tokio::net::TcpListener;
 
+use super::HttpOptions;
 use super::http1::{WriteTimeout, builder, serve_http1};
-use super::{HttpOptions, Shared, exchange};
+use super::served::Served;
 
 /// Accepts connections until the listener fails for good.
 pub(super) async fn serve(
@@ -53,52 +46,6 @@ pub(super) async fn serve(
         let connection = async move { connections.serve(io, peer).await };
         tokio::spawn(tracing::Instrument::in_current_span(connection));
     }
-}
-
-/// What a listener serves on every connection: an axum router (the endpoint's own with more
-/// routes, or an application's), or the endpoint alone at `/mcp`, which needs no router:
-/// each request then skips the router's path lookup and its boxed, cloned route service.
-#[derive(Clone)]
-pub(super) enum Served {
-    Router(axum::Router),
-    Endpoint(Arc<Shared>),
-}
-
-/// The answer of one request to [`Served`].
-type ServedFuture = Either<
-    axum::routing::future::RouteFuture<Infallible>,
-    Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>,
->;
-
-impl tower::Service<hyper::Request<Incoming>> for Served {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = ServedFuture;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: hyper::Request<Incoming>) -> ServedFuture {
-        match self {
-            Served::Router(router) => Either::Left(router.call(request)),
-            Served::Endpoint(shared) => {
-                let shared = shared.clone();
-                Either::Right(Box::pin(async move { Ok(endpoint_at_mcp(shared, request).await) }))
-            }
-        }
-    }
-}
-
-/// The endpoint at `/mcp` and nothing else, as a router with that one route answers: 404
-/// with an empty body for any other path.
-async fn endpoint_at_mcp(shared: Arc<Shared>, request: hyper::Request<Incoming>) -> Response {
-    if request.uri().path() != "/mcp" {
-        let mut response = Response::new(Body::empty());
-        *response.status_mut() = http::StatusCode::NOT_FOUND;
-        return response;
-    }
-    exchange::handle(shared, request.map(Body::new)).await
 }
 
 /// What every connection of one listener shares: the protocol settings and what it serves.

@@ -141,7 +141,7 @@ pub(super) trait TlsListener: Send + Sync {
         io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &'a hyper::server::conn::http1::Builder,
-        served: super::serve::Served,
+        served: super::served::Served,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
 
@@ -234,7 +234,7 @@ impl Secure {
         io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &hyper::server::conn::http1::Builder,
-        served: super::serve::Served,
+        served: super::served::Served,
     ) {
         let tls = match handshake(&self.acceptor, io, self.handshake_timeout).await {
             Ok(tls) => tls,
@@ -257,7 +257,7 @@ impl TlsListener for Secure {
         io: super::http1::WriteTimeout,
         peer: SocketAddr,
         http1: &'a hyper::server::conn::http1::Builder,
-        served: super::serve::Served,
+        served: super::served::Served,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(Secure::serve(self, io, peer, http1, served))
     }
