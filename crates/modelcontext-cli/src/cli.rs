@@ -299,7 +299,7 @@ pub enum Command {
         #[arg(long, value_name = "URL", requires = "audience")]
         issuer: Option<String>,
         /// The audience the tokens must name: this endpoint's canonical URL, e.g.
-        /// https://mcp.example.com/mcp (feature `gateway`).
+        /// `https://mcp.example.com/mcp` (feature `gateway`).
         #[arg(long, value_name = "URI", requires = "issuer")]
         audience: Option<String>,
         /// Where the issuer's keys are (default: found through its metadata).
