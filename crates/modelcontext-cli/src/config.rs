@@ -23,23 +23,15 @@ pub enum Entry {
 /// The entry `name` of the file at `path`; without a name, the file's only server.
 pub fn load(path: &Path, name: Option<&str>) -> Result<Entry, String> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
-    let json = parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
-    let servers = servers(&json).ok_or_else(|| {
-        format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
-    })?;
-    let (name, entry) = pick(servers, name).map_err(|e| format!("--config {shown}: {e}"))?;
+    let servers = read_servers(path)?;
+    let (name, entry) = pick(&servers, name).map_err(|e| format!("--config {shown}: {e}"))?;
     parse_entry(entry).map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
 }
 
 /// Every entry of the file at `path`, by name, in the file's order.
 pub fn load_all(path: &Path) -> Result<Vec<(String, Entry)>, String> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
-    let json = parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
-    let servers = servers(&json).ok_or_else(|| {
-        format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
-    })?;
+    let servers = read_servers(path)?;
     servers
         .iter()
         .map(|(name, entry)| {
@@ -48,6 +40,16 @@ pub fn load_all(path: &Path) -> Result<Vec<(String, Entry)>, String> {
             Ok((name.clone(), entry))
         })
         .collect()
+}
+
+/// The table of servers of the file at `path`.
+fn read_servers(path: &Path) -> Result<Map<String, Value>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
+    let json = parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
+    servers(&json).cloned().ok_or_else(|| {
+        format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
+    })
 }
 
 /// The file's JSON. VS Code's `mcp.json` is JSONC, so comments and trailing commas are
