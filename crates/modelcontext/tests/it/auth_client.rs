@@ -581,3 +581,70 @@ async fn authorization_code_against_an_https_authorization_server() {
     assert_eq!((seen.registrations.len(), seen.authorizations.len()), (1, 1));
     assert_eq!(seen.tokens.len(), 1);
 }
+
+/// A server of the 2025-03-26 revision that publishes no metadata at all: its MCP endpoint
+/// wants `Bearer legacy-token`, and `/register`, `/authorize` and `/token` sit at its origin.
+/// Records the path of every OAuth request it gets.
+async fn legacy_server_without_metadata() -> (String, Arc<Mutex<Vec<String>>>) {
+    use axum::middleware::{Next, from_fn};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let server = McpServer::new("legacy").tool(ToolDef::new("ping", || async { "pong" }));
+    let mcp = server.expect("tool").http_endpoint().router().layer(from_fn(
+        |request: axum::extract::Request, next: Next| async move {
+            let authorized = request.headers().get("authorization")
+                == Some(&http::HeaderValue::from_static("Bearer legacy-token"));
+            if !authorized {
+                return (StatusCode::UNAUTHORIZED, [("www-authenticate", "Bearer")])
+                    .into_response();
+            }
+            next.run(request).await
+        },
+    ));
+    let record = |seen: &Arc<Mutex<Vec<String>>>, uri: &Uri| {
+        seen.lock().expect("lock").push(uri.path().to_owned());
+    };
+    let (register_seen, authorize_seen, token_seen) = (seen.clone(), seen.clone(), seen.clone());
+    let oauth = axum::Router::new()
+        .route(
+            "/register",
+            post(move |uri: Uri| async move {
+                record(&register_seen, &uri);
+                (StatusCode::CREATED, json_body(json!({"client_id": "legacy-client"})))
+            }),
+        )
+        .route(
+            "/authorize",
+            get(move |uri: Uri| async move {
+                record(&authorize_seen, &uri);
+                let params = parse_form(uri.query().unwrap_or_default());
+                assert_eq!(params["code_challenge_method"], "S256");
+                assert_eq!(params["client_id"], "legacy-client");
+                let back = format!("{}?code=c1&state={}", params["redirect_uri"], params["state"]);
+                (StatusCode::FOUND, [("location", back)]).into_response()
+            }),
+        )
+        .route(
+            "/token",
+            post(move |uri: Uri, body: Bytes| async move {
+                record(&token_seen, &uri);
+                let form = parse_form(std::str::from_utf8(&body).expect("utf-8"));
+                assert_eq!(form["grant_type"], "authorization_code");
+                assert!(form.contains_key("code_verifier"), "{form:?}");
+                json_body(json!({"access_token": "legacy-token", "token_type": "Bearer"}))
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, oauth.merge(mcp)).await });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn a_server_without_metadata_is_authorized_at_its_default_endpoints() {
+    let (url, seen) = legacy_server_without_metadata().await;
+    let client = connect(&url, oauth()).await.expect("connect");
+    let result = client.call_tool("ping", json!({})).await.expect("ping");
+    assert!(!result.is_error(), "{result:?}");
+    client.close().await;
+    assert_eq!(*seen.lock().expect("lock"), ["/register", "/authorize", "/token"]);
+}

@@ -187,11 +187,23 @@ pub(super) struct ServerMetadata {
     pub client_id_metadata_document_supported: bool,
 }
 
+/// Whether a server that publishes no authorization server metadata gets the 2025-03-26
+/// revision's default endpoints, or an error.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum WithoutMetadata {
+    /// The revisions since 2025-06-18: the metadata is required.
+    Refuse,
+    /// A server that also published no protected resource metadata: it predates 2025-06-18,
+    /// and its origin is its authorization server.
+    DefaultEndpoints,
+}
+
 /// The metadata of the authorization server `issuer`: RFC 8414 then OpenID Connect discovery
 /// URLs in the spec's order; the first document found must name `issuer` exactly.
 pub(super) async fn server_metadata(
     http: &Http,
     issuer: &str,
+    without: WithoutMetadata,
 ) -> Result<ServerMetadata, AuthError> {
     let (origin, path) = split_url(issuer)?;
     let candidates = if path.is_empty() {
@@ -244,7 +256,29 @@ pub(super) async fn server_metadata(
                 .unwrap_or(false),
         });
     }
+    if without == WithoutMetadata::DefaultEndpoints {
+        tracing::debug!(%issuer, "no authorization server metadata; the 2025-03-26 default endpoints");
+        return Ok(default_endpoints(&origin));
+    }
     Err(AuthError::new(format!("no authorization server metadata found for {issuer}")))
+}
+
+/// The 2025-03-26 revision's fallback for a server without metadata: `/authorize`, `/token`
+/// and `/register` at its origin. That revision requires PKCE of every client, so S256 counts
+/// as offered.
+fn default_endpoints(origin: &str) -> ServerMetadata {
+    ServerMetadata {
+        issuer: origin.to_owned(),
+        authorization_endpoint: Some(format!("{origin}/authorize")),
+        token_endpoint: format!("{origin}/token"),
+        registration_endpoint: Some(format!("{origin}/register")),
+        revocation_endpoint: None,
+        scopes_supported: None,
+        code_challenge_methods: Some(vec!["S256".to_owned()]),
+        token_endpoint_auth_methods: None,
+        iss_parameter_supported: false,
+        client_id_metadata_document_supported: false,
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use http::HeaderMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::discovery::ServerMetadata;
+use super::discovery::{ServerMetadata, WithoutMetadata, server_metadata, split_url};
 use super::http::basic_auth;
 use super::{AuthError, ClientAuth, ClientCredentials, OAuthClient, RedirectHandler, StoredTokens};
 
@@ -178,7 +178,7 @@ impl OAuthClient {
         server_url: &str,
         tokens: &StoredTokens,
     ) -> Result<String, AuthError> {
-        let metadata = super::discovery::server_metadata(&self.http, &tokens.issuer).await?;
+        let metadata = tokens_server_metadata(&self.http, tokens).await?;
         self.refresh_with(server_url, tokens, &metadata).await
     }
 
@@ -222,7 +222,7 @@ impl OAuthClient {
     /// which takes its access tokens with it on most servers, then the access token).
     /// `Ok(false)` when the server has no revocation endpoint.
     pub(super) async fn revoke_tokens(&self, tokens: &StoredTokens) -> Result<bool, AuthError> {
-        let metadata = super::discovery::server_metadata(&self.http, &tokens.issuer).await?;
+        let metadata = tokens_server_metadata(&self.http, tokens).await?;
         let Some(endpoint) = metadata.revocation_endpoint.as_deref() else {
             return Ok(false);
         };
@@ -342,6 +342,19 @@ impl OAuthClient {
 
 /// Adds the client's authentication to a token request: the registered method, else the
 /// best the server supports (`client_secret_basic`, then `client_secret_post`), else `none`.
+/// The metadata of the server that issued `tokens`. Tokens whose issuer is their resource's
+/// own origin came from a server without metadata (before 2025-06-18), whose default
+/// endpoints still apply.
+async fn tokens_server_metadata(
+    http: &super::http::Http,
+    tokens: &StoredTokens,
+) -> Result<ServerMetadata, AuthError> {
+    let own_origin = split_url(&tokens.resource).is_ok_and(|(origin, _)| origin == tokens.issuer);
+    let without =
+        if own_origin { WithoutMetadata::DefaultEndpoints } else { WithoutMetadata::Refuse };
+    server_metadata(http, &tokens.issuer, without).await
+}
+
 pub(super) fn client_authentication<'a>(
     client: &'a ClientCredentials,
     metadata: &ServerMetadata,

@@ -8,7 +8,9 @@
 //!
 //! - discovery: the challenge's `resource_metadata`, else the RFC 9728 well-known URIs (path
 //!   form, then root); the authorization server's RFC 8414 / OpenID Connect metadata in the
-//!   spec's order, refused unless its `issuer` is the one the URL was built from;
+//!   spec's order, refused unless its `issuer` is the one the URL was built from; a server
+//!   that publishes neither (the 2025-03-26 revision) is authorized at `/authorize`, `/token`
+//!   and `/register` on its own origin, as that revision says;
 //! - the authorization code grant with PKCE S256 (refused when the server does not advertise
 //!   it), `state`, RFC 8707 `resource` in both requests, RFC 9207 `iss` checks; the user's
 //!   part (a browser) is a [`RedirectHandler`] that takes the authorization URL and returns
@@ -70,6 +72,7 @@ mod http;
 
 pub use assertion::IdentityProvider;
 pub use discovery::BearerChallenge;
+use discovery::WithoutMetadata;
 pub use file_store::FileTokenStore;
 
 /// Why a token could not be obtained.
@@ -494,12 +497,16 @@ impl OAuthClient {
         let resource_metadata =
             discovery::resource_metadata(&self.http, url, bearer.resource_metadata.as_deref())
                 .await?;
+        let without = match resource_metadata {
+            Some(_) => WithoutMetadata::Refuse,
+            None => WithoutMetadata::DefaultEndpoints,
+        };
         let (resource, issuer, resource_scopes) = match resource_metadata {
             Some(m) => (m.resource, m.authorization_servers[0].clone(), m.scopes_supported),
             // No metadata (a server older than 2025-06-18): the server's origin is the issuer.
             None => (url.to_owned(), discovery::split_url(url)?.0, None),
         };
-        let metadata = discovery::server_metadata(&self.http, &issuer).await?;
+        let metadata = discovery::server_metadata(&self.http, &issuer, without).await?;
         // A refresh cannot widen the scope, and tokens from another server are of no use.
         if let Some(tokens) = stored.filter(|t| t.issuer == metadata.issuer && !insufficient) {
             if tokens.refresh_token.is_some() {
