@@ -239,3 +239,97 @@ fn the_gateway_options_name_the_feature_they_need() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--issuer needs mcp built with the `gateway` feature"), "{stderr}");
 }
+
+/// A `redis-server` of the test's own on a free loopback port, without persistence; `None`
+/// (after saying why) when it is not installed and `CI` is not set.
+#[cfg(feature = "gateway")]
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+#[cfg(feature = "gateway")]
+impl Redis {
+    fn start() -> Option<Redis> {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr();
+        let port = port.expect("addr").port();
+        let spawned = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(["--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(error) => {
+                assert!(!ci, "redis-server cannot start and CI is set: {error}");
+                eprintln!("SKIPPED: redis-server cannot start ({error})");
+                return None;
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server is not listening after 10 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Redis { child, port })
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+#[cfg(feature = "gateway")]
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A handshake-era POST of `body`, in `session` if given.
+#[cfg(feature = "gateway")]
+fn post(body: &str, session: Option<&str>) -> String {
+    let session = session.map(|id| format!("Mcp-Session-Id: {id}\r\n")).unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {{host}}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         {session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Without `--redis` the second gateway would answer 404: it would not know the session.
+#[cfg(feature = "gateway")]
+#[test]
+fn a_session_begun_on_one_gateway_is_served_by_another_on_the_same_redis() {
+    let Some(redis) = Redis::start() else { return };
+    let shop = format!("'{}'", bookshop().display());
+    let key = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
+    let url = redis.url();
+    let args = ["--stdio", &shop, "--redis", &url, "--signing-key", key];
+    let (first, second) = (Gateway::start(&args, &[]), Gateway::start(&args, &[]));
+
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fleet-test","version":"1"}}}"#;
+    let (status, headers, _) = exchange(&first, &post(initialize, None));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let session = headers
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _, _) = exchange(&second, &post(initialized, Some(&session)));
+    assert_eq!(status, "HTTP/1.1 202 Accepted");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_author","arguments":{"title":"Dune"}}}"#;
+    let (status, _, body) = exchange(&second, &post(call, Some(&session)));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(body.contains(r#"{"type":"text","text":"Frank Herbert"}"#), "{body}");
+    // A session nobody began is refused.
+    let (status, _, _) = exchange(&second, &post(call, Some("no-such-session")));
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+}
