@@ -6,14 +6,16 @@
 //! `Origin: null`, which the guard refuses. It is served from a URL of its own rather than
 //! `srcdoc` or a `blob:` URL because those inherit the page's policy, which runs no inline
 //! script; a view is inline script, so it gets its own policy, built from what its server
-//! declared (`_meta.ui.csp`) and nothing wider.
+//! declared (`_meta.ui.csp`) and nothing wider. The browser permissions it asked for
+//! (`_meta.ui.permissions`) become the frame's `allow` attribute, for the four the extension
+//! names and nothing else.
 
 use axum::extract::{Json, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use modelcontext::types::AppCsp;
+use modelcontext::types::{AppCsp, AppPermissions};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::api::{Answer, Ui, sdk};
 use crate::failure::Failure;
@@ -24,8 +26,10 @@ pub struct AppRequest {
 }
 
 /// `POST /api/app {"tool": NAME}`: the view the tool links to (read with `resources/read`),
-/// as `{"view": {"uri", "url", "prefersBorder", "policy"}}`, or `{"view": null}` for a tool
-/// without one.
+/// as `{"view": {"uri", "url", "prefersBorder", "policy", "allow", "permissions"}}`, or
+/// `{"view": null}` for a tool without one. `allow` is the frame's `allow` attribute (empty
+/// when nothing is granted) and `permissions` the same grant in the extension's shape, for the
+/// view's `hostCapabilities.sandbox`.
 pub async fn app(State(session): Ui, Json(request): Json<AppRequest>) -> Answer {
     let client = session.client()?;
     let tools = client.list_all_tools().await.map_err(sdk)?;
@@ -37,6 +41,10 @@ pub async fn app(State(session): Ui, Json(request): Json<AppRequest>) -> Answer 
     };
     let ui = view.ui.clone().unwrap_or_default();
     let policy = view_policy(ui.csp.as_ref());
+    let granted = granted_permissions(ui.permissions.as_ref());
+    let allow = granted.iter().map(|(_, feature)| *feature).collect::<Vec<_>>().join("; ");
+    let permissions: Map<String, Value> =
+        granted.iter().map(|(key, _)| ((*key).to_owned(), json!({}))).collect();
     let uri = view.uri.clone();
     let id = session.views.keep(view);
     Ok(Json(json!({"view": {
@@ -44,6 +52,8 @@ pub async fn app(State(session): Ui, Json(request): Json<AppRequest>) -> Answer 
         "url": format!("/view/{id}"),
         "prefersBorder": ui.prefers_border,
         "policy": policy,
+        "allow": allow,
+        "permissions": permissions,
     }})))
 }
 
@@ -92,6 +102,25 @@ pub fn view_policy(csp: Option<&AppCsp>) -> String {
     .join("; ")
 }
 
+/// The permissions a view asked for that the extension names, as pairs of its key
+/// (`_meta.ui.permissions`) and the Permissions Policy feature the frame's `allow` grants.
+/// The features are separated by `;` in the attribute: a space would make the next one an
+/// origin of the first.
+fn granted_permissions(asked: Option<&AppPermissions>) -> Vec<(&'static str, &'static str)> {
+    let Some(asked) = asked else { return Vec::new() };
+    let named = [
+        (asked.camera.is_some(), "camera", "camera"),
+        (asked.microphone.is_some(), "microphone", "microphone"),
+        (asked.geolocation.is_some(), "geolocation", "geolocation"),
+        (asked.clipboard_write.is_some(), "clipboardWrite", "clipboard-write"),
+    ];
+    named
+        .into_iter()
+        .filter(|(wanted, ..)| *wanted)
+        .map(|(_, key, feature)| (key, feature))
+        .collect()
+}
+
 /// The declared origins that are plain source expressions, space-separated. Anything else
 /// (a `;` or space that would start another directive, a quoted keyword such as
 /// `'unsafe-eval'`, a bare `*`) is left out: a server names origins, not policy.
@@ -117,6 +146,23 @@ mod tests {
              frame-src 'none'; base-uri 'none'; object-src 'none'; form-action 'none'; \
              frame-ancestors 'self'; sandbox allow-scripts"
         );
+    }
+
+    #[test]
+    fn only_the_permissions_the_extension_names_are_granted() {
+        let asked: AppPermissions = serde_json::from_value(json!({
+            "camera": {}, "clipboardWrite": {}, "usb": {}, "geolocation": {"why": "maps"},
+        }))
+        .expect("permissions");
+        assert_eq!(
+            granted_permissions(Some(&asked)),
+            [
+                ("camera", "camera"),
+                ("geolocation", "geolocation"),
+                ("clipboardWrite", "clipboard-write")
+            ]
+        );
+        assert!(granted_permissions(None).is_empty());
     }
 
     #[test]

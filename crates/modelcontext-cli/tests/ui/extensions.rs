@@ -203,7 +203,7 @@ fn a_view_is_served_with_its_own_policy() {
     assert_eq!(
         answer,
         json!({"view": {"uri": "ui://counter/view", "url": "/view/1", "prefersBorder": true,
-                        "policy": policy}})
+                        "policy": policy, "allow": "", "permissions": {}}})
     );
     let (status, head, html) = http_with_head(&ui.address, "GET", "/view/1", &token, None);
     assert_eq!(status, 200);
@@ -232,6 +232,7 @@ fn annotations_tasks_and_skills_in_the_browser() {
     browser.click("#call-as-task");
     browser.click("#call-button");
     browser.click("#show-tasks");
+    browser.wait_for_text("#tasks-note", "has no tasks/list");
     browser.wait_for_text("#task-list .task[data-status='working']", "forever");
     browser.click("#task-list .task[data-status='working'] .task-cancel");
     browser.wait_for_text("#task-list .task[data-status='cancelled']", "cancelled");

@@ -19,6 +19,7 @@ use super::login::Servers;
 use super::shell::growing_server;
 use super::{HttpBookshop, bookshop, example};
 
+mod app_host;
 mod extensions;
 mod webdriver;
 

@@ -595,6 +595,7 @@ function selectTool(name) {
         refreshTasks();
       } else if (answer.cancelled) {
         fill(result, el("p", { class: "hint" }, "Cancelled (the server was sent notifications/cancelled)."));
+        if (viewUri(tool)) showToolRun(tool, viewBox, value, null, "cancelled from the page");
       } else {
         renderToolResult(result, answer.result, tool);
         result.append(el("p", { class: "hint" }, `${Math.round(performance.now() - started)} ms`));
@@ -607,7 +608,7 @@ function selectTool(name) {
       cancelButton.disabled = true;
     }
   };
-  fill($("#tool-detail"),
+  fill(freshToolDetail("the tool pane was replaced"),
     el("h2", {}, icon(tool), tool.name),
     tool.title ? el("div", { class: "hint" }, tool.title) : null,
     el("div", { class: "badges" }, annotationBadges(tool.annotations), appBadges(tool)),
