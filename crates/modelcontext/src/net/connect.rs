@@ -1,28 +1,27 @@
 //! The connector behind every [`HttpClient`](super::HttpClient): TCP (hyper-util's
 //! `HttpConnector`, which races the address families as Happy Eyeballs does, RFC 8305), then
-//! a proxy's tunnel when one applies (HTTP CONNECT, or SOCKS5 through hyper-util's `SocksV5`),
-//! then TLS for `https://` (feature `tls`). Its errors are worded here, with the host they
-//! concern, and the whole of it is bounded by the connect timeout.
+//! a proxy's tunnel when one applies (`via_proxy.rs`), then TLS for `https://` (feature
+//! `tls`). Its errors are worded here, with the host they concern, and the whole of it is
+//! bounded by the connect timeout.
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
-use hyper_util::client::legacy::connect::proxy::SocksV5;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tower::ServiceExt;
 
-use super::proxy::{Proxies, ProxyKind, ProxyUrl, Target, is_loopback, tunnel};
+use super::proxy::{Proxies, Target, is_loopback};
 use super::resolver::Resolver;
+use super::via_proxy;
 
 /// How long the first address family gets before the other one is tried too, as RFC 8305
 /// recommends: an IPv6 route that drops packets costs this, not the whole connect timeout.
@@ -87,35 +86,32 @@ async fn connect(config: &ConnectConfig, uri: &Uri) -> Result<Stream, ConnectErr
     let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
     let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
     let target = Target { https, host, port };
-    let tcp = match config.proxies.for_target(&target) {
-        Some(proxy) if proxy.kind == ProxyKind::Http => {
-            let mut tcp = tcp_connect(config, &proxy.host, proxy.port).await?;
-            tunnel(&mut tcp, proxy, host, port).await.map_err(ConnectError)?;
-            tcp
-        }
-        Some(proxy) => socks5(config, proxy, host, port).await?,
-        None => tcp_connect(config, host, port).await?,
+    let stream = match config.proxies.for_target(&target) {
+        Some(proxy) => via_proxy::connect(config, proxy, host, port).await?,
+        None => Stream::Plain(tcp_connect(config, host, port).await?),
     };
     if !https {
         warn_plain_http(host);
-        return Ok(Stream::Plain(tcp));
+        return Ok(stream);
     }
-    secure(config, tcp, host).await
+    secure(config, stream, host).await
 }
 
+/// TLS with `host` over `stream`: TCP to it, or a tunnel through a proxy (itself TLS with an
+/// `https://` proxy, so the target's session then runs inside the proxy's).
 #[cfg(feature = "tls")]
 async fn secure(
     config: &ConnectConfig,
-    tcp: TcpStream,
+    stream: Stream,
     host: &str,
 ) -> Result<Stream, ConnectError> {
     let tls = config.tls.config().map_err(ConnectError)?;
-    let stream = super::tls::handshake(tls, tcp, host).await.map_err(ConnectError)?;
+    let stream = super::tls::handshake(tls, stream, host).await.map_err(ConnectError)?;
     Ok(Stream::Tls(Box::new(stream)))
 }
 
 #[cfg(not(feature = "tls"))]
-async fn secure(_: &ConnectConfig, _: TcpStream, host: &str) -> Result<Stream, ConnectError> {
+async fn secure(_: &ConnectConfig, _: Stream, host: &str) -> Result<Stream, ConnectError> {
     Err(ConnectError(format!(
         "https://{host}: this build has no TLS (enable the `tls` feature of modelcontext)"
     )))
@@ -131,7 +127,7 @@ pub(crate) fn tcp_connector(resolver: Resolver) -> HttpConnector<Resolver> {
     tcp
 }
 
-async fn tcp_connect(
+pub(super) async fn tcp_connect(
     config: &ConnectConfig,
     host: &str,
     port: u16,
@@ -143,42 +139,9 @@ async fn tcp_connect(
     Ok(tcp.into_inner())
 }
 
-/// A connection to `host:port` through a SOCKS5 proxy. For `socks5://` the name is resolved
-/// here and the proxy is given an address; for `socks5h://` the proxy resolves it.
-async fn socks5(
-    config: &ConnectConfig,
-    proxy: &ProxyUrl,
-    host: &str,
-    port: u16,
-) -> Result<TcpStream, ConnectError> {
-    let via = format!("SOCKS proxy {}:{}", proxy.host, proxy.port);
-    let destination = match proxy.kind {
-        ProxyKind::Socks5 { remote_dns: false } => resolve(host, port).await?.ip().to_string(),
-        _ => host.to_owned(),
-    };
-    let mut socks =
-        SocksV5::new(authority_uri(&proxy.host, proxy.port)?, config.tcp.clone()).local_dns(false);
-    if let Some((user, password)) = &proxy.credentials {
-        socks = socks.with_auth(user.clone(), password.clone());
-    }
-    let tcp = socks
-        .oneshot(authority_uri(&destination, port)?)
-        .await
-        .map_err(|e| ConnectError(format!("{via}: no tunnel to {host}:{port}: {}", chain(&e))))?;
-    Ok(tcp.into_inner())
-}
-
-/// The first address of `host` (off the runtime's threads, as the connector resolves).
-async fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConnectError> {
-    let failed = |reason: String| ConnectError(format!("could not resolve {host}: {reason}"));
-    let mut addrs =
-        tokio::net::lookup_host((host, port)).await.map_err(|e| failed(e.to_string()))?;
-    addrs.next().ok_or_else(|| failed("no address".to_owned()))
-}
-
 /// `http://host:port/`, the form the connectors take (the scheme only picks a default port,
 /// and the port is always given).
-fn authority_uri(host: &str, port: u16) -> Result<Uri, ConnectError> {
+pub(super) fn authority_uri(host: &str, port: u16) -> Result<Uri, ConnectError> {
     let host = if host.contains(':') { format!("[{host}]") } else { host.to_owned() };
     format!("http://{host}:{port}/")
         .parse()
@@ -195,7 +158,7 @@ fn innermost(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// An error and its sources in one line.
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![err.to_string()];
     let mut current = err.source();
     while let Some(source) = current {
@@ -223,11 +186,11 @@ fn should_warn_plain_http(host: &str) -> bool {
     warned.get_or_insert_with(HashSet::new).insert(host.to_ascii_lowercase())
 }
 
-/// A connection: plain TCP or TLS over it.
+/// A connection: plain TCP, or TLS over a connection (TCP, or TLS with an `https://` proxy).
 pub(crate) enum Stream {
     Plain(TcpStream),
     #[cfg(feature = "tls")]
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Tls(Box<tokio_rustls::client::TlsStream<Stream>>),
 }
 
 impl Connection for Stream {
@@ -308,7 +271,7 @@ impl AsyncWrite for Stream {
 
 #[cfg(test)]
 mod tests {
-    use std::net::{Ipv4Addr, Ipv6Addr};
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
     use std::time::Instant;
 
     use tokio::net::{TcpListener, TcpSocket};

@@ -48,6 +48,7 @@ mod proxy;
 mod resolver;
 #[cfg(feature = "tls")]
 mod tls;
+mod via_proxy;
 
 pub use proxy::Proxies;
 
@@ -271,7 +272,8 @@ impl HttpClientBuilder {
     }
 
     /// Sends every request through the proxy at `url` (`http://[user:password@]host:port`, or
-    /// `socks5://` / `socks5h://`), whatever the environment says.
+    /// `https://`, `socks5://`, `socks5h://`, `socks4://`, `socks4a://`: see [`Proxies`]),
+    /// whatever the environment says.
     pub fn proxy(self, url: &str) -> Result<HttpClientBuilder, Error> {
         Ok(self.proxies(Proxies::all(url)?))
     }
@@ -350,6 +352,7 @@ impl fmt::Debug for HttpClientBuilder {
 pub(crate) struct TlsSetup {
     roots: Vec<rustls_pki_types::CertificateDer<'static>>,
     ready: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
+    for_proxy: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
 }
 
 #[cfg(feature = "tls")]
@@ -362,11 +365,17 @@ impl TlsSetup {
         if let Some(config) = given {
             let _ = ready.set(Ok(config));
         }
-        TlsSetup { roots, ready }
+        TlsSetup { roots, ready, for_proxy: std::sync::OnceLock::new() }
     }
 
     pub(crate) fn config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
         self.ready.get_or_init(|| tls::client_config(&self.roots).map(Arc::new)).clone()
+    }
+
+    /// The configuration for TLS with an `https://` proxy (see [`tls::for_proxy`]).
+    pub(crate) fn proxy_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
+        let made = || self.config().map(|config| Arc::new(tls::for_proxy(&config)));
+        self.for_proxy.get_or_init(made).clone()
     }
 }
 

@@ -1,18 +1,20 @@
 //! Proxies: which one a request goes through (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`,
-//! `NO_PROXY`, read as curl reads them), and the HTTP CONNECT tunnel through it. SOCKS5
-//! proxies are spoken to by hyper-util's `SocksV5` (see `connect.rs`).
+//! `NO_PROXY`, read as curl reads them), and the HTTP CONNECT tunnel through it, over TCP or,
+//! for an `https://` proxy, over TLS to the proxy. SOCKS4, SOCKS4a and SOCKS5 proxies are
+//! spoken to by hyper-util's `SocksV4` and `SocksV5` (see `via_proxy.rs`).
 //!
 //! Why not hyper-util's `Matcher` and `Tunnel` for the rest: `Matcher::from_env` lets
 //! `HTTPS_PROXY` win over `https_proxy` (curl and we read the lowercase one first), drops a
 //! malformed proxy URL without a word, and its `NO_PROXY` takes no ports and no spaces between
 //! entries; `Tunnel` reports a refused tunnel as "unsuccessful", without the proxy's status
-//! line, which is what tells a user whether to fix a password (407) or a rule (403).
+//! line, which is what tells a user whether to fix a password (407) or a rule (403). Our
+//! tunnel runs over any stream, so an `https://` proxy needs no second CONNECT: the same code
+//! speaks inside the TLS session with the proxy.
 
 use std::fmt;
 use std::net::IpAddr;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::Error;
 
@@ -30,10 +32,19 @@ pub(crate) struct Target<'a> {
 /// Python's httpx do ([`Proxies::from_env`]). Build one by hand to decide yourself, or to read
 /// the variables from somewhere else ([`Proxies::from_vars`]).
 ///
-/// `http://` proxies and SOCKS5 ones (`socks5h://`: the proxy resolves the host name;
-/// `socks5://`: this machine does) are supported. Every request (`https://` and `http://`
-/// alike) goes through a tunnel (HTTP `CONNECT` or SOCKS), so the proxy sees host names,
-/// never content.
+/// The proxy URL's scheme says how the proxy is spoken to, with curl's meaning of each:
+///
+/// - `http://`: an HTTP `CONNECT` tunnel (the default when the URL has no scheme).
+/// - `https://` (feature `tls`): the same tunnel inside TLS with the proxy, whose certificate
+///   is checked against the roots the client trusts for servers, for the proxy's host name.
+/// - `socks5h://` and `socks5://`: SOCKS5; with `socks5h` the proxy resolves the host name,
+///   with `socks5` this machine does and the proxy is given an address.
+/// - `socks4a://` and `socks4://`: SOCKS4, the same split (`socks4a` the proxy resolves,
+///   `socks4` this machine). SOCKS4 carries IPv4 only: an IPv6 target is an error, and a
+///   user or password in the URL is refused (SOCKS4 has no password; use SOCKS5).
+///
+/// Every request (`https://` and `http://` alike) goes through a tunnel (HTTP `CONNECT` or
+/// SOCKS), so the proxy sees host names, never content.
 ///
 /// `HTTP_PROXY` in capitals is ignored when `REQUEST_METHOD` is set: in a CGI program it
 /// holds the request's `Proxy:` header, which the client chose (as curl and Go do).
@@ -57,8 +68,9 @@ impl Proxies {
     }
 
     /// Every request goes through the proxy at `url` (`http://[user:password@]host[:port]`,
-    /// or `socks5://` / `socks5h://` with the same parts; the port defaults to 80 for `http`
-    /// and 1080 for SOCKS, the scheme to `http`).
+    /// or `https://`, `socks5://`, `socks5h://`, `socks4://`, `socks4a://` with the same
+    /// parts; the port defaults to 80 for `http`, 443 for `https` and 1080 for SOCKS, the
+    /// scheme to `http`). An `https://` proxy without the `tls` feature is an error here.
     pub fn all(url: &str) -> Result<Proxies, Error> {
         let proxy = ProxyUrl::parse(url).map_err(|e| invalid_input(format!("proxy {e}")))?;
         let bypass = NoProxy::default();
@@ -146,8 +158,36 @@ pub(crate) fn is_loopback(host: &str) -> bool {
 pub(crate) enum ProxyKind {
     /// HTTP `CONNECT`.
     Http,
+    /// HTTP `CONNECT` inside TLS with the proxy.
+    #[cfg(feature = "tls")]
+    Https,
     /// SOCKS5; `remote_dns` when the proxy resolves the host name (`socks5h://`).
     Socks5 { remote_dns: bool },
+    /// SOCKS4; `remote_dns` when the proxy resolves the host name (`socks4a://`).
+    Socks4 { remote_dns: bool },
+}
+
+impl ProxyKind {
+    fn scheme(self) -> &'static str {
+        match self {
+            ProxyKind::Http => "http",
+            #[cfg(feature = "tls")]
+            ProxyKind::Https => "https",
+            ProxyKind::Socks5 { remote_dns: true } => "socks5h",
+            ProxyKind::Socks5 { remote_dns: false } => "socks5",
+            ProxyKind::Socks4 { remote_dns: true } => "socks4a",
+            ProxyKind::Socks4 { remote_dns: false } => "socks4",
+        }
+    }
+
+    fn default_port(self) -> u16 {
+        match self {
+            ProxyKind::Http => 80,
+            #[cfg(feature = "tls")]
+            ProxyKind::Https => 443,
+            ProxyKind::Socks5 { .. } | ProxyKind::Socks4 { .. } => 1080,
+        }
+    }
 }
 
 /// A proxy, with its credentials decoded (and, for HTTP, its `Proxy-Authorization` made) once.
@@ -164,19 +204,15 @@ pub(crate) struct ProxyUrl {
 
 impl fmt::Debug for ProxyUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let scheme = match self.kind {
-            ProxyKind::Http => "http",
-            ProxyKind::Socks5 { remote_dns: true } => "socks5h",
-            ProxyKind::Socks5 { remote_dns: false } => "socks5",
-        };
+        let scheme = self.kind.scheme();
         let auth = if self.credentials.is_some() { "<credentials>@" } else { "" };
         write!(f, "{scheme}://{auth}{}:{}", self.host, self.port)
     }
 }
 
 impl ProxyUrl {
-    /// `[scheme://][user[:password]@]host[:port][/]`, the scheme `http`, `socks5` or
-    /// `socks5h`. Errors say what is wrong, never the password.
+    /// `[scheme://][user[:password]@]host[:port][/]`, the scheme one of [`proxy_kind`]'s.
+    /// Errors say what is wrong, never the password.
     fn parse(url: &str) -> Result<ProxyUrl, String> {
         let (kind, rest) = match url.split_once("://") {
             Some((scheme, rest)) => (proxy_kind(scheme)?, rest),
@@ -203,22 +239,36 @@ impl ProxyUrl {
             }
             None => None,
         };
+        if matches!(kind, ProxyKind::Socks4 { .. }) && credentials.is_some() {
+            return Err(format!(
+                "{}:// cannot carry a user or password (SOCKS4 has none): use socks5://",
+                kind.scheme()
+            ));
+        }
         let authorization = credentials.as_ref().map(|(user, password)| {
             format!("Basic {}", crate::base64::encode(format!("{user}:{password}").as_bytes()))
         });
-        let default_port = if kind == ProxyKind::Http { 80 } else { 1080 };
-        let port = port.unwrap_or(default_port);
+        let port = port.unwrap_or(kind.default_port());
         Ok(ProxyUrl { kind, host: host.to_owned(), port, credentials, authorization })
     }
 }
 
+/// The schemes curl gives these meanings; `https` only with TLS, so that a proxy meant to be
+/// reached over TLS is never spoken to in plain text.
 fn proxy_kind(scheme: &str) -> Result<ProxyKind, String> {
     match scheme.to_ascii_lowercase().as_str() {
         "http" => Ok(ProxyKind::Http),
+        #[cfg(feature = "tls")]
+        "https" => Ok(ProxyKind::Https),
+        #[cfg(not(feature = "tls"))]
+        "https" => Err("https:// proxies need the `tls` feature of modelcontext".to_owned()),
         "socks5" => Ok(ProxyKind::Socks5 { remote_dns: false }),
         "socks5h" => Ok(ProxyKind::Socks5 { remote_dns: true }),
+        "socks4" => Ok(ProxyKind::Socks4 { remote_dns: false }),
+        "socks4a" => Ok(ProxyKind::Socks4 { remote_dns: true }),
         _ => Err(format!(
-            "{scheme}:// is not supported: only http://, socks5:// and socks5h:// proxies are"
+            "{scheme}:// is not supported: only http://, https://, socks4://, socks4a://, \
+             socks5:// and socks5h:// proxies are"
         )),
     }
 }
@@ -331,9 +381,10 @@ fn in_network(ip: IpAddr, network: IpAddr, bits: u8) -> bool {
 /// The longest proxy answer head read before giving up on it.
 const MAX_PROXY_HEAD: usize = 8 * 1024;
 
-/// Asks the proxy on `stream` for a tunnel to `host:port`; on success the stream is the tunnel.
+/// Asks the proxy on `stream` (TCP, or TLS with an `https://` proxy) for a tunnel to
+/// `host:port`; on success the stream is the tunnel.
 pub(crate) async fn tunnel(
-    stream: &mut TcpStream,
+    stream: &mut (impl AsyncRead + AsyncWrite + Unpin),
     proxy: &ProxyUrl,
     host: &str,
     port: u16,
@@ -346,10 +397,12 @@ pub(crate) async fn tunnel(
     }
     head.push_str("\r\n");
     let via = format!("proxy {}:{}", proxy.host, proxy.port);
-    stream
-        .write_all(head.as_bytes())
-        .await
-        .map_err(|e| format!("{via}: could not ask for a tunnel to {authority}: {e}"))?;
+    // Flushed: over TLS with the proxy, written bytes may wait in the session otherwise.
+    let asked = async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.flush().await
+    };
+    asked.await.map_err(|e| format!("{via}: could not ask for a tunnel to {authority}: {e}"))?;
     let answer = read_head(stream).await.map_err(|e| format!("{via}: {e}"))?;
     let status_line = answer.lines().next().unwrap_or("");
     let status = status_line.split_whitespace().nth(1).unwrap_or("");
@@ -361,7 +414,7 @@ pub(crate) async fn tunnel(
 }
 
 /// Reads the proxy's answer head byte by byte, so nothing of the tunnel after it is consumed.
-async fn read_head(stream: &mut TcpStream) -> Result<String, String> {
+async fn read_head(stream: &mut (impl AsyncRead + Unpin)) -> Result<String, String> {
     let mut head = Vec::with_capacity(128);
     while !head.ends_with(b"\r\n\r\n") {
         if head.len() >= MAX_PROXY_HEAD {
@@ -436,14 +489,37 @@ mod tests {
         assert_eq!(format!("{socks:?}"), "socks5h://<credentials>@socks.local:1080");
         let local = ProxyUrl::parse("socks5://127.0.0.1:9050").expect("parsed");
         assert_eq!(local.kind, ProxyKind::Socks5 { remote_dns: false });
+        let socks4 = ProxyUrl::parse("socks4://proxy").expect("parsed");
+        assert_eq!((socks4.kind, socks4.port), (ProxyKind::Socks4 { remote_dns: false }, 1080));
+        let socks4a = ProxyUrl::parse("SOCKS4A://proxy:9").expect("parsed");
+        assert_eq!(format!("{socks4a:?}"), "socks4a://proxy:9");
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn https_proxies_default_to_port_443() {
+        let proxy = ProxyUrl::parse("https://u:p@proxy.local").expect("parsed");
+        assert_eq!((proxy.kind, proxy.port), (ProxyKind::Https, 443));
+        assert_eq!(format!("{proxy:?}"), "https://<credentials>@proxy.local:443");
     }
 
     #[test]
     fn bad_proxy_urls_say_what_is_wrong() {
-        let socks = ProxyUrl::parse("socks4://proxy:1080").expect_err("refused");
-        assert!(socks.contains("only http://, socks5:// and socks5h:// proxies"), "{socks}");
-        let https = ProxyUrl::parse("https://proxy:443").expect_err("refused");
-        assert!(https.contains("only http://, socks5:// and socks5h:// proxies"), "{https}");
+        let ftp = ProxyUrl::parse("ftp://proxy:21").expect_err("refused");
+        assert_eq!(
+            ftp,
+            "ftp:// is not supported: only http://, https://, socks4://, socks4a://, socks5:// \
+             and socks5h:// proxies are"
+        );
+        assert_eq!(
+            ProxyUrl::parse("socks4a://user:pw@proxy").expect_err("refused"),
+            "socks4a:// cannot carry a user or password (SOCKS4 has none): use socks5://"
+        );
+        #[cfg(not(feature = "tls"))]
+        assert_eq!(
+            ProxyUrl::parse("https://proxy").expect_err("refused"),
+            "https:// proxies need the `tls` feature of modelcontext"
+        );
         assert!(
             ProxyUrl::parse("http://proxy:port")
                 .expect_err("refused")
@@ -479,7 +555,7 @@ mod tests {
         assert!(proxies.for_target(&target(true, "x.internal.test")).is_none());
         let all = Proxies::from_vars(vars(&[("ALL_PROXY", "http://all:4")]));
         assert_eq!(all.for_target(&target(true, "a.test")).expect("parsed").port, 4);
-        let broken = Proxies::from_vars(vars(&[("HTTPS_PROXY", "socks4://x:1")]));
+        let broken = Proxies::from_vars(vars(&[("HTTPS_PROXY", "ftp://x:1")]));
         assert!(broken.for_target(&target(true, "a.test")).is_none());
         assert!(Proxies::none().for_target(&target(true, "a.test")).is_none());
         let bypassed = Proxies::all("http://p:5").expect("parsed").no_proxy("*");

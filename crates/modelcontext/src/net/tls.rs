@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{CertificateError, ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
@@ -71,6 +71,15 @@ pub(crate) fn client_config(
     Ok(config)
 }
 
+/// The configuration for TLS with an `https://` proxy: the client's own (the same roots, or
+/// the configuration the user gave), offering HTTP/1.1 only, since `CONNECT` is sent as an
+/// HTTP/1.1 request.
+pub(crate) fn for_proxy(config: &ClientConfig) -> ClientConfig {
+    let mut config = config.clone();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config
+}
+
 /// A configuration handed in by the user, with our ALPN if it names none.
 pub(crate) fn with_alpn(mut config: ClientConfig) -> ClientConfig {
     if config.alpn_protocols.is_empty() {
@@ -79,22 +88,22 @@ pub(crate) fn with_alpn(mut config: ClientConfig) -> ClientConfig {
     config
 }
 
-/// The TLS handshake with `host` over `tcp`.
-pub(crate) async fn handshake(
+/// The TLS handshake with `host` over `io` (TCP, or a tunnel through a proxy).
+pub(crate) async fn handshake<IO: AsyncRead + AsyncWrite + Unpin>(
     config: Arc<ClientConfig>,
-    tcp: TcpStream,
+    io: IO,
     host: &str,
-) -> Result<TlsStream<TcpStream>, String> {
+) -> Result<TlsStream<IO>, String> {
     let name = ServerName::try_from(host.to_owned())
         .map_err(|_| format!("TLS: {host:?} is not a valid server name"))?;
     TlsConnector::from(config)
-        .connect(name, tcp)
+        .connect(name, io)
         .await
         .map_err(|err| format!("TLS handshake with {host} failed: {}", explain(&err)))
 }
 
 /// True when the server chose HTTP/2.
-pub(crate) fn negotiated_h2(stream: &TlsStream<TcpStream>) -> bool {
+pub(crate) fn negotiated_h2<IO>(stream: &TlsStream<IO>) -> bool {
     stream.get_ref().1.alpn_protocol() == Some(b"h2")
 }
 

@@ -49,6 +49,8 @@ mod otel;
 #[cfg(all(feature = "otel", feature = "http"))]
 mod otlp;
 mod pagination;
+#[cfg(feature = "tls")]
+mod proxy_schemes;
 mod roots;
 mod seed;
 mod skills;

@@ -86,7 +86,7 @@ pub fn serve_tls(
     TlsServer { port, alpn }
 }
 
-async fn loopback() -> TcpListener {
+pub async fn loopback() -> TcpListener {
     TcpListener::bind("127.0.0.1:0").await.expect("bind")
 }
 
@@ -206,7 +206,7 @@ fn sse(body: String) -> Response {
 }
 
 /// Connects in the modern era (one request) and returns the error's words.
-async fn failure(transport: HttpTransport) -> String {
+pub async fn failure(transport: HttpTransport) -> String {
     let connecting = Client::builder().era(EraMode::Modern).connect(transport);
     match tokio::time::timeout(Duration::from_secs(10), connecting).await.expect("in time") {
         Ok(_) => panic!("connected to a server it must not trust"),
@@ -343,7 +343,7 @@ fn vars(pairs: Vec<(&'static str, String)>) -> impl Fn(&str) -> Option<String> {
 }
 
 /// Our MCP server over TLS for `mcp.test` (a name only the proxy knows) and `localhost`.
-async fn proxied_server(ca: &TestCa) -> (std::net::SocketAddr, TlsServer) {
+pub async fn proxied_server(ca: &TestCa) -> (std::net::SocketAddr, TlsServer) {
     let listener = loopback().await;
     let addr = listener.local_addr().expect("addr");
     let allow = AllowList::default().allow_host("mcp.test");
