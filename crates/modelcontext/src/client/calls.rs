@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use modelcontext_types::{
-    InputRequests, InputResponses, McpError, MrtrResult, ProgressNotificationParams, ProgressToken,
-    RawValue, RequestId, ResultType, to_raw,
+    InputRequests, InputRequiredResult, InputResponses, McpError, ProgressNotificationParams,
+    ProgressToken, RawValue, RequestId, ResultType, to_raw,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -37,7 +37,7 @@ impl Client {
         params: P,
         options: &CallOptions,
     ) -> Result<R, Error> {
-        let raw = self.exchange(method, object(params)?, options).await?;
+        let raw = self.exchange(method, &mut object(params)?, options).await?;
         check_result_type(method, raw.get())?;
         Ok(serde_json::from_str(raw.get())?)
     }
@@ -62,15 +62,28 @@ impl Client {
         params: P,
         options: &CallOptions,
     ) -> Result<(R, usize), Error> {
+        let answered = self.request_mrtr_raw(method, params, options).await?;
+        Ok((serde_json::from_str(answered.raw.get())?, answered.rounds))
+    }
+
+    /// [`Client::request_mrtr`], its final answer left as JSON for the caller to decode.
+    /// Only `resultType` is read to tell `input_required` from the rest, so a complete
+    /// result is parsed once, by the caller, into its own type.
+    pub(super) async fn request_mrtr_raw<P: Serialize>(
+        &self,
+        method: &str,
+        params: P,
+        options: &CallOptions,
+    ) -> Result<Answered, Error> {
         let mut params = object(params)?;
         let mut rounds = 0;
         loop {
-            let raw = self.exchange(method, params.clone(), options).await?;
-            let input = match serde_json::from_str::<MrtrResult<R>>(raw.get())? {
-                MrtrResult::Complete(result) => return Ok((result, rounds)),
-                MrtrResult::InputRequired(input) => input,
-                _ => return Err(unhandled_result(method)),
-            };
+            let raw = self.exchange(method, &mut params, options).await?;
+            let result_type = result_type(raw.get());
+            if result_type != Some(ResultType::InputRequired) {
+                return Ok(Answered { raw, result_type, rounds });
+            }
+            let input = serde_json::from_str::<InputRequiredResult>(raw.get())?;
             // Give up before asking the user questions whose answers would never be sent.
             if rounds == self.options.max_input_rounds {
                 let message = format!("'{method}' still needed input after {rounds} rounds");
@@ -120,15 +133,17 @@ impl Client {
 
     /// One request on the wire, with a fresh id: merges the options into `_meta`, applies
     /// the timeouts, routes progress. Dropping the future cancels the request.
+    /// The options are merged into `params` in place: a retry merges them again, over the
+    /// same keys, so the params need no copy per round.
     async fn exchange(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: &mut Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
         let id = self.peer.next_id();
         let token = options.on_progress.as_ref().map(|_| progress_token(&id));
-        merge_meta(&mut params, &options.meta, token.as_ref());
+        merge_meta(params, &options.meta, token.as_ref());
         let request_options = RequestOptions {
             timeout: options.timeout.unwrap_or(self.options.timeout),
             reset_on_progress: options.reset_on_progress.is_some(),
@@ -143,20 +158,20 @@ impl Client {
                 (token, Arc::new(forward) as crate::engine::ProgressCallback)
             }),
         };
-        let span = self.span(method, &id, &params);
+        let span = self.span(method, &id, params);
         #[cfg(feature = "otel")]
         let timing = {
-            observe::otel::inject(&span, &mut params);
+            observe::otel::inject(&span, params);
             let mut timing = observe::otel::Timing::start(
                 std::sync::Arc::clone(&self.instruments),
                 observe::otel::Side::Client,
                 method,
                 self.network_transport,
             );
-            timing.identify(observe::Target::of_params(method, &params), &self.protocol_version);
+            timing.identify(observe::Target::of_params(method, params), &self.protocol_version);
             timing
         };
-        let raw = to_raw(&params)?;
+        let raw = to_raw(params)?;
         let request = self.peer.request(id, method, Some(raw), request_options);
         let outcome = request.instrument(span.clone()).await;
         let tool_call = method == method::TOOLS_CALL;
@@ -190,24 +205,24 @@ impl Client {
 /// A modern result other than `complete` needs handling this client does not do yet; an
 /// absent `resultType` (a handshake-era server) means complete.
 fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Probe {
-        result_type: Option<ResultType>,
-    }
-    match serde_json::from_str::<Probe>(raw).map(|p| p.result_type) {
-        Ok(None | Some(ResultType::Complete)) | Err(_) => Ok(()),
-        Ok(Some(other)) => Err(McpError::internal(format!(
+    match result_type(raw) {
+        None | Some(ResultType::Complete) => Ok(()),
+        Some(other) => Err(McpError::internal(format!(
             "'{method}' answered with resultType '{other}', which this client does not handle"
         ))
         .into()),
     }
 }
 
-/// A result kind a later revision added that this client does not handle (yet).
-fn unhandled_result(method: &str) -> Error {
-    McpError::internal(format!("'{method}' answered with a result this client does not handle"))
-        .into()
+/// A result's `resultType`, read without decoding the rest; `None` when it is absent (a
+/// handshake-era server) or the result is no object.
+pub(super) fn result_type(raw: &str) -> Option<ResultType> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Probe {
+        result_type: Option<ResultType>,
+    }
+    serde_json::from_str::<Probe>(raw).ok().and_then(|probe| probe.result_type)
 }
 
 /// Serializes request params into the object `_meta` can be merged into.
@@ -246,4 +261,14 @@ fn merge_meta(
     if let Some(token) = token {
         meta.insert("progressToken".into(), serde_json::to_value(token).unwrap_or_default());
     }
+}
+
+/// The final answer of a request that may have needed input first.
+pub(super) struct Answered {
+    /// The result, as the server sent it.
+    pub raw: Box<RawValue>,
+    /// Its `resultType` ([`result_type`]).
+    pub result_type: Option<ResultType>,
+    /// The `input_required` rounds it took.
+    pub rounds: usize,
 }

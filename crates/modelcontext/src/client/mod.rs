@@ -301,19 +301,25 @@ impl Client {
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
         let arguments = tool_arguments(arguments)?;
-        let mut params = CallToolRequestParams::new(name, arguments.clone());
+        // Kept for a retry as a task, which only a 2026-07-28 server can ask for.
+        let retry_arguments = self.speaks_tasks().then(|| arguments.clone());
+        let mut params = CallToolRequestParams::new(name, arguments);
         params.meta = self.meta();
-        match self.request_mrtr::<_, tasks::CallAnswer>(method::TOOLS_CALL, params, options).await {
+        // The task paths are boxed: they are rare, and inline they would make every call's
+        // future several times larger, and so every move of it dearer.
+        match self.call_answer(params, options).await {
             Ok(tasks::CallAnswer::Result(result)) => Ok(result),
             // Only a client that declared the extension gets one; wait for it all the same.
             Ok(tasks::CallAnswer::Task(created)) => {
-                self.wait_cancelling_on_drop(&created.task).await
+                Box::pin(self.wait_cancelling_on_drop(&created.task)).await
             }
             // The tool only runs as a task: run it as one and wait, unseen by the caller.
-            Err(error) if self.speaks_tasks() && tasks::insists_on_task(&error) => {
-                self.call_tool_through_task(name, arguments, options).await
-            }
-            Err(error) => Err(error),
+            Err(error) => match retry_arguments {
+                Some(arguments) if tasks::insists_on_task(&error) => {
+                    Box::pin(self.call_tool_through_task(name, arguments, options)).await
+                }
+                _ => Err(error),
+            },
         }
     }
 

@@ -12,10 +12,9 @@ use std::time::Duration;
 
 use modelcontext_types::{
     CallToolRequestParams, CallToolResult, CreateTaskResult, DetailedTask, Era, GetTaskResult,
-    InputRequests, InputResponses, McpError, RequestMeta, TASKS_EXTENSION, Task, TaskIdParams,
-    TaskStatus, UpdateTaskParams, method,
+    InputRequests, InputResponses, McpError, RawValue, RequestMeta, ResultType, TASKS_EXTENSION,
+    Task, TaskIdParams, TaskStatus, UpdateTaskParams, method,
 };
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{CallOptions, Client};
@@ -43,21 +42,29 @@ pub(super) enum CallAnswer {
     Task(CreateTaskResult),
 }
 
-impl<'de> Deserialize<'de> for CallAnswer {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let value = Value::deserialize(d)?;
-        let is_task = value.get("resultType").and_then(Value::as_str) == Some("task");
-        let parsed = if is_task {
-            serde_json::from_value(value).map(CallAnswer::Task)
-        } else {
-            serde_json::from_value(value).map(CallAnswer::Result)
-        };
-        parsed.map_err(D::Error::custom)
+impl CallAnswer {
+    /// The answer `raw`, whose `resultType` is `result_type`: a task handle or the result,
+    /// each parsed straight from the text.
+    fn from_raw(raw: &RawValue, result_type: Option<&ResultType>) -> Result<CallAnswer, Error> {
+        let is_task = result_type.is_some_and(|result_type| result_type.as_str() == "task");
+        Ok(match is_task {
+            true => CallAnswer::Task(serde_json::from_str(raw.get())?),
+            false => CallAnswer::Result(serde_json::from_str(raw.get())?),
+        })
     }
 }
 
 impl Client {
+    /// Sends `tools/call` with `params` and parses the answer, a result or a task handle.
+    pub(super) async fn call_answer(
+        &self,
+        params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<CallAnswer, Error> {
+        let answered = self.request_mrtr_raw(method::TOOLS_CALL, params, options).await?;
+        CallAnswer::from_raw(&answered.raw, answered.result_type.as_ref())
+    }
+
     /// Calls a tool declaring the tasks extension on this request, so the server may answer
     /// with a task. Handshake-era servers know no tasks: the call is a plain one there.
     pub async fn call_tool_as_task(
@@ -77,7 +84,7 @@ impl Client {
     ) -> Result<ToolCall, Error> {
         let mut params = CallToolRequestParams::new(name, super::tool_arguments(arguments)?);
         params.meta = self.tasks_meta();
-        match self.request_mrtr::<_, CallAnswer>(method::TOOLS_CALL, params, options).await? {
+        match self.call_answer(params, options).await? {
             CallAnswer::Result(result) => Ok(ToolCall::Done(result)),
             CallAnswer::Task(created) => Ok(ToolCall::Task(created.task)),
         }

@@ -4,7 +4,7 @@
 //! message and data; only a failure to reach the upstream is worded here.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 
 use modelcontext_types::{
@@ -92,7 +92,7 @@ async fn call_tool(
         Err(reason) => return Ok(error_result(shown, Some(&reason))),
     };
     let (options, progress) = call_options(&upstream, &cx);
-    let call = client.call_tool_with(&route.upstream_name, arguments, &options);
+    let call = Box::pin(client.call_tool_with(&route.upstream_name, arguments, &options));
     let outcome = relayed(&upstream, &client, &cx, progress, call).await;
     upstream.changes_imported().await;
     match outcome {
@@ -122,7 +122,7 @@ async fn read_resource(
     let client = upstream.client().await.map_err(failed)?;
     let cx = &invocation.cx;
     let (options, progress) = call_options(&upstream, cx);
-    let read = client.read_resource_with(&upstream_uri, &options);
+    let read = Box::pin(client.read_resource_with(&upstream_uri, &options));
     let read = relayed(&upstream, &client, cx, progress, read).await;
     match read {
         Ok(result) => {
@@ -167,7 +167,7 @@ async fn get_prompt(
     let client = upstream.client().await.map_err(McpError::internal)?;
     let cx = &invocation.cx;
     let (options, progress) = call_options(&upstream, cx);
-    let rendered = client.get_prompt_with(&name, arguments, &options);
+    let rendered = Box::pin(client.get_prompt_with(&name, arguments, &options));
     let rendered = relayed(&upstream, &client, cx, progress, rendered).await;
     let mut rendered = rendered.map_err(|error| match upstream_said(&error) {
         Some(error) => error.clone(),
@@ -208,12 +208,15 @@ fn call_options(
 /// Awaits `request` on the upstream for the caller `cx`: the caller is registered for the
 /// upstream's questions and log messages, and gets the upstream's `progress`. Dropping this
 /// future (the caller cancelled) drops the request, which cancels it upstream.
+///
+/// The request comes boxed: a client request's future is large, and inline it would be held
+/// more than once in this future and the handler's, which are moved on every call.
 async fn relayed<T>(
     upstream: &Upstream,
     client: &Arc<Client>,
     cx: &Context,
     mut progress: mpsc::UnboundedReceiver<ProgressNotificationParams>,
-    request: impl Future<Output = Result<T, Error>>,
+    request: Pin<Box<impl Future<Output = Result<T, Error>>>>,
 ) -> Result<T, Error> {
     let caller = Caller { cx: cx.clone(), asked: Arc::new(Notify::new()) };
     let _registered = upstream.shared.callers.register(caller.clone());
@@ -245,8 +248,11 @@ fn upstream_said(error: &Error) -> Option<&McpError> {
     }
 }
 
+/// Boxed: progress is rare, and the future of every forwarded call would otherwise have room
+/// for this one.
 async fn report(cx: &Context, update: ProgressNotificationParams) {
-    cx.report_progress(update.progress, update.total, update.message.as_deref()).await;
+    let message = update.message.as_deref();
+    Box::pin(cx.report_progress(update.progress, update.total, message)).await;
 }
 
 /// Why the upstream could not answer, in words for the caller.
