@@ -80,11 +80,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-#[cfg(feature = "http")]
-mod tower_layer;
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use tower_layer::{FromLayer, NextService, from_layer};
+// The tower adapter (feature `http`) is declared with the core's other HTTP-only items; this
+// glob brings it here, and brings nothing (hence unused) without the feature.
+#[allow(unused_imports)]
+pub use super::middleware_http::*;
 
 use super::extensions::{Extensions, PrincipalId};
 use super::stamp::{ServerInfoJson, Stamp};
@@ -417,7 +416,7 @@ impl Stack {
     /// Answers `request` through the whole stack, then `endpoint`. Every middleware runs
     /// when the future is polled, so a panic in one is caught where a handler's would be.
     /// A `subscriptions/listen` stays a stream: a middleware around it ends with it.
-    pub(crate) fn answer(
+    pub(crate) fn run_through(
         &self,
         request: Request,
         endpoint: Endpoint,

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use modelcontext_types::McpError;
 use tower::{Layer, Service, ServiceExt};
 
-use super::{Middleware, Next, Request, Response, ResponseFuture};
+use super::middleware::{Middleware, Next, Request, Response, ResponseFuture};
 
 /// A middleware made of a tower [`Layer`](tower::Layer): tower's own (`TimeoutLayer`,
 /// `ConcurrencyLimitLayer`, a `ServiceBuilder` of several) or yours. The layer wraps a
