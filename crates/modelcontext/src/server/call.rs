@@ -65,7 +65,7 @@ impl Call<'_> {
     fn through(self, stack: &Stack, request: ClientRequest) -> Reply {
         let origin = self.origin();
         let owned = OwnedCall::of(&self);
-        let endpoint: Endpoint = Box::new(move |request| match owned.call().dispatch(request) {
+        let endpoint: Endpoint = Arc::new(move |request| match owned.call().dispatch(request) {
             Reply::Now(outcome) => Box::pin(std::future::ready(outcome)),
             Reply::Later(future) | Reply::Stream(future) => future,
         });

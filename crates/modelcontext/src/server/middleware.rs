@@ -134,7 +134,9 @@ where
 }
 
 /// One request as a middleware sees it: the parsed request, which it may rewrite, and what
-/// is known about where it comes from.
+/// is known about where it comes from. A clone is the same request, for a middleware that runs
+/// the rest of the chain more than once (see [`Next`]).
+#[derive(Clone)]
 pub struct Request {
     request: ClientRequest,
     id: RequestId,
@@ -358,17 +360,23 @@ fn unserializable(error: serde_json::Error) -> McpError {
 }
 
 /// The rest of the chain, then the handler: what a middleware calls to let a request through.
+///
+/// Cheap to clone, and each clone runs the rest of the chain anew: a middleware that retries
+/// calls `next.clone().run(request.clone())` first, then `next.run(request)` again.
+#[derive(Clone)]
 pub struct Next {
     stack: Stack,
     position: usize,
     endpoint: Endpoint,
 }
 
-/// What answers a request once every middleware let it through.
-pub(crate) type Endpoint = Box<dyn FnOnce(ClientRequest) -> BoxFuture<Outcome> + Send>;
+/// What answers a request once every middleware let it through: callable once per run of the
+/// chain, as often as a middleware runs it.
+pub(crate) type Endpoint = Arc<dyn Fn(ClientRequest) -> BoxFuture<Outcome> + Send + Sync>;
 
 impl Next {
-    /// Runs the middleware after this one, and then the handler, with `request`.
+    /// Runs the middleware after this one, and then the handler, with `request`. Run a clone
+    /// to run the rest of the chain more than once.
     pub async fn run(self, request: Request) -> Response {
         let Next { stack, position, endpoint } = self;
         match stack.0.get(position).cloned() {
