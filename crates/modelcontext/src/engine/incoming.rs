@@ -1,7 +1,7 @@
 //! The loop: the peer's messages in arrival order, its requests' handlers (polled once
 //! inline, the rest spawned), admission to the in-flight limit ([`admit`], which the HTTP
-//! server's sessions ask too), `notifications/cancelled`, and the [`Handover`] through which
-//! those sessions give it the handlers they started.
+//! server's sessions ask too), `notifications/cancelled`, and the handlers those sessions
+//! started and hand over ([`Started`]).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -89,36 +89,15 @@ fn busy(limit: usize) -> McpError {
     McpError::internal(format!("Server busy: {limit} requests already in flight; retry later"))
 }
 
-/// A handler that a transport ran once in its own task and hands to the loop to finish:
-/// tracked for cancellation, counted against the in-flight limit, answered on the connection.
-pub(crate) struct Adopted {
-    id: RequestId,
-    future: BoxFuture<Outcome>,
+/// A request's handler to run as a task of the loop: tracked for cancellation, counted
+/// against the in-flight limit (unless a stream), answered on the connection. The loop makes
+/// them of its own requests' handlers; an HTTP session's POSTs hand over those they started
+/// (see [`Handover`](super::outside_loop::Handover)).
+pub(crate) struct Started {
+    pub(crate) id: RequestId,
+    pub(crate) future: BoxFuture<Outcome>,
     /// A stream (`subscriptions/listen`): stopped rather than awaited at end of input.
-    stream: bool,
-}
-
-/// Lets a transport answer a connection's requests from the task that read them, handing
-/// the loop only the handlers that did not finish at once. Cheap to clone. Only the HTTP
-/// server's sessions use it; the loop listens for handovers either way.
-#[derive(Clone)]
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) struct Handover {
-    adopt: mpsc::UnboundedSender<Adopted>,
-    working: Arc<AtomicUsize>,
-}
-
-#[cfg(feature = "http")]
-impl Handover {
-    /// Handlers of the connection still working (what the in-flight limit counts).
-    pub(crate) fn working(&self) -> usize {
-        self.working.load(Ordering::Relaxed)
-    }
-
-    /// Gives `future` (the handler of request `id`) to the loop; `false` if the loop ended.
-    pub(crate) fn adopt(&self, id: RequestId, future: BoxFuture<Outcome>, stream: bool) -> bool {
-        self.adopt.send(Adopted { id, future, stream }).is_ok()
-    }
+    pub(crate) stream: bool,
 }
 
 /// What a message from the peer still needs once [`settle`] settled what it could.
@@ -183,18 +162,18 @@ impl Drop for Working {
     }
 }
 
-/// The loop for `peer`, which exists already, reading `incoming`.
+/// The loop for `peer`, which exists already, reading `incoming`, and taking over the
+/// handlers that arrive on `handed_over` (see [`Started`]); `working` counts the handlers
+/// still working.
 pub(super) fn run_for<D: Dispatch>(
     peer: Peer,
     incoming: mpsc::Receiver<Incoming>,
     dispatch: D,
     input_end_is_peer_gone: bool,
-) -> (impl Future<Output = ()> + Send + 'static, Stop, Handover) {
+    (handed_over, working): (mpsc::UnboundedReceiver<Started>, Arc<AtomicUsize>),
+) -> (impl Future<Output = ()> + Send + 'static, Stop) {
     let (finished_tx, finished_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
-    let (adopt_tx, adopt_rx) = mpsc::unbounded_channel();
-    let working = Arc::new(AtomicUsize::new(0));
-    let handover = Handover { adopt: adopt_tx, working: Arc::clone(&working) };
     let engine = Engine {
         dispatch,
         peer,
@@ -204,15 +183,15 @@ pub(super) fn run_for<D: Dispatch>(
         finished_tx,
         working,
     };
-    let run = engine.serve(incoming, adopt_rx, finished_rx, stop_rx);
-    (run, Stop(stop_tx), handover)
+    let run = engine.serve(incoming, handed_over, finished_rx, stop_rx);
+    (run, Stop(stop_tx))
 }
 
 impl<D: Dispatch> Engine<D> {
     async fn serve(
         mut self,
         mut incoming: mpsc::Receiver<Incoming>,
-        mut adopted: mpsc::UnboundedReceiver<Adopted>,
+        mut handed_over: mpsc::UnboundedReceiver<Started>,
         mut finished: mpsc::UnboundedReceiver<RequestId>,
         mut stop: oneshot::Receiver<()>,
     ) {
@@ -224,7 +203,7 @@ impl<D: Dispatch> Engine<D> {
             tokio::select! {
                 biased;
                 _ = &mut stop => break false,
-                Some(handler) = adopted.recv() => self.adopt(handler).await,
+                Some(handler) = handed_over.recv() => self.adopt(handler).await,
                 Some(id) = finished.recv() => {
                     self.running.remove(&id);
                     self.streams.remove(&id);
@@ -304,29 +283,32 @@ impl<D: Dispatch> Engine<D> {
                     )
                     .await;
                 }
-                self.working.fetch_add(1, Ordering::Relaxed);
-                let working = Working(Arc::clone(&self.working));
-                self.spawn(id, future, Some(working), slot);
+                self.run_started(Started { id, future, stream: false }, slot);
             }
-            Reply::Stream(future) => {
-                self.streams.insert(id.clone());
-                self.spawn(id, future, None, slot);
-            }
+            Reply::Stream(future) => self.run_started(Started { id, future, stream: true }, slot),
         }
     }
 
-    /// Takes over a handler a transport started (see [`Handover`]).
-    async fn adopt(&mut self, Adopted { id, future, stream }: Adopted) {
-        if self.running.contains_key(&id) {
+    /// Takes over a handler a transport started (see [`Started`]).
+    async fn adopt(&mut self, started: Started) {
+        if self.running.contains_key(&started.id) {
+            let id = started.id;
             let error = McpError::invalid_request(format!("Request id {id} is already in use"));
             let _ = self.peer.send(Response::error(Some(id), error).into()).await;
-        } else if stream {
+        } else {
+            self.run_started(started, None);
+        }
+    }
+
+    /// Runs a started handler as a task: a stream as one, any other counted as working.
+    fn run_started(&mut self, Started { id, future, stream }: Started, slot: Option<BatchSlot>) {
+        if stream {
             self.streams.insert(id.clone());
-            self.spawn(id, future, None, None);
+            self.spawn(id, future, None, slot);
         } else {
             self.working.fetch_add(1, Ordering::Relaxed);
             let working = Working(Arc::clone(&self.working));
-            self.spawn(id, future, Some(working), None);
+            self.spawn(id, future, Some(working), slot);
         }
     }
 

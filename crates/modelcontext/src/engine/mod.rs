@@ -99,7 +99,10 @@ pub(crate) fn start<D: Dispatch>(
 ) -> (Peer, impl Future<Output = ()> + Send + 'static, Stop) {
     let Connection { sender, receiver, shutdown } = connection;
     let peer = Peer::new(sender);
-    let (run, stop, _handover) = incoming::run_for(peer.clone(), receiver, dispatch, true);
+    // Nobody hands this loop handlers: its handover channel is closed from the start.
+    let (_, handed_over) = tokio::sync::mpsc::unbounded_channel();
+    let handovers = (handed_over, Default::default());
+    let (run, stop) = incoming::run_for(peer.clone(), receiver, dispatch, true, handovers);
     let run = async move {
         run.await;
         if let Some(shutdown) = shutdown {

@@ -26,18 +26,18 @@ type ProgressSink = mpsc::UnboundedSender<Value>;
 /// The sending half of a connection: requests and notifications to the peer. Cheap to clone.
 #[derive(Clone)]
 pub struct Peer {
-    inner: Arc<PeerInner>,
+    pub(super) inner: Arc<PeerInner>,
 }
 
-struct PeerInner {
+pub(super) struct PeerInner {
     outgoing: Outbox,
     next_id: AtomicI64,
     /// What our request ids start with, when they must name this instance (a deployment
     /// with a peer router): then they are strings, `{prefix}{n}`.
-    id_prefix: std::sync::OnceLock<Box<str>>,
+    pub(super) id_prefix: std::sync::OnceLock<Box<str>>,
     /// Messages sent so far: a task that ran a handler once can tell whether the handler
     /// sent anything its answer must follow.
-    sent: AtomicU64,
+    pub(super) sent: AtomicU64,
     /// Outgoing requests waiting for their response. Per connection, held only for map
     /// operations, never across an `.await`.
     pending: Mutex<Pending>,
@@ -64,59 +64,77 @@ impl WeakPeer {
     }
 }
 
-/// Where a [`Peer`]'s messages go.
+/// Where a [`Peer`]'s messages go: a queue that the transport's writer drains (stdio, memory,
+/// a client's HTTP, the notifications of one stateless request), or whatever delivers them
+/// from the sending task itself (an HTTP session: each message goes to the stream it belongs
+/// on, with no queue and no task between).
 #[derive(Clone)]
-pub(crate) enum Outbox {
-    /// A queue that the transport's writer drains (stdio, memory, a client's HTTP, the
-    /// notifications of one stateless request).
-    Queue(mpsc::Sender<Message>),
-    /// Delivered by the task that sends, with no queue and no task between (an HTTP session:
-    /// each message goes to the stream it belongs on).
-    #[cfg(feature = "http")]
-    Direct(Arc<dyn Deliver>),
-}
+pub(crate) struct Outbox(Arc<dyn Deliver>);
 
-/// Takes a session's outgoing messages to where they go, in the sender's own task.
-#[cfg(feature = "http")]
+/// Takes a peer's outgoing messages to where they go, in the sender's own task.
 pub(crate) trait Deliver: Send + Sync + 'static {
-    /// Delivers `message`; done once it is on its way (or has nowhere to go).
+    /// Delivers `message`; done once it is on its way (or has nowhere to go), [`Closed`] when
+    /// nothing will ever take it.
     fn deliver(&self, message: Message) -> Delivering<'_>;
+
+    /// Delivers `message` if that needs no wait (the common case of a queue with room), so
+    /// that only a wait costs a boxed future.
+    fn try_deliver(&self, message: Message) -> Tried {
+        Tried::MustWait(message)
+    }
 }
 
 /// The future of one [`Deliver::deliver`].
-#[cfg(feature = "http")]
 pub(crate) type Delivering<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Closed>> + Send + 'a>>;
+
+/// What [`Deliver::try_deliver`] made of a message.
+pub(crate) enum Tried {
+    /// It is on its way.
+    Sent,
+    /// Nothing will ever take it.
+    Closed,
+    /// It needs a wait: [`Deliver::deliver`] it.
+    MustWait(Message),
+}
+
+impl Deliver for mpsc::Sender<Message> {
+    fn deliver(&self, message: Message) -> Delivering<'_> {
+        Box::pin(async move { self.send(message).await.map_err(|_| Closed) })
+    }
+
+    fn try_deliver(&self, message: Message) -> Tried {
+        match self.try_send(message) {
+            Ok(()) => Tried::Sent,
+            Err(mpsc::error::TrySendError::Full(message)) => Tried::MustWait(message),
+            Err(mpsc::error::TrySendError::Closed(_)) => Tried::Closed,
+        }
+    }
+}
 
 /// The outbox's receiving end is gone.
 pub(crate) struct Closed;
 
 impl Outbox {
+    pub(super) fn new(deliver: Arc<dyn Deliver>) -> Outbox {
+        Outbox(deliver)
+    }
+
     pub(crate) async fn send(&self, message: Message) -> Result<(), Closed> {
-        match self {
-            Outbox::Queue(queue) => queue.send(message).await.map_err(|_| Closed),
-            #[cfg(feature = "http")]
-            Outbox::Direct(deliver) => {
-                deliver.deliver(message).await;
-                Ok(())
-            }
+        match self.0.try_deliver(message) {
+            Tried::Sent => Ok(()),
+            Tried::Closed => Err(Closed),
+            Tried::MustWait(message) => self.0.deliver(message).await,
         }
     }
 
-    /// Sends without waiting: at once when there is room, else from a task of its own (for a
-    /// drop, which cannot await).
+    /// Sends without waiting: at once when that needs no wait, else from a task of its own
+    /// (for a drop, which cannot await).
     fn send_detached(&self, message: Message) {
-        let message = match self {
-            Outbox::Queue(queue) => match queue.try_send(message) {
-                Err(mpsc::error::TrySendError::Full(message)) => message,
-                _ => return,
-            },
-            #[cfg(feature = "http")]
-            Outbox::Direct(_) => message,
-        };
+        let Tried::MustWait(message) = self.0.try_deliver(message) else { return };
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let outbox = self.clone();
-            runtime.spawn(async move { outbox.send(message).await });
+            runtime.spawn(async move { outbox.0.deliver(message).await });
         }
     }
 }
@@ -189,16 +207,10 @@ impl Peer {
     /// A peer whose messages go to `outgoing`. Without an engine loop nothing answers its
     /// requests: that is for one stateless request, whose handler only notifies.
     pub(crate) fn new(outgoing: mpsc::Sender<Message>) -> Peer {
-        Peer::with_outbox(Outbox::Queue(outgoing))
+        Peer::with_outbox(Outbox::new(Arc::new(outgoing)))
     }
 
-    /// A peer whose messages are delivered by `deliver`, from the sending task.
-    #[cfg(feature = "http")]
-    pub(crate) fn delivering(deliver: Arc<dyn Deliver>) -> Peer {
-        Peer::with_outbox(Outbox::Direct(deliver))
-    }
-
-    fn with_outbox(outgoing: Outbox) -> Peer {
+    pub(super) fn with_outbox(outgoing: Outbox) -> Peer {
         let inner = PeerInner {
             outgoing,
             next_id: AtomicI64::new(1),
@@ -228,12 +240,6 @@ impl Peer {
         }
     }
 
-    /// Makes every later request id `{prefix}{n}`; a second call changes nothing.
-    #[cfg(feature = "http")]
-    pub(crate) fn prefix_ids(&self, prefix: String) {
-        let _ = self.inner.id_prefix.set(prefix.into_boxed_str());
-    }
-
     /// Sends a notification.
     pub(crate) async fn notify(&self, notification: Notification) -> Result<(), McpError> {
         self.send(notification.into()).await
@@ -243,12 +249,6 @@ impl Peer {
     pub(crate) async fn send(&self, message: Message) -> Result<(), McpError> {
         self.inner.sent.fetch_add(1, Ordering::Relaxed);
         self.inner.outgoing.send(message).await.map_err(|Closed| closed_error())
-    }
-
-    /// How many messages were sent so far (see [`PeerInner::sent`]).
-    #[cfg(feature = "http")]
-    pub(crate) fn sent_count(&self) -> u64 {
-        self.inner.sent.load(Ordering::Relaxed)
     }
 
     /// Sends a request and waits for its response, its timeout, or the connection's end.

@@ -41,9 +41,7 @@ impl McpServer {
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             max_uri_bytes: DEFAULT_MAX_URI_BYTES,
             bus: Arc::new(InMemoryBus::default()),
-            #[cfg(feature = "http")]
-            listeners: Arc::default(),
-            info_json: std::sync::OnceLock::new(),
+            first_use: Default::default(),
             middleware: middleware::Stack::default(),
             layers: 0,
             #[cfg(feature = "otel")]
@@ -58,11 +56,7 @@ impl McpServer {
 
     pub(super) fn inner_mut(&mut self) -> &mut ServerInner {
         let inner = Arc::make_mut(&mut self.inner);
-        inner.info_json = std::sync::OnceLock::new();
-        #[cfg(feature = "http")]
-        {
-            inner.listeners = Arc::default();
-        }
+        inner.first_use = Default::default();
         inner
     }
 

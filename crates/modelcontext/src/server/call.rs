@@ -55,7 +55,7 @@ pub(super) struct Call<'a> {
 impl Call<'_> {
     /// Answers `request` through the server's middleware, if it has any, then its method.
     /// Without middleware this is [`Call::dispatch`] itself: nothing is boxed or cloned.
-    pub(super) fn answer(self, request: ClientRequest) -> Reply {
+    pub(super) fn dispatch_with_middleware(self, request: ClientRequest) -> Reply {
         let stack = &self.server.middleware;
         if stack.is_empty() { self.dispatch(request) } else { self.through(stack, request) }
     }
@@ -65,12 +65,12 @@ impl Call<'_> {
     fn through(self, stack: &Stack, request: ClientRequest) -> Reply {
         let origin = self.origin();
         let owned = OwnedCall::of(&self);
-        let endpoint: Endpoint = Box::new(move |request| match owned.call().dispatch(request) {
+        let endpoint: Endpoint = Arc::new(move |request| match owned.call().dispatch(request) {
             Reply::Now(outcome) => Box::pin(std::future::ready(outcome)),
             Reply::Later(future) | Reply::Stream(future) => future,
         });
         let request = super::middleware::Request::new(request, origin);
-        match stack.answer(request, endpoint) {
+        match stack.run_through(request, endpoint) {
             (true, future) => Reply::Stream(future),
             (false, future) => Reply::Later(future),
         }
@@ -312,7 +312,7 @@ impl Call<'_> {
             Err(error) => return Reply::Now(Err(error)),
         };
         if let Some(input) = task {
-            let run = handler.run(Invocation { cx, arguments, target, withhold });
+            let run = handler.run_to_value(Invocation { cx, arguments, target, withhold });
             let run = Box::pin(async move { guarded(guard, run).await.map(K::into_wire) });
             let call = tasks::TaskCall {
                 server: Arc::clone(self.server),

@@ -297,15 +297,6 @@ impl Context {
         self.inner.extensions.get::<T>()
     }
 
-    /// The HTTP headers of the request, when it came over Streamable HTTP. For a 2026-07-28
-    /// request these are its own headers; in a 2025-11-25 session, those of the request that
-    /// opened the session (`initialize`).
-    #[cfg(feature = "http")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-    pub fn http_headers(&self) -> Option<&http::HeaderMap> {
-        self.extension::<http::HeaderMap>()
-    }
-
     /// Whom the request's OAuth access token speaks for (feature `auth`, HTTP with
     /// [`HttpOptions::auth`](crate::server::http::HttpOptions::auth) set).
     #[cfg(feature = "auth-server")]

@@ -23,10 +23,10 @@ pub(crate) use super::parse::parse_request;
 pub(crate) use super::session::{modern_view, removed_in_modern};
 pub use super::session_record::{SessionChange, SessionRecord};
 pub(crate) use super::shared_session::SharedSession;
-pub(crate) use super::tasks::{Relayed, TaskRelay, answer_here, set_relay};
+pub(crate) use super::tasks::TaskRelay;
 
 use super::tool::ToolEntry;
-use super::{Extensions, McpServer, session, telemetry};
+use super::{Extensions, McpServer, session, stateless, telemetry};
 impl McpServer {
     /// The JSON nesting limit the HTTP server applies (see [`McpServer::max_json_depth`]).
     pub(crate) fn json_depth_limit(&self) -> usize {
@@ -34,7 +34,7 @@ impl McpServer {
     }
 
     /// The metric instruments of this server (feature `otel`).
-    #[cfg(all(feature = "otel", feature = "http"))]
+    #[cfg(feature = "otel")]
     pub(crate) fn instruments(&self) -> Arc<crate::observe::otel::Instruments> {
         self.inner.instruments()
     }
@@ -44,6 +44,18 @@ impl McpServer {
         self.inner.catalog().tools.get(name).cloned()
     }
 
+    /// The arguments the input schema of `tool` mirrors into `Mcp-Param-*` headers
+    /// (`x-mcp-header`), for a modern HTTP call to check. Only a tool whose listing mentions
+    /// the annotation has its schema walked (most have none); an annotation this server cannot
+    /// read (a passthrough tool's: its owner checks it) mirrors nothing.
+    pub(crate) fn header_mirrors(tool: &ToolEntry) -> Vec<modelcontext_types::MirroredArgument> {
+        if !tool.listed.get().contains("x-mcp-header") {
+            return Vec::new();
+        }
+        let schema = serde_json::Value::Object(tool.def.tool.input_schema.clone());
+        modelcontext_types::mirrored_arguments(&schema).unwrap_or_default()
+    }
+
     /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
     #[cfg(feature = "auth-server")]
     pub(crate) fn tool_scopes(&self, name: &str) -> Vec<String> {
@@ -51,7 +63,7 @@ impl McpServer {
     }
 
     /// Answers one admitted 2026-07-28 request without a session or an engine (see
-    /// [`session::answer_stateless`]).
+    /// [`stateless::answer_stateless`]).
     pub(crate) fn answer_stateless(
         &self,
         request: modelcontext_types::ClientRequest,
@@ -60,7 +72,7 @@ impl McpServer {
         peer: &crate::engine::Peer,
         extensions: Arc<Extensions>,
     ) -> crate::engine::Reply {
-        session::answer_stateless(&self.inner, request, request_id, client, peer, extensions)
+        stateless::answer_stateless(&self.inner, request, request_id, client, peer, extensions)
     }
 
     /// The state of a new HTTP session, whose handlers see `extensions` (what the transport
@@ -84,7 +96,8 @@ impl McpServer {
 
     /// Sends the `tasks/update`s of tasks that do not run here through `relay`.
     pub(crate) fn relay_task_updates(&self, relay: Arc<dyn TaskRelay>) {
-        set_relay(&self.inner, relay);
+        // The first one set stays.
+        let _ = self.inner.live_tasks.relay.set(relay);
     }
 
     /// This server's `initialize` result at `version`, declaring `capabilities`.
@@ -101,4 +114,23 @@ impl McpServer {
         result.instructions = self.inner.instructions.clone();
         result
     }
+}
+
+/// Delivers the answers of a `tasks/update` relayed from another instance, if the task runs
+/// here: `None` when it does not (another instance may run it).
+pub(crate) async fn answer_here(
+    server: &ServerInner,
+    params: modelcontext_types::UpdateTaskParams,
+) -> Option<Result<(), modelcontext_types::McpError>> {
+    let live = server.live_tasks.get(&params.task_id)?;
+    Some(live.answer(params.input_responses).await)
+}
+
+/// The error for a client whose `tasks/update` for task `id`, running on another instance,
+/// the relay could not carry there (`why`).
+pub(crate) fn relay_unavailable(id: &str, why: &str) -> modelcontext_types::McpError {
+    modelcontext_types::McpError::internal(format!(
+        "Task '{id}' runs on another instance of this server, and its answers cannot be \
+         passed on now ({why}): try again"
+    ))
 }

@@ -261,8 +261,9 @@ pub(super) struct Invocation<K: Kind> {
 
 /// A handler of kind `K`, its arguments' type and form erased: what the registry holds.
 pub(super) trait ErasedHandler<K: Kind>: Send + Sync {
-    /// Runs the handler for the server itself (a resource read on a handler's behalf).
-    fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>>;
+    /// Runs the handler for the server itself, to its value rather than a wire answer (a
+    /// task's run, a resource read on a handler's behalf).
+    fn run_to_value(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>>;
 
     /// Runs the handler as the answer to a request: the run and the request's frame are one
     /// future, in one box.
@@ -298,7 +299,7 @@ where
     K: Kind,
     F: Fn(Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> + Send + Sync + 'static,
 {
-    fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> {
+    fn run_to_value(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> {
         (self.0)(invocation)
     }
 
@@ -324,8 +325,8 @@ where
     A: 'static,
     M: 'static,
 {
-    fn run(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> {
-        Box::pin(run(self.handler.clone(), invocation))
+    fn run_to_value(&self, invocation: Invocation<K>) -> BoxFuture<Result<K::Value, McpError>> {
+        Box::pin(run_settled(self.handler.clone(), invocation))
     }
 
     fn respond(&self, invocation: Invocation<K>, frame: HandlerFrame) -> BoxFuture<Outcome> {
@@ -341,13 +342,13 @@ async fn respond<K: Kind, H: KindHandler<K, A, M>, A, M>(
     invocation: Invocation<K>,
     frame: HandlerFrame,
 ) -> Outcome {
-    let run = pin!(run(handler, invocation));
+    let run = pin!(run_settled(handler, invocation));
     frame.finish(run, K::into_wire).await
 }
 
 /// The handler's run, settled the kind's way. The function is called inside the panic
 /// barrier, on the first poll, so a panic before its future exists is caught too.
-async fn run<K: Kind, H: KindHandler<K, A, M>, A, M>(
+async fn run_settled<K: Kind, H: KindHandler<K, A, M>, A, M>(
     handler: H,
     invocation: Invocation<K>,
 ) -> Result<K::Value, McpError> {

@@ -80,11 +80,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-#[cfg(feature = "http")]
-mod tower_layer;
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use tower_layer::{FromLayer, NextService, from_layer};
+// The tower adapter (feature `http`) is declared with the core's other HTTP-only items; this
+// glob brings it here, and brings nothing (hence unused) without the feature.
+#[allow(unused_imports)]
+pub use super::middleware_http::*;
 
 use super::extensions::{Extensions, PrincipalId};
 use super::stamp::{ServerInfoJson, Stamp};
@@ -135,7 +134,9 @@ where
 }
 
 /// One request as a middleware sees it: the parsed request, which it may rewrite, and what
-/// is known about where it comes from.
+/// is known about where it comes from. A clone is the same request, for a middleware that runs
+/// the rest of the chain more than once (see [`Next`]).
+#[derive(Clone)]
 pub struct Request {
     request: ClientRequest,
     id: RequestId,
@@ -359,17 +360,23 @@ fn unserializable(error: serde_json::Error) -> McpError {
 }
 
 /// The rest of the chain, then the handler: what a middleware calls to let a request through.
+///
+/// Cheap to clone, and each clone runs the rest of the chain anew: a middleware that retries
+/// calls `next.clone().run(request.clone())` first, then `next.run(request)` again.
+#[derive(Clone)]
 pub struct Next {
     stack: Stack,
     position: usize,
     endpoint: Endpoint,
 }
 
-/// What answers a request once every middleware let it through.
-pub(crate) type Endpoint = Box<dyn FnOnce(ClientRequest) -> BoxFuture<Outcome> + Send>;
+/// What answers a request once every middleware let it through: callable once per run of the
+/// chain, as often as a middleware runs it.
+pub(crate) type Endpoint = Arc<dyn Fn(ClientRequest) -> BoxFuture<Outcome> + Send + Sync>;
 
 impl Next {
-    /// Runs the middleware after this one, and then the handler, with `request`.
+    /// Runs the middleware after this one, and then the handler, with `request`. Run a clone
+    /// to run the rest of the chain more than once.
     pub async fn run(self, request: Request) -> Response {
         let Next { stack, position, endpoint } = self;
         match stack.0.get(position).cloned() {
@@ -417,7 +424,7 @@ impl Stack {
     /// Answers `request` through the whole stack, then `endpoint`. Every middleware runs
     /// when the future is polled, so a panic in one is caught where a handler's would be.
     /// A `subscriptions/listen` stays a stream: a middleware around it ends with it.
-    pub(crate) fn answer(
+    pub(crate) fn run_through(
         &self,
         request: Request,
         endpoint: Endpoint,

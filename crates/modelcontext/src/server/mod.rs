@@ -37,6 +37,9 @@ mod call;
 mod completion;
 pub mod compose;
 mod context;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+mod context_http;
 mod elicit;
 mod extensions;
 mod frame;
@@ -49,7 +52,15 @@ pub mod http;
 mod input;
 mod layer;
 mod lifespan;
+#[cfg(feature = "http")]
+mod listeners;
 pub mod middleware;
+/// What [`middleware`] re-exports of the tower adapter (feature `http`): nothing without it.
+mod middleware_http {
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub use super::tower_layer::{FromLayer, NextService, from_layer};
+}
 mod mrtr;
 mod notify;
 mod output;
@@ -69,9 +80,14 @@ mod session_record;
 mod shared_session;
 mod skills;
 mod stamp;
+#[cfg(feature = "http")]
+mod stateless;
 mod tasks;
 mod telemetry;
 mod tool;
+#[cfg(feature = "http")]
+#[path = "middleware/tower_layer.rs"]
+mod tower_layer;
 mod url_elicitation;
 
 /// RFC 6570 URI templates. Moved to [`modelcontext::types::uri_template`](crate::types::uri_template),
@@ -180,14 +196,8 @@ pub(crate) struct ServerInner {
     pub max_uri_bytes: usize,
     /// Carries change notifications to every connection ([`McpServer::subscription_bus`]).
     pub bus: Arc<dyn SubscriptionBus>,
-    /// The HTTP sessions hearing `bus` through one task (reset by any change to the server,
-    /// whose bus may change).
-    #[cfg(feature = "http")]
-    pub listeners: Arc<notify::Listeners>,
-    /// `info` as JSON for the modern `serverInfo` stamp, built on first use (one modern HTTP
-    /// request is one connection, so per-connection would be per request) and reset by any
-    /// change to the server.
-    pub info_json: std::sync::OnceLock<Arc<stamp::ServerInfoJson>>,
+    /// What the server makes on first use, dropped by any change to the server.
+    pub first_use: FirstUse,
     /// Async middleware around every request ([`McpServer::middleware`]), the first added
     /// outermost, after the deprecated layers ([`McpServer::layer`]).
     pub middleware: middleware::Stack,
@@ -205,6 +215,18 @@ pub(crate) struct ServerInner {
     pub task_ttl: Option<std::time::Duration>,
     /// The polling interval suggested to clients ([`McpServer::task_poll_interval`]).
     pub task_poll_interval: std::time::Duration,
+}
+
+/// What a server makes on first use and any change to it drops (see `McpServer::inner_mut`):
+/// what depends on its settings, made once rather than per connection.
+#[derive(Clone, Default)]
+pub(crate) struct FirstUse {
+    /// `info` as JSON for the modern `serverInfo` stamp (one modern HTTP request is one
+    /// connection, so per-connection would be per request).
+    pub info_json: std::sync::OnceLock<Arc<stamp::ServerInfoJson>>,
+    /// The HTTP sessions hearing `bus` through one task (the bus may change).
+    #[cfg(feature = "http")]
+    pub listeners: Arc<listeners::Listeners>,
 }
 
 /// The tools, resources, templates and prompts of a server at one moment.
@@ -264,7 +286,7 @@ impl ServerInner {
     /// `serverInfo` as JSON, serialized once.
     pub(crate) fn info_json(&self) -> Arc<stamp::ServerInfoJson> {
         let json = || Arc::new(stamp::ServerInfoJson::new(&self.info));
-        Arc::clone(self.info_json.get_or_init(json))
+        Arc::clone(self.first_use.info_json.get_or_init(json))
     }
 }
 

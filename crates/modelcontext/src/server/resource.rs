@@ -442,7 +442,7 @@ fn read(
 ) -> BoxFuture<Result<Vec<ResourceContents>, McpError>> {
     let handler = Arc::clone(&def.handler);
     let target = ResourceTarget { def, uri: uri.to_owned() };
-    handler.run(Invocation { cx, arguments: Arguments::new(params), target, withhold })
+    handler.run_to_value(Invocation { cx, arguments: Arguments::new(params), target, withhold })
 }
 
 /// `resources/read`.

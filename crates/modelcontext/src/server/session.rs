@@ -24,7 +24,7 @@ use super::notify::{self, Subscribed};
 use super::parse::parse_request;
 use super::stamp::internal;
 use super::telemetry::{Link, RequestTelemetry};
-use crate::engine::{Dispatch, Outcome, Peer, Reply};
+use crate::engine::{Dispatch, Outcome, Peer, Reply, WeakPeer};
 
 /// Per-connection server state, owned by the engine loop.
 pub(crate) struct ServerSession {
@@ -32,19 +32,18 @@ pub(crate) struct ServerSession {
     /// `serverInfo` as JSON, built once per connection for the modern result stamp.
     server_info: Arc<super::stamp::ServerInfoJson>,
     pub(super) era: EraState,
-    log_level: SessionLogLevel,
+    pub(super) log_level: SessionLogLevel,
     /// Handshake era: the URIs of `resources/subscribe`, read by the forwarder.
     pub(super) subscribed: Subscribed,
     /// Handshake era: what forwards change notifications; stopped with the session.
     forwarder: Option<Forwarder>,
-    /// Whether the session hears changes through the server's shared [`notify::Listeners`]
-    /// (an HTTP session) rather than a task of its own.
-    #[cfg(feature = "http")]
-    shared_forwarder: bool,
+    /// How the session starts hearing changes: a task of its own unless the transport chose
+    /// otherwise (an HTTP session hears them through the server's shared listeners).
+    pub(super) start_forwarding: StartForwarding,
     /// What the transport knows about this connection, for every context.
     extensions: Arc<Extensions>,
     /// The transport and session, for the spans and the middleware.
-    link: Link,
+    pub(super) link: Link,
     /// Handshake era: the `roots/list_changed` hook's runs on this connection.
     roots_runs: super::roots::Runs,
     /// Modern era: the client as the last request described it, reused while the envelope
@@ -52,13 +51,17 @@ pub(crate) struct ServerSession {
     last_modern: Option<Arc<ClientView>>,
 }
 
-/// How a handshake-era session hears the server's changes, until dropped.
-enum Forwarder {
-    /// Its own task (a stdio or in-memory connection).
-    Task(#[allow(dead_code)] AbortOnDrop),
-    /// An entry among the server's [`notify::Listeners`] (an HTTP session).
-    #[cfg(feature = "http")]
-    Shared(#[allow(dead_code)] notify::Listening),
+/// How a handshake-era session hears the server's changes, until dropped: a task of its own,
+/// or an entry among what the server forwards to many sessions.
+pub(super) type Forwarder = Box<dyn Send>;
+
+/// Starts forwarding `server`'s changes to `peer`, as far as `subscribed` asks.
+pub(super) type StartForwarding = fn(&ServerInner, WeakPeer, Subscribed) -> Forwarder;
+
+/// Forwards changes from a task of the session's own (a stdio or in-memory connection).
+fn forward_in_task(server: &ServerInner, peer: WeakPeer, subscribed: Subscribed) -> Forwarder {
+    let task = notify::forward_to_session(server.bus.subscribe(), peer, subscribed);
+    Box::new(AbortOnDrop(tokio::spawn(task).abort_handle()))
 }
 
 /// Aborts a task when dropped.
@@ -87,28 +90,12 @@ impl ServerSession {
             log_level: SessionLogLevel::default(),
             subscribed: Subscribed::default(),
             forwarder: None,
-            #[cfg(feature = "http")]
-            shared_forwarder: false,
+            start_forwarding: forward_in_task,
             extensions: Arc::default(),
             link,
             roots_runs: Default::default(),
             last_modern: None,
         }
-    }
-
-    /// Tells the spans and the middleware which transport and session this connection is.
-    #[cfg(feature = "http")]
-    pub(crate) fn with_link(mut self, link: Link) -> ServerSession {
-        self.link = link;
-        self
-    }
-
-    /// Makes the session hear changes through the server's shared listeners (see
-    /// [`notify::Listeners`]): for HTTP sessions, many of which sit idle.
-    #[cfg(feature = "http")]
-    pub(crate) fn with_shared_forwarder(mut self) -> ServerSession {
-        self.shared_forwarder = true;
-        self
     }
 
     /// Attaches what the transport knows about the connection (see [`Extensions`]).
@@ -123,25 +110,8 @@ impl ServerSession {
             return;
         }
         let subscribed = Arc::clone(&self.subscribed);
-        #[cfg(feature = "http")]
-        if self.shared_forwarder {
-            let bus = &*self.server.bus;
-            let listening = self.server.listeners.register(bus, peer.downgrade(), subscribed);
-            self.forwarder = Some(Forwarder::Shared(listening));
-            return;
-        }
-        let events = self.server.bus.subscribe();
-        let task = notify::forward_to_session(events, peer.downgrade(), subscribed);
-        self.forwarder = Some(Forwarder::Task(AbortOnDrop(tokio::spawn(task).abort_handle())));
-    }
-
-    /// Sets the log level from its wire name (`"debug"`...); an unknown one is ignored.
-    #[cfg(feature = "http")]
-    pub(super) fn set_log_level(&self, level: &str) {
-        match serde_json::from_value(serde_json::Value::String(level.to_owned())) {
-            Ok(level) => self.log_level.set(level),
-            Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
-        }
+        let forwarder = (self.start_forwarding)(&self.server, peer.downgrade(), subscribed);
+        self.forwarder = Some(forwarder);
     }
 }
 
@@ -206,7 +176,7 @@ impl ServerSession {
         let mut telemetry = RequestTelemetry::start(&request.method, &request.id, &self.link);
         #[cfg(feature = "otel")]
         telemetry.adopt_remote_parent_raw(request.params.as_deref(), transport);
-        let reply = self.answer(request, peer, &mut telemetry);
+        let reply = self.parse_and_dispatch(request, peer, &mut telemetry);
         telemetry.finish(reply)
     }
 
@@ -214,7 +184,12 @@ impl ServerSession {
     /// request's span). The span is named by [`RequestTelemetry::identify`] before it is first
     /// entered: OpenTelemetry takes the name (which names the tool or prompt) when the span
     /// starts.
-    fn answer(&mut self, request: Request, peer: &Peer, telemetry: &mut RequestTelemetry) -> Reply {
+    fn parse_and_dispatch(
+        &mut self,
+        request: Request,
+        peer: &Peer,
+        telemetry: &mut RequestTelemetry,
+    ) -> Reply {
         // Removed is removed whatever the params: refuse by name before parsing them.
         if matches!(self.era, EraState::Modern) && removed_in_modern(&request.method) {
             return Reply::Now(Err(McpError::method_not_found(&request.method)));
@@ -252,7 +227,7 @@ impl ServerSession {
             link: &self.link,
             item_middleware: true,
         };
-        call.answer(parsed)
+        call.dispatch_with_middleware(parsed)
     }
 
     fn initialize(&mut self, params: &InitializeRequestParams) -> Outcome {
@@ -360,44 +335,6 @@ pub(crate) fn removed_in_modern(name: &str) -> bool {
 
 fn is_modern_only(request: &ClientRequest) -> bool {
     matches!(request, ClientRequest::Discover(_) | ClientRequest::SubscriptionsListen(_))
-}
-
-/// Answers one 2026-07-28 request that needs no connection: its transport has parsed it and
-/// checked its envelope (`client` is what [`modern_view`] made of it), so there is no era to
-/// pin, no session and no engine. Whatever the handler sends before its result goes to
-/// `peer`.
-#[cfg(feature = "http")]
-pub(crate) fn answer_stateless(
-    server: &Arc<ServerInner>,
-    request: ClientRequest,
-    request_id: modelcontext_types::RequestId,
-    client: ClientView,
-    peer: &Peer,
-    extensions: Arc<Extensions>,
-) -> Reply {
-    let link = Link::new(server, crate::transport::TCP, None);
-    let mut telemetry = RequestTelemetry::start(request.method(), &request_id, &link);
-    #[cfg(feature = "otel")]
-    {
-        let headers = extensions.get::<http::HeaderMap>();
-        let transport = headers.map(crate::observe::otel::Carrier::headers).unwrap_or_default();
-        telemetry.adopt_remote_parent(&request, transport);
-    }
-    telemetry.identify(&request, client.protocol_version);
-    let call = Call {
-        server,
-        server_info: &server.info_json(),
-        client: &Arc::new(client),
-        peer,
-        request_id,
-        // A modern request's level is in its `_meta`; it has no subscriptions to keep.
-        log_level: None,
-        subscribed: None,
-        extensions: &extensions,
-        link: &link,
-        item_middleware: true,
-    };
-    telemetry.finish(call.answer(request))
 }
 
 /// Whether `meta` is the envelope `view` was made from: what [`modern_view`] would make of it.

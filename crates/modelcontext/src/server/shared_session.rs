@@ -9,6 +9,7 @@ use modelcontext_types::{Era, InitializeRequestParams, McpError, Notification, R
 use super::context::ClientView;
 use super::session::{EraState, ServerSession, starts_work};
 use super::session_record::{SessionChange, SessionRecord};
+use super::telemetry::Link;
 use crate::engine::{Dispatch, Peer, Reply};
 
 /// A session's state shared by its engine loop and the HTTP POSTs that answer their own
@@ -134,5 +135,22 @@ impl Dispatch for SharedSession {
 
     fn notification(&mut self, notification: Notification, peer: &Peer) {
         SharedSession::notification(self, notification, peer);
+    }
+}
+
+/// What only an HTTP session does of a session's state.
+impl ServerSession {
+    /// Tells the spans and the middleware which transport and session this connection is.
+    pub(crate) fn with_link(mut self, link: Link) -> ServerSession {
+        self.link = link;
+        self
+    }
+
+    /// Sets the log level from its wire name (`"debug"`...); an unknown one is ignored.
+    fn set_log_level(&self, level: &str) {
+        match serde_json::from_value(serde_json::Value::String(level.to_owned())) {
+            Ok(level) => self.log_level.set(level),
+            Err(_) => tracing::warn!(level, "a stored log level this build does not know"),
+        }
     }
 }

@@ -282,48 +282,18 @@ pub(crate) struct LiveTasks {
     following: AtomicBool,
     /// Where a `tasks/update` for a task running on another instance goes (set by the first
     /// HTTP endpoint with a peer router).
-    relay: std::sync::OnceLock<Arc<dyn TaskRelay>>,
+    pub(super) relay: std::sync::OnceLock<Arc<dyn TaskRelay>>,
 }
 
 /// Carries a `tasks/update` to the instance of the deployment running its task.
 pub(crate) trait TaskRelay: Send + Sync + 'static {
-    /// Hands `params` to the instance running the task: its answer (the answers taken in,
-    /// or refused), or [`Relayed::Nobody`] when no instance took it up in time.
+    /// Hands `params` to the instance running the task: `Some` with its answer (the answers
+    /// taken in, or the error for the client: refused, or the relay could not carry them),
+    /// or `None` when no instance took it up in time.
     fn relay(
         &self,
         params: UpdateTaskParams,
-    ) -> futures_util::future::BoxFuture<'_, Result<(), Relayed>>;
-}
-
-/// Why a relayed `tasks/update` was not acknowledged.
-#[derive(Debug)]
-// Only the HTTP endpoint's relay (feature `http`) makes them.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) enum Relayed {
-    /// The running instance refused the answers: its error, for the client.
-    Refused(McpError),
-    /// No instance answered in time (none runs the task now, or it ended meanwhile).
-    Nobody,
-    /// The relay could not carry it (the router is down).
-    Unavailable(String),
-}
-
-/// Sets where this server relays `tasks/update` for tasks running elsewhere; the first one
-/// set stays.
-#[cfg(feature = "http")]
-pub(crate) fn set_relay(server: &ServerInner, relay: Arc<dyn TaskRelay>) {
-    let _ = server.live_tasks.relay.set(relay);
-}
-
-/// Delivers the answers of a `tasks/update` relayed from another instance, if the task runs
-/// here: `None` when it does not (another instance may run it).
-#[cfg(feature = "http")]
-pub(crate) async fn answer_here(
-    server: &ServerInner,
-    params: UpdateTaskParams,
-) -> Option<Result<(), McpError>> {
-    let live = server.live_tasks.get(&params.task_id)?;
-    Some(live.answer(params.input_responses).await)
+    ) -> futures_util::future::BoxFuture<'_, Option<Result<(), McpError>>>;
 }
 
 impl LiveTasks {
@@ -331,7 +301,7 @@ impl LiveTasks {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn get(&self, id: &str) -> Option<Arc<LiveTask>> {
+    pub(super) fn get(&self, id: &str) -> Option<Arc<LiveTask>> {
         self.lock().get(id).cloned()
     }
 
@@ -534,7 +504,7 @@ impl LiveTask {
     }
 
     /// Delivers the answers to outstanding questions; others are ignored (spec: SHOULD).
-    async fn answer(&self, responses: Map<String, Value>) -> Result<(), McpError> {
+    pub(super) async fn answer(&self, responses: Map<String, Value>) -> Result<(), McpError> {
         let mut delivered = false;
         {
             let mut state = self.lock();
@@ -711,13 +681,6 @@ fn runs_elsewhere(id: &str) -> McpError {
     ))
 }
 
-fn relay_unavailable(id: &str, why: &str) -> McpError {
-    McpError::internal(format!(
-        "Task '{id}' runs on another instance of this server, and its answers cannot be \
-         passed on now ({why}): try again"
-    ))
-}
-
 fn nobody_runs(id: &str) -> McpError {
     McpError::internal(format!(
         "No instance of this server took up the answers for task '{id}': the instance running \
@@ -757,11 +720,9 @@ pub(crate) async fn update(
         };
         let id = params.task_id.clone();
         match relay.relay(params).await {
-            Ok(()) => {}
-            Err(Relayed::Refused(error)) => return Err(error),
-            Err(Relayed::Unavailable(why)) => return Err(relay_unavailable(&id, &why)),
+            Some(answer) => answer?,
             // It may have ended meanwhile: then its answers are ignored, as below.
-            Err(Relayed::Nobody) => {
+            None => {
                 let record = find(&server, &id, principal.as_deref()).await?;
                 if !record.status().is_terminal() {
                     return Err(nobody_runs(&id));

@@ -43,7 +43,7 @@ impl Link {
 /// One request's telemetry: its span and its metrics. Idle, and free, when no subscriber
 /// wants the span and (feature `otel`) no metrics are kept.
 pub(crate) struct RequestTelemetry {
-    span: Span,
+    pub(super) span: Span,
     tool_call: bool,
     /// The duration metric and the in-flight count (feature `otel`).
     #[cfg(feature = "otel")]
@@ -89,17 +89,6 @@ impl RequestTelemetry {
         let meta = observe::otel::meta_of_raw(params);
         let carrier = meta.as_ref().map(|meta| meta.carrier()).unwrap_or_default();
         observe::otel::adopt_remote_parent(&self.span, carrier, transport);
-    }
-
-    /// [`RequestTelemetry::adopt_remote_parent_raw`] for a parsed request.
-    #[cfg(all(feature = "otel", feature = "http"))]
-    pub(crate) fn adopt_remote_parent(
-        &self,
-        request: &ClientRequest,
-        transport: observe::otel::Carrier<'_>,
-    ) {
-        let meta = observe::otel::Carrier::meta(request.meta());
-        observe::otel::adopt_remote_parent(&self.span, meta, transport);
     }
 
     /// The request is parsed and its protocol version known: names the span and records what

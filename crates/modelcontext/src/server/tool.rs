@@ -204,10 +204,6 @@ pub(crate) struct ToolEntry {
     pub def: ToolDef,
     /// The tool as `tools/list` shows it, serialized once: a list copies these bytes.
     pub listed: Box<RawValue>,
-    /// The arguments the input schema mirrors into `Mcp-Param-*` headers (`x-mcp-header`),
-    /// found once: a modern HTTP call checks them on every request.
-    #[cfg(feature = "http")]
-    pub mirrored: Vec<modelcontext_types::MirroredArgument>,
     /// `None` for a passthrough tool: another server checks its arguments.
     input: Option<Validator>,
     output: Option<Validator>,
@@ -230,38 +226,19 @@ impl ToolEntry {
             ),
             _ => None,
         };
-        // Invalid annotations are refused with every feature set; only HTTP reads the result.
+        // Invalid annotations are refused with every feature set; only HTTP reads them, per
+        // call (see `front_end::header_mirrors`).
         let schema = Value::Object(def.tool.input_schema.clone());
-        let mirrored = mirrored_arguments(&schema).map_err(|reason| {
+        mirrored_arguments(&schema).map_err(|reason| {
             format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}")
         })?;
-        #[cfg(not(feature = "http"))]
-        drop(mirrored);
-        Ok(ToolEntry {
-            def,
-            listed,
-            #[cfg(feature = "http")]
-            mirrored,
-            input: Some(input),
-            output,
-        })
+        Ok(ToolEntry { def, listed, input: Some(input), output })
     }
 
-    /// A passthrough tool's entry: no validators, and the header mirroring its owner's
-    /// schema declares when that declaration is valid (the owner refuses a call that breaks
-    /// it; this server only checks what it can read).
+    /// A passthrough tool's entry: no validators (its owner checks the arguments and the
+    /// result, and refuses a call that breaks its header mirroring).
     fn passthrough(def: ToolDef, listed: Box<RawValue>) -> ToolEntry {
-        #[cfg(feature = "http")]
-        let mirrored =
-            mirrored_arguments(&Value::Object(def.tool.input_schema.clone())).unwrap_or_default();
-        ToolEntry {
-            def,
-            listed,
-            #[cfg(feature = "http")]
-            mirrored,
-            input: None,
-            output: None,
-        }
+        ToolEntry { def, listed, input: None, output: None }
     }
 
     fn name(&self) -> &str {

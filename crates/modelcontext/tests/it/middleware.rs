@@ -282,6 +282,43 @@ fn counted(runs: &Arc<AtomicUsize>) -> ToolDef {
     })
 }
 
+/// A tool that fails its first call (a tool error) and answers every later one.
+pub(crate) fn flaky(runs: &Arc<AtomicUsize>) -> ToolDef {
+    let runs = Arc::clone(runs);
+    ToolDef::new("flaky", move || {
+        let first = runs.fetch_add(1, Ordering::SeqCst) == 0;
+        async move {
+            if first { Err(modelcontext::ToolError::new("not yet")) } else { Ok("second time") }
+        }
+    })
+}
+
+/// Whether `response` is a tool result marked as an error.
+pub(crate) fn failed(response: &Response) -> bool {
+    let result = response.result::<CallToolResult>().and_then(Result::ok);
+    result.is_some_and(|result| result.is_error == Some(true))
+}
+
+/// `Next` runs the rest of the chain as often as it is cloned: a middleware that retries a
+/// failed call once gets the handler's second answer, which is all the client sees.
+#[tokio::test]
+async fn a_middleware_retries_a_failed_call() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let retry = from_fn(|request: Request, next: Next| async move {
+        let response = next.clone().run(request.clone()).await;
+        if failed(&response) { next.run(request).await } else { response }
+    });
+    let server = McpServer::new("mw").tool(flaky(&runs)).expect("tool").middleware(retry);
+    let mut wire = Wire::start(server, "2025-11-25");
+    wire.initialize().await;
+    let answer = wire.call(&call(1, "flaky", "{}", "")).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"second time"}]}}"#
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "the handler ran twice");
+}
+
 /// A middleware that answers itself: the handler never runs, and the client gets its error.
 #[tokio::test]
 async fn a_middleware_short_circuits() {

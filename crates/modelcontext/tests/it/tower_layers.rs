@@ -12,7 +12,9 @@ use modelcontext::types::{CallToolResult, ContentBlock};
 use modelcontext::{Client, EraMode, McpServer, ToolDef};
 use serde_json::json;
 use tower::util::MapRequestLayer;
-use tower::{Layer, Service};
+use tower::{Layer, Service, ServiceExt};
+
+use crate::support::Wire;
 
 #[derive(serde::Deserialize, modelcontext::schemars::JsonSchema)]
 #[schemars(crate = "modelcontext::schemars")]
@@ -61,6 +63,65 @@ where
             }))
         })
     }
+}
+
+/// A layer of our own that retries once: a tool result marked as an error sends the request
+/// through the service again.
+#[derive(Clone)]
+struct RetryOnce;
+
+impl<S> Layer<S> for RetryOnce {
+    type Service = RetryOnceService<S>;
+
+    fn layer(&self, inner: S) -> RetryOnceService<S> {
+        RetryOnceService(inner)
+    }
+}
+
+struct RetryOnceService<S>(S);
+
+impl<S> Service<Request> for RetryOnceService<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let again = self.0.clone();
+        let first = self.0.call(request.clone());
+        Box::pin(async move {
+            let response = first.await?;
+            if !crate::middleware::failed(&response) {
+                return Ok(response);
+            }
+            again.oneshot(request).await
+        })
+    }
+}
+
+/// The service a layer wraps runs the rest of the chain on every call: a retrying layer gets
+/// the handler's second answer, which is all the client sees.
+#[tokio::test]
+async fn a_tower_layer_retries_a_failed_call() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let flaky = crate::middleware::flaky(&runs).middleware(from_layer(RetryOnce));
+    let mut wire = Wire::start(McpServer::new("tower").tool(flaky).expect("tool"), "2025-11-25");
+    wire.initialize().await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flaky","arguments":{}}}"#;
+    let answer = wire.call(call).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"second time"}]}}"#
+    );
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 2, "the handler ran twice");
 }
 
 /// `shout` has two layers of its own: one upper-cases its argument, one stamps its result.

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::peer_router::{Direction, PeerRouter, Routed, ticket_instance};
-use crate::server::front_end::{Relayed, ServerInner, TaskRelay, answer_here};
+use crate::server::front_end::{ServerInner, TaskRelay, answer_here, relay_unavailable};
 use futures_util::future::BoxFuture;
 
 /// The relay of one endpoint: its router, and the relayed updates waiting for an answer.
@@ -104,7 +104,8 @@ impl RouterRelay {
         }
     }
 
-    async fn relay_update(&self, params: UpdateTaskParams) -> Result<(), Relayed> {
+    /// Relays `params` (see [`TaskRelay::relay`]).
+    async fn relay_update(&self, params: UpdateTaskParams) -> Option<Result<(), McpError>> {
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}/{number}", self.router.instance());
         let task = params.task_id.clone();
@@ -115,11 +116,13 @@ impl RouterRelay {
         self.waiting().insert(id.clone(), tx);
         // Whatever happens below, nobody waits for this id afterwards.
         let _forget = Forget { relay: self, id: &id };
-        let routed = Routed::task_update(task, request.to_string());
-        self.router.broadcast(routed).await.map_err(|e| Relayed::Unavailable(e.to_string()))?;
+        let routed = Routed::task_update(task.clone(), request.to_string());
+        if let Err(error) = self.router.broadcast(routed).await {
+            return Some(Err(relay_unavailable(&task, &error.to_string())));
+        }
         match tokio::time::timeout(self.timeout, rx).await {
-            Ok(Ok(outcome)) => outcome.map_err(Relayed::Refused),
-            _ => Err(Relayed::Nobody),
+            Ok(Ok(outcome)) => Some(outcome),
+            _ => None,
         }
     }
 }
@@ -137,7 +140,7 @@ impl Drop for Forget<'_> {
 }
 
 impl TaskRelay for RouterRelay {
-    fn relay(&self, params: UpdateTaskParams) -> BoxFuture<'_, Result<(), Relayed>> {
+    fn relay(&self, params: UpdateTaskParams) -> BoxFuture<'_, Option<Result<(), McpError>>> {
         Box::pin(self.relay_update(params))
     }
 }

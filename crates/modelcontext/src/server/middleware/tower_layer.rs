@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use modelcontext_types::McpError;
 use tower::{Layer, Service, ServiceExt};
 
-use super::{Middleware, Next, Request, Response, ResponseFuture};
+use super::middleware::{Middleware, Next, Request, Response, ResponseFuture};
 
 /// A middleware made of a tower [`Layer`](tower::Layer): tower's own (`TimeoutLayer`,
 /// `ConcurrencyLimitLayer`, a `ServiceBuilder` of several) or yours. The layer wraps a
@@ -61,7 +61,7 @@ where
     <L::Service as Service<Request>>::Error: std::fmt::Display,
 {
     fn handle(&self, request: Request, next: Next) -> ResponseFuture {
-        let service = self.0.layer(NextService(Some(next)));
+        let service = self.0.layer(NextService(next));
         Box::pin(async move {
             match service.oneshot(request).await {
                 Ok(response) => response,
@@ -72,10 +72,10 @@ where
 }
 
 /// The rest of a request's chain, then its handler, as the tower service a [`from_layer`]
-/// layer wraps. It answers one request: the chain runs once, so a layer that calls it again
-/// (a retry) gets a -32603 response the second time.
-#[derive(Debug)]
-pub struct NextService(Option<Next>);
+/// layer wraps. Each call runs the rest of the chain anew, so a layer may call it (or a clone
+/// of it) again: a retry.
+#[derive(Clone, Debug)]
+pub struct NextService(Next);
 
 impl Service<Request> for NextService {
     type Response = Response;
@@ -87,14 +87,7 @@ impl Service<Request> for NextService {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let next = self.0.take();
-        Box::pin(async move {
-            Ok(match next {
-                Some(next) => next.run(request).await,
-                None => Response::error(McpError::internal(
-                    "a tower layer called the rest of the middleware chain twice",
-                )),
-            })
-        })
+        let next = self.0.clone();
+        Box::pin(async move { Ok(next.run(request).await) })
     }
 }

@@ -30,7 +30,10 @@ pub(super) struct SessionOutbox {
 
 impl Deliver for SessionOutbox {
     fn deliver(&self, message: Message) -> Delivering<'_> {
-        Box::pin(self.route(message))
+        Box::pin(async move {
+            self.route(message).await;
+            Ok(())
+        })
     }
 }
 
