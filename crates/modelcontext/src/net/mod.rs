@@ -44,6 +44,7 @@ use tower::util::BoxCloneSyncService;
 use crate::Error;
 
 mod connect;
+mod dial;
 mod proxy;
 mod resolver;
 #[cfg(feature = "tls")]
@@ -221,7 +222,7 @@ fn describe(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = Vec::new();
     let mut current = Some(err);
     while let Some(err) = current {
-        if let Some(ours) = err.downcast_ref::<connect::ConnectError>() {
+        if let Some(ours) = err.downcast_ref::<dial::ConnectError>() {
             return ours.0.clone();
         }
         parts.push(err.to_string());
@@ -318,10 +319,10 @@ impl HttpClientBuilder {
     /// The client. The trusted roots are read at the first `https://` connection, once per
     /// process.
     pub fn build(self) -> HttpClient {
-        let config = connect::ConnectConfig {
+        let config = dial::ConnectConfig {
             timeout: self.connect_timeout,
             proxies: self.proxies.unwrap_or_else(Proxies::from_env),
-            tcp: connect::tcp_connector(resolver::Resolver::system()),
+            tcp: dial::tcp_connector(resolver::Resolver::system()),
             #[cfg(feature = "tls")]
             tls: TlsSetup::new(self.roots, self.tls_config),
         };

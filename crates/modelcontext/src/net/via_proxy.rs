@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower::ServiceExt;
 
-use super::connect::{ConnectConfig, ConnectError, Stream, authority_uri, chain, tcp_connect};
+use super::dial::{ConnectConfig, ConnectError, Stream, authority_uri, chain, tcp_connect};
 use super::proxy::{ProxyKind, ProxyUrl, tunnel};
 
 /// A connection to `host:port` through `proxy`: the tunnel, ready for the target's own TLS
