@@ -520,6 +520,9 @@ async fn concurrent_unknown_keys_share_one_refetch() {
 
 #[tokio::test]
 async fn unreachable_key_set_is_503() {
+    // The signer's own server first: bound after the dead port is dropped, it could be given
+    // that very port, and the keys would then be found.
+    let issuer = issuer(&[]).await;
     // A port nothing listens on: bind, note it, drop the listener.
     let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}", dead.local_addr().expect("addr"));
@@ -532,7 +535,6 @@ async fn unreachable_key_set_is_503() {
             Bearer error="invalid_token", error_description="The access token is not a well-formed JWT", resource_metadata="http://mcp.test/.well-known/oauth-protected-resource/mcp", scope="files:read files:write"
             {"jsonrpc":"2.0","error":{"code":-32600,"message":"Unauthorized: The access token is not a well-formed JWT"}}"#]],
     );
-    let issuer = issuer(&[]).await;
     let token = sign("rsa-1", &issuer.claims());
     check_refusal(
         options.authorize(&bearer(&token)).await,
