@@ -313,6 +313,10 @@ pub enum Command {
         /// (repeatable: the first signs, all verify).
         #[arg(long, value_name = "HEX")]
         signing_key: Vec<String>,
+        /// Worker threads (default: one per core, less one when it starts a server's process,
+        /// which needs a core of its own).
+        #[arg(long, value_name = "N")]
+        threads: Option<std::num::NonZeroUsize>,
     },
     /// Add a server to a host's configuration: Claude Desktop, Claude Code, Cursor, VS Code,
     /// or a plain `mcpServers` JSON file.

@@ -23,7 +23,7 @@ use crate::{args, login, output, print, shell, words};
 
 /// Prints `failure` (stderr; in JSON mode a protocol error also as JSON on stdout) and
 /// returns its exit code. `target` is the server the command named, when it got that far.
-fn report(failure: Failure, json_output: bool, target: Option<&Target>) -> Exit {
+pub fn report(failure: Failure, json_output: bool, target: Option<&Target>) -> Exit {
     let exit = failure.exit();
     match failure {
         Failure::Closed(message) => match target.map(Target::program) {
@@ -75,12 +75,6 @@ pub async fn run(mut cli: Cli) -> Exit {
     }
     if let Some(result) = run_account(&cli).await {
         return match result {
-            Ok(()) => Exit::Success,
-            Err(failure) => report(failure, false, None),
-        };
-    }
-    if let Command::Serve { .. } = cli.command {
-        return match crate::serve::run(cli).await {
             Ok(()) => Exit::Success,
             Err(failure) => report(failure, false, None),
         };

@@ -151,13 +151,12 @@ fn main() -> ExitCode {
         print_completions(shell);
         return Exit::Success.into();
     }
-    // One connection needs one thread; `serve` answers many clients and waits on its
-    // upstreams at once, so it uses every core.
-    let mut builder = match cli.command {
-        Command::Serve { .. } => tokio::runtime::Builder::new_multi_thread(),
-        _ => tokio::runtime::Builder::new_current_thread(),
-    };
-    let runtime = match builder.enable_all().build() {
+    // `serve` answers many clients at once and picks its own runtime (see there).
+    if let Command::Serve { .. } = cli.command {
+        return serve::main(cli).into();
+    }
+    // One connection needs one thread.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             say!("mcp: cannot start the async runtime: {err}");

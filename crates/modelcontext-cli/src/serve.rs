@@ -4,6 +4,7 @@
 //! [`Transform`] (namespaced by its config name when there are several, filtered by
 //! `--allow`/`--deny`).
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,7 +23,7 @@ use tokio::net::TcpListener;
 use crate::cli::{Cli, Command};
 use crate::config::{self, Entry};
 use crate::connect::{StdioCommand, Target};
-use crate::failure::Failure;
+use crate::failure::{Exit, Failure};
 
 /// What `serve` was asked to do, beside the servers.
 #[derive(Default)]
@@ -46,13 +47,51 @@ struct Serving {
 /// every instance of one fleet.
 const DEPLOYMENT: &str = "mcp-serve";
 
+/// `mcp serve`, start to end: the servers are chosen (a `--config` file read) before the
+/// runtime is built, because how many workers it gets depends on them.
+pub fn main(cli: Cli) -> Exit {
+    let served = selected(&cli).and_then(|servers| {
+        let runtime = runtime(&cli, &servers)?;
+        runtime.block_on(run(cli, servers))
+    });
+    match served {
+        Ok(()) => Exit::Success,
+        Err(failure) => crate::commands::report(failure, false, None),
+    }
+}
+
+/// A multi-threaded runtime with [`worker_threads`] workers.
+fn runtime(cli: &Cli, servers: &[(String, Target)]) -> Result<tokio::runtime::Runtime, Failure> {
+    let threads = match cli.command {
+        Command::Serve { threads, .. } => threads,
+        _ => None,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let starts_a_process = servers.iter().any(|(_, target)| matches!(target, Target::Stdio(_)));
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.map_or_else(|| worker_threads(cores, starts_a_process), usize::from))
+        .enable_all()
+        .build()
+        .map_err(|err| Failure::Other(format!("cannot start the async runtime: {err}")))
+}
+
+/// One worker per core, less one when a server is a process of ours: that process runs on
+/// the same machine, and a worker competing with it for its core slows both. On two cores
+/// the one worker that is left carries a gateway's load with less CPU per call than two
+/// (they hand every call's wake-ups to each other).
+fn worker_threads(cores: usize, starts_a_process: bool) -> usize {
+    match starts_a_process {
+        true => cores.saturating_sub(1).max(1),
+        false => cores.max(1),
+    }
+}
+
 /// Connects every server, mounts them, and serves until Ctrl-C.
-pub async fn run(cli: Cli) -> Result<(), Failure> {
+async fn run(cli: Cli, servers: Vec<(String, Target)>) -> Result<(), Failure> {
     let serving = serving(&cli.command);
     check_features(&serving)?;
     #[cfg(feature = "gateway")]
     init_logs();
-    let servers = selected(&cli)?;
     let several = servers.len() > 1;
     let names: Vec<String> = servers.iter().map(|(name, _)| name.clone()).collect();
     let mut upstreams = Vec::new();
@@ -355,4 +394,18 @@ async fn health(upstreams: Arc<Vec<Upstream>>) -> Response {
     let healthy = upstreams.iter().all(Upstream::is_healthy);
     let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (status, axum::Json(json!({"healthy": healthy, "servers": states}))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_process_is_left_a_core_of_its_own() {
+        assert_eq!(worker_threads(8, true), 7);
+        assert_eq!(worker_threads(2, true), 1);
+        assert_eq!(worker_threads(1, true), 1);
+        assert_eq!(worker_threads(8, false), 8);
+        assert_eq!(worker_threads(1, false), 1);
+    }
 }
