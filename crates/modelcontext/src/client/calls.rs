@@ -75,10 +75,20 @@ impl Client {
         params: P,
         options: &CallOptions,
     ) -> Result<Answered, Error> {
-        let mut params = object(params)?;
+        self.request_mrtr_object(method, &mut object(params)?, options).await
+    }
+
+    /// [`Client::request_mrtr_raw`] with the params already an object. They stay the
+    /// caller's, answers of the last round merged in.
+    pub(super) async fn request_mrtr_object(
+        &self,
+        method: &str,
+        params: &mut Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Answered, Error> {
         let mut rounds = 0;
         loop {
-            let raw = self.exchange(method, &mut params, options).await?;
+            let raw = self.exchange(method, params, options).await?;
             let result_type = result_type(raw.get());
             if result_type != Some(ResultType::InputRequired) {
                 return Ok(Answered { raw, result_type, rounds });
@@ -226,7 +236,7 @@ pub(super) fn result_type(raw: &str) -> Option<ResultType> {
 }
 
 /// Serializes request params into the object `_meta` can be merged into.
-fn object(params: impl Serialize) -> Result<Map<String, Value>, Error> {
+pub(super) fn object(params: impl Serialize) -> Result<Map<String, Value>, Error> {
     match serde_json::to_value(params)? {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),

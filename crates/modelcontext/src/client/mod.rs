@@ -300,26 +300,43 @@ impl Client {
         arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let arguments = tool_arguments(arguments)?;
-        // Kept for a retry as a task, which only a 2026-07-28 server can ask for.
-        let retry_arguments = self.speaks_tasks().then(|| arguments.clone());
-        let mut params = CallToolRequestParams::new(name, arguments);
+        self.call_tool_object(name, tool_arguments(arguments)?, options).await
+    }
+
+    /// [`Client::call_tool_with`] with the arguments already a JSON object, as a server that
+    /// forwards a call has them: no copy through the serializer.
+    pub(crate) async fn call_tool_object(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let mut params = CallToolRequestParams::new(name, None);
         params.meta = self.meta();
+        // The arguments join the params as they are: through the serializer they would be
+        // copied whole. The params stay ours for a retry as a task.
+        let mut params = calls::object(params)?;
+        if let Some(arguments) = arguments {
+            params.insert("arguments".into(), Value::Object(arguments));
+        }
         // The task paths are boxed: they are rare, and inline they would make every call's
         // future several times larger, and so every move of it dearer.
-        match self.call_answer(params, options).await {
+        match self.call_answer_object(&mut params, options).await {
             Ok(tasks::CallAnswer::Result(result)) => Ok(result),
             // Only a client that declared the extension gets one; wait for it all the same.
             Ok(tasks::CallAnswer::Task(created)) => {
                 Box::pin(self.wait_cancelling_on_drop(&created.task)).await
             }
-            // The tool only runs as a task: run it as one and wait, unseen by the caller.
-            Err(error) => match retry_arguments {
-                Some(arguments) if tasks::insists_on_task(&error) => {
-                    Box::pin(self.call_tool_through_task(name, arguments, options)).await
-                }
-                _ => Err(error),
-            },
+            // The tool only runs as a task (only a 2026-07-28 server can say so): run it as
+            // one and wait, unseen by the caller.
+            Err(error) if self.speaks_tasks() && tasks::insists_on_task(&error) => {
+                let arguments = match params.remove("arguments") {
+                    Some(Value::Object(arguments)) => Some(arguments),
+                    _ => None,
+                };
+                Box::pin(self.call_tool_through_task(name, arguments, options)).await
+            }
+            Err(error) => Err(error),
         }
     }
 

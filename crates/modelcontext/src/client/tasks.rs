@@ -65,6 +65,16 @@ impl Client {
         CallAnswer::from_raw(&answered.raw, answered.result_type.as_ref())
     }
 
+    /// [`Client::call_answer`] with the params already an object, which stay the caller's.
+    pub(super) async fn call_answer_object(
+        &self,
+        params: &mut Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<CallAnswer, Error> {
+        let answered = self.request_mrtr_object(method::TOOLS_CALL, params, options).await?;
+        CallAnswer::from_raw(&answered.raw, answered.result_type.as_ref())
+    }
+
     /// Calls a tool declaring the tasks extension on this request, so the server may answer
     /// with a task. Handshake-era servers know no tasks: the call is a plain one there.
     pub async fn call_tool_as_task(

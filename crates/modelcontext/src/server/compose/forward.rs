@@ -92,7 +92,7 @@ async fn call_tool(
         Err(reason) => return Ok(error_result(shown, Some(&reason))),
     };
     let (options, progress) = call_options(&upstream, &cx);
-    let call = Box::pin(client.call_tool_with(&route.upstream_name, arguments, &options));
+    let call = Box::pin(client.call_tool_object(&route.upstream_name, Some(arguments), &options));
     let outcome = relayed(&upstream, &client, &cx, progress, call).await;
     upstream.changes_imported().await;
     match outcome {
