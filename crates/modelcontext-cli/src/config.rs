@@ -3,13 +3,17 @@
 //! Claude Desktop and Cursor keep `{"mcpServers": {NAME: ENTRY}}`; VS Code's `mcp.json` keeps
 //! `{"servers": {NAME: ENTRY}}` (and its `settings.json` the same under `"mcp"`). An entry is
 //! a command (`command`, `args`, `env`, `cwd`) or a remote server (`url`, `headers`; VS Code
-//! adds `"type": "http"` or `"sse"`). VS Code's `${input:..}` and `${env:..}` variables are not
-//! expanded: a value that needs one is given with `-e` or `-H` instead. Comments and trailing
-//! commas (VS Code's files are JSON with comments) are allowed.
+//! adds `"type": "http"` or `"sse"`). Those values may hold VS Code's variables (`${env:..}`,
+//! `${input:..}` from the file's `inputs`, `${workspaceFolder}`, ...), expanded in any of the
+//! hosts' files as [`crate::config_vars`] describes. Comments and trailing commas (VS Code's
+//! files are JSON with comments) are allowed.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use crate::config_vars::{Source, Variables};
+use crate::terminal::Process;
 
 /// One configured server.
 #[derive(Debug, PartialEq)]
@@ -22,33 +26,49 @@ pub enum Entry {
 
 /// The entry `name` of the file at `path`; without a name, the file's only server.
 pub fn load(path: &Path, name: Option<&str>) -> Result<Entry, String> {
+    load_from(path, name, &Process)
+}
+
+/// [`load`], with the environment and the terminal of `source`.
+fn load_from(path: &Path, name: Option<&str>, source: &dyn Source) -> Result<Entry, String> {
     let shown = path.display();
-    let servers = read_servers(path)?;
-    let (name, entry) = pick(&servers, name).map_err(|e| format!("--config {shown}: {e}"))?;
-    parse_entry(entry).map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
+    let json = read(path)?;
+    let (name, entry) =
+        pick(servers_in(path, &json)?, name).map_err(|e| format!("--config {shown}: {e}"))?;
+    let mut variables = Variables::new(path, &json, source);
+    parse_entry(entry, &mut variables)
+        .map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
 }
 
 /// Every entry of the file at `path`, by name, in the file's order.
 pub fn load_all(path: &Path) -> Result<Vec<(String, Entry)>, String> {
     let shown = path.display();
-    let servers = read_servers(path)?;
-    servers
+    let json = read(path)?;
+    let mut variables = Variables::new(path, &json, &Process);
+    servers_in(path, &json)?
         .iter()
         .map(|(name, entry)| {
-            let entry = parse_entry(entry)
+            let entry = parse_entry(entry, &mut variables)
                 .map_err(|e| format!("--config {shown}, server {name:?}: {e}"))?;
             Ok((name.clone(), entry))
         })
         .collect()
 }
 
-/// The table of servers of the file at `path`.
-fn read_servers(path: &Path) -> Result<Map<String, Value>, String> {
+/// The JSON of the file at `path`.
+fn read(path: &Path) -> Result<Value, String> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
-    let json = parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))?;
-    servers(&json).cloned().ok_or_else(|| {
-        format!("--config {shown}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object")
+    parse(&text).map_err(|e| format!("--config {shown}: not JSON: {e}"))
+}
+
+/// The table of servers of `json`, the file at `path`.
+fn servers_in<'a>(path: &Path, json: &'a Value) -> Result<&'a Map<String, Value>, String> {
+    servers(json).ok_or_else(|| {
+        format!(
+            "--config {}: no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object",
+            path.display()
+        )
     })
 }
 
@@ -96,39 +116,47 @@ fn pick<'a>(
     }
 }
 
-/// A command entry or a URL entry.
-fn parse_entry(entry: &Value) -> Result<Entry, String> {
+/// A command entry or a URL entry, its variables expanded.
+fn parse_entry(entry: &Value, variables: &mut Variables) -> Result<Entry, String> {
     let kind = entry.get("type").and_then(Value::as_str);
     if let Some(url) = entry.get("url").and_then(Value::as_str) {
         if kind.is_some_and(|k| k == "stdio") {
             return Err("\"type\": \"stdio\" with a \"url\"".into());
         }
-        let headers = string_map(entry, "headers")?;
-        return Ok(Entry::Http { url: url.to_owned(), headers });
+        let url = variables.expand(url)?;
+        let headers = string_map(entry, "headers", variables)?;
+        return Ok(Entry::Http { url, headers });
     }
     let Some(command) = entry.get("command").and_then(Value::as_str) else {
         return Err("neither a \"command\" nor a \"url\"".into());
     };
-    let mut words = vec![command.to_owned()];
+    let mut words = vec![variables.expand(command)?];
     for arg in entry.get("args").and_then(Value::as_array).into_iter().flatten() {
         match arg {
-            Value::String(arg) => words.push(arg.clone()),
+            Value::String(arg) => words.push(variables.expand(arg)?),
             other => return Err(format!("\"args\" holds {other}, not a string")),
         }
     }
-    let env = string_map(entry, "env")?;
-    let cwd = entry.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+    let env = string_map(entry, "env", variables)?;
+    let cwd = match entry.get("cwd").and_then(Value::as_str) {
+        Some(cwd) => Some(PathBuf::from(variables.expand(cwd)?)),
+        None => None,
+    };
     Ok(Entry::Stdio { words, env, cwd })
 }
 
-/// An object of strings (`env`, `headers`) as pairs; absent is empty.
-fn string_map(entry: &Value, key: &str) -> Result<Vec<(String, String)>, String> {
+/// An object of strings (`env`, `headers`) as pairs, values expanded; absent is empty.
+fn string_map(
+    entry: &Value,
+    key: &str,
+    variables: &mut Variables,
+) -> Result<Vec<(String, String)>, String> {
     let Some(value) = entry.get(key) else { return Ok(Vec::new()) };
     let Some(object) = value.as_object() else { return Err(format!("\"{key}\" is not an object")) };
     object
         .iter()
         .map(|(name, value)| match value {
-            Value::String(text) => Ok((name.clone(), text.clone())),
+            Value::String(text) => Ok((name.clone(), variables.expand(text)?)),
             other => Err(format!("\"{key}\".{name} is {other}, not a string")),
         })
         .collect()
@@ -139,11 +167,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::config_vars::Fake;
 
     fn entry(json: Value, name: Option<&str>) -> Result<Entry, String> {
         let servers = servers(&json).ok_or("no servers")?;
         let (_, entry) = pick(servers, name)?;
-        parse_entry(entry)
+        let source = Fake::with(&[]);
+        parse_entry(entry, &mut Variables::new(Path::new("mcp.json"), &json, &source))
     }
 
     #[test]
@@ -188,5 +218,52 @@ mod tests {
         );
         let missing = entry(json!({"mcpServers": {"x": {"command": "a"}}}), Some("y"));
         assert!(missing.expect_err("no y").contains("no server named \"y\""));
+    }
+
+    /// A file at `<dir>/.vscode/mcp.json` whose entries use variables everywhere they may.
+    fn vs_code_file(dir: &Path) -> PathBuf {
+        let config = json!({
+            "inputs": [{"type": "promptString", "id": "key", "description": "Key", "password": true}],
+            "servers": {
+                "cmd": {
+                    "command": "${workspaceFolder}/bin/${env:PROGRAM}",
+                    "args": ["--key=${input:key}", "${env:MODE}"],
+                    "env": {"KEY": "${input:key}"},
+                    "cwd": "${workspaceFolder}"
+                },
+                "web": {
+                    "type": "http",
+                    "url": "https://${env:HOST}/mcp",
+                    "headers": {"Authorization": "Bearer ${input:key}"}
+                }
+            }
+        });
+        std::fs::create_dir_all(dir.join(".vscode")).expect("dir");
+        let file = dir.join(".vscode").join("mcp.json");
+        std::fs::write(&file, config.to_string()).expect("written");
+        file
+    }
+
+    #[test]
+    fn variables_are_expanded_in_every_value() {
+        let dir = std::env::temp_dir().join(format!("mcp-config-vars-{}", std::process::id()));
+        let file = vs_code_file(&dir);
+        let vars = [("PROGRAM", "srv"), ("MODE", "fast"), ("HOST", "h"), ("MCP_INPUT_KEY", "k")];
+        let source = Fake::with(&vars);
+        let words = [format!("{}/bin/srv", dir.display()), "--key=k".into(), "fast".into()];
+        let env = vec![("KEY".into(), "k".into())];
+        let cwd = Some(dir.clone());
+        let stdio = Entry::Stdio { words: words.to_vec(), env, cwd };
+        assert_eq!(load_from(&file, Some("cmd"), &source), Ok(stdio));
+        let headers = vec![("Authorization".into(), "Bearer k".into())];
+        let http = Entry::Http { url: "https://h/mcp".into(), headers };
+        assert_eq!(load_from(&file, Some("web"), &source), Ok(http));
+        let error = load_from(&file, Some("cmd"), &Fake::with(&vars[1..]));
+        let shown = file.display();
+        let expected = format!(
+            "--config {shown}, server \"cmd\": ${{env:PROGRAM}}: the environment variable PROGRAM is not set"
+        );
+        assert_eq!(error, Err(expected));
+        std::fs::remove_dir_all(&dir).expect("removed");
     }
 }

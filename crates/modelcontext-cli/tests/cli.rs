@@ -617,6 +617,37 @@ fn a_server_from_a_claude_desktop_config() {
     assert!(stderr.contains(&format!("no stored login for {}", server.url)), "{stderr}");
 }
 
+/// VS Code's `${env:..}`, `${input:..}` (answered by its environment variable, as under a
+/// supervisor) and `${workspaceFolder}` reach the server's arguments, environment and folder.
+#[test]
+fn a_vs_code_file_s_variables_reach_the_server() {
+    let dir = temp_dir("vscode-vars");
+    let script = format!(
+        r#"test "$SHELF" = fiction && test "$1" = s3cret && test "$(pwd -P)" = '{}' && exec "$0""#,
+        dir.canonicalize().expect("dir").display()
+    );
+    let config = serde_json::json!({
+        "inputs": [{"type": "promptString", "id": "shelf-name", "description": "Shelf", "password": true}],
+        "servers": {"books": {
+            "type": "stdio",
+            "command": "sh",
+            "args": ["-c", script, bookshop(), "${env:MCP_TEST_TOKEN}"],
+            "env": {"SHELF": "${input:shelf-name}"},
+            "cwd": "${workspaceFolder}"
+        }}
+    });
+    std::fs::create_dir_all(dir.join(".vscode")).expect("dir");
+    let file = dir.join(".vscode").join("mcp.json");
+    std::fs::write(&file, config.to_string()).expect("config written");
+    let line = ["--config", file.to_str().expect("utf-8"), "call", "get_author", "title=Dune"];
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp"));
+    command.args(line).env("MCP_TEST_TOKEN", "s3cret").env("MCP_INPUT_SHELF_NAME", "fiction");
+    assert_eq!(run_mcp(&mut command).code(0).stdout, "Frank Herbert\n");
+    command.env_remove("MCP_INPUT_SHELF_NAME");
+    run_mcp(&mut command).code(64).stderr_has(
+        "server \"books\": ${input:shelf-name} (Shelf): set MCP_INPUT_SHELF_NAME, or run at a terminal to be asked",
+    );
+}
 #[test]
 fn verbose_prints_every_message_both_ways() {
     let run = stdio(&["--verbose", "call", "get_author", "title=Dune"]).code(0);
