@@ -69,7 +69,9 @@ fn runtime(cli: &Cli, servers: &[(String, Target)]) -> Result<tokio::runtime::Ru
     let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     let starts_a_process = servers.iter().any(|(_, target)| matches!(target, Target::Stdio(_)));
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads.map_or_else(|| worker_threads(cores, starts_a_process), usize::from))
+        .worker_threads(
+            threads.map_or_else(|| worker_threads(cores, starts_a_process), usize::from),
+        )
         .enable_all()
         .build()
         .map_err(|err| Failure::Other(format!("cannot start the async runtime: {err}")))

@@ -190,19 +190,28 @@ fn unstamp(meta: &mut Option<Meta>) {
 }
 
 /// The options of a request sent on for the caller `cx`: the upstream's timeout, and, when
-/// the caller asked for progress, the upstream's progress delivered to the returned receiver.
-fn call_options(
-    upstream: &Upstream,
-    cx: &Context,
-) -> (CallOptions, mpsc::UnboundedReceiver<ProgressNotificationParams>) {
-    let (progress, updates) = mpsc::unbounded_channel();
-    let mut options = CallOptions::new().timeout(upstream.call_timeout());
-    if cx.progress_token().is_some() {
-        options = options.on_progress(move |update| {
-            let _ = progress.send(update);
-        });
+/// the caller asked for progress, the upstream's progress delivered to the returned receiver
+/// (no channel is made for a caller that did not ask).
+fn call_options(upstream: &Upstream, cx: &Context) -> (CallOptions, Option<ProgressUpdates>) {
+    let options = CallOptions::new().timeout(upstream.call_timeout());
+    if cx.progress_token().is_none() {
+        return (options, None);
     }
-    (options, updates)
+    let (progress, updates) = mpsc::unbounded_channel();
+    let options = options.on_progress(move |update| {
+        let _ = progress.send(update);
+    });
+    (options, Some(updates))
+}
+
+type ProgressUpdates = mpsc::UnboundedReceiver<ProgressNotificationParams>;
+
+/// The next progress update; never, without a channel.
+async fn next_update(progress: &mut Option<ProgressUpdates>) -> Option<ProgressNotificationParams> {
+    match progress {
+        Some(updates) => updates.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Awaits `request` on the upstream for the caller `cx`: the caller is registered for the
@@ -215,7 +224,7 @@ async fn relayed<T>(
     upstream: &Upstream,
     client: &Arc<Client>,
     cx: &Context,
-    mut progress: mpsc::UnboundedReceiver<ProgressNotificationParams>,
+    mut progress: Option<ProgressUpdates>,
     request: Pin<Box<impl Future<Output = Result<T, Error>>>>,
 ) -> Result<T, Error> {
     let caller = Caller { cx: cx.clone(), asked: Arc::new(Notify::new()) };
@@ -225,15 +234,17 @@ async fn relayed<T>(
     let outcome = loop {
         tokio::select! {
             biased;
-            Some(update) = progress.recv() => report(cx, update).await,
+            Some(update) = next_update(&mut progress) => report(cx, update).await,
             outcome = &mut request => break outcome,
             // A question was recorded for a modern caller: this poll lets its frame see it.
             () = asked.notified() => {}
         }
     };
     // Progress sent just before the answer is still queued: it goes first, as it came.
-    while let Ok(update) = progress.try_recv() {
-        report(cx, update).await;
+    if let Some(updates) = &mut progress {
+        while let Ok(update) = updates.try_recv() {
+            report(cx, update).await;
+        }
     }
     upstream.settle(client, &outcome);
     outcome
