@@ -216,6 +216,10 @@ impl Upstream {
     /// The connected client, waiting for a restart in progress (within the call timeout).
     pub(super) async fn client(&self) -> Result<Arc<Client>, String> {
         self.shared.breaker.check(&self.shared.name)?;
+        // The usual case, with no timer to set: the connection is up.
+        if let Link::Up(client) = &*self.shared.link.borrow() {
+            return Ok(Arc::clone(client));
+        }
         let mut link = self.shared.link.subscribe();
         let up = link.wait_for(|link| matches!(link, Link::Up(_)));
         let waited = tokio::time::timeout(self.shared.options.call_timeout, up).await;
@@ -464,17 +468,26 @@ fn log_forwarder(shared: Weak<Shared>) -> mpsc::UnboundedSender<LoggingMessageNo
 #[derive(Default)]
 struct Breaker {
     failures: AtomicU32,
+    /// Whether `open_until` may still be ahead: a closed breaker is checked without a lock.
+    open: AtomicBool,
     open_until: Mutex<Option<Instant>>,
 }
 
 impl Breaker {
     fn check(&self, name: &str) -> Result<(), String> {
-        let open_until = *self.open_until.lock().unwrap_or_else(|e| e.into_inner());
-        match open_until {
+        if !self.open.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // The flag changes under the lock only, so a breaker opened again meanwhile stays so.
+        let open_until = self.open_until.lock().unwrap_or_else(|e| e.into_inner());
+        match *open_until {
             Some(until) if Instant::now() < until => Err(format!(
                 "upstream server '{name}' failed too often; calls are refused for a while"
             )),
-            _ => Ok(()),
+            _ => {
+                self.open.store(false, Ordering::Release);
+                Ok(())
+            }
         }
     }
 
@@ -483,11 +496,54 @@ impl Breaker {
         if failures >= options.failures_to_open {
             self.failures.store(0, Ordering::Relaxed);
             let until = Instant::now() + options.open_for;
-            *self.open_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(until);
+            let mut open_until = self.open_until.lock().unwrap_or_else(|e| e.into_inner());
+            *open_until = Some(until);
+            self.open.store(true, Ordering::Release);
         }
     }
 
     fn succeeded(&self) {
         self.failures.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(open_for: Duration) -> UpstreamOptions {
+        UpstreamOptions { failures_to_open: 3, open_for, ..UpstreamOptions::default() }
+    }
+
+    #[test]
+    fn the_breaker_opens_after_consecutive_failures_only() {
+        let (breaker, options) = (Breaker::default(), options(Duration::from_secs(60)));
+        breaker.failed(&options);
+        breaker.failed(&options);
+        breaker.succeeded();
+        breaker.failed(&options);
+        breaker.failed(&options);
+        assert_eq!(breaker.check("up"), Ok(()));
+        breaker.failed(&options);
+        assert_eq!(
+            breaker.check("up"),
+            Err("upstream server 'up' failed too often; calls are refused for a while".into())
+        );
+    }
+
+    #[test]
+    fn an_open_breaker_lets_calls_through_once_its_time_is_over() {
+        let (breaker, options) = (Breaker::default(), options(Duration::from_millis(20)));
+        for _ in 0..3 {
+            breaker.failed(&options);
+        }
+        assert!(breaker.check("up").is_err());
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(breaker.check("up"), Ok(()));
+        assert_eq!(breaker.check("up"), Ok(()));
+        for _ in 0..3 {
+            breaker.failed(&options);
+        }
+        assert!(breaker.check("up").is_err(), "it opens again after as many failures");
     }
 }
