@@ -38,14 +38,16 @@ pub(super) async fn connect(
             } else {
                 resolve(host, port).await?.ip().to_string()
             };
-            socks5(to_proxy().await?, proxy, host, &destination, port).await.map(Stream::Plain)
+            let target = SocksTarget { host, port, destination };
+            socks5(to_proxy().await?, proxy, &target).await.map(Stream::Plain)
         }
         ProxyKind::Socks4 { remote_dns } => {
             let destination = socks4_destination(host, port, remote_dns).await.map_err(|e| {
-                let via = format!("SOCKS4 proxy {}:{}", proxy.host, proxy.port);
+                let via = naming("SOCKS4", proxy);
                 ConnectError(format!("{via} cannot reach {}: {e}", at(host, port)))
             })?;
-            socks4(to_proxy().await?, proxy, host, &destination, port).await.map(Stream::Plain)
+            let target = SocksTarget { host, port, destination };
+            socks4(to_proxy().await?, proxy, &target).await.map(Stream::Plain)
         }
     }
 }
@@ -75,44 +77,59 @@ async fn tls_to_proxy(
     Ok(Stream::Tls(Box::new(stream)))
 }
 
-/// A SOCKS5 tunnel to `destination`: for `socks5://` an address resolved here, for
-/// `socks5h://` the host name, for the proxy to resolve.
+/// Where a SOCKS tunnel leads: the target as the client names it (in errors), and what the
+/// proxy is asked for (an address resolved here, or the host name for the proxy to resolve).
+struct SocksTarget<'a> {
+    host: &'a str,
+    port: u16,
+    destination: String,
+}
+
+/// A SOCKS5 tunnel: for `socks5://` to an address resolved here, for `socks5h://` to the host
+/// name, for the proxy to resolve.
 async fn socks5(
     tcp: TcpStream,
     proxy: &ProxyUrl,
-    host: &str,
-    destination: &str,
-    port: u16,
+    target: &SocksTarget<'_>,
 ) -> Result<TcpStream, ConnectError> {
-    let via = format!("SOCKS proxy {}:{}", proxy.host, proxy.port);
     let mut socks = SocksV5::new(authority_uri(&proxy.host, proxy.port)?, opened(tcp));
     if let Some((user, password)) = &proxy.credentials {
         socks = socks.with_auth(user.clone(), password.clone());
     }
-    let tcp =
-        socks.local_dns(false).oneshot(authority_uri(destination, port)?).await.map_err(|e| {
-            ConnectError(format!("{via}: no tunnel to {}: {}", at(host, port), chain(&e)))
-        })?;
-    Ok(tcp.into_inner())
+    socks_tunnel(socks.local_dns(false), &naming("SOCKS", proxy), target).await
 }
 
-/// A SOCKS4 tunnel to `destination` (see [`socks4_destination`]).
+/// A SOCKS4 tunnel (see [`socks4_destination`]).
 async fn socks4(
     tcp: TcpStream,
     proxy: &ProxyUrl,
-    host: &str,
-    destination: &str,
-    port: u16,
+    target: &SocksTarget<'_>,
 ) -> Result<TcpStream, ConnectError> {
-    let via = format!("SOCKS4 proxy {}:{}", proxy.host, proxy.port);
-    let tcp = SocksV4::new(authority_uri(&proxy.host, proxy.port)?, opened(tcp))
-        .local_dns(false)
-        .oneshot(authority_uri(destination, port)?)
-        .await
-        .map_err(|e| {
-            ConnectError(format!("{via}: no tunnel to {}: {}", at(host, port), chain(&e)))
-        })?;
-    Ok(tcp.into_inner())
+    let socks = SocksV4::new(authority_uri(&proxy.host, proxy.port)?, opened(tcp));
+    socks_tunnel(socks.local_dns(false), &naming("SOCKS4", proxy), target).await
+}
+
+/// The tunnel the SOCKS handshake `socks` opens to `target`; `via` names the proxy in an error.
+async fn socks_tunnel<S>(
+    socks: S,
+    via: &str,
+    target: &SocksTarget<'_>,
+) -> Result<TcpStream, ConnectError>
+where
+    S: tower::Service<Uri, Response = TokioIo<TcpStream>>,
+    S::Error: std::error::Error + 'static,
+{
+    let destination = authority_uri(&target.destination, target.port)?;
+    let tunnel = socks.oneshot(destination).await.map_err(|e| {
+        let to = at(target.host, target.port);
+        ConnectError(format!("{via}: no tunnel to {to}: {}", chain(&e)))
+    })?;
+    Ok(tunnel.into_inner())
+}
+
+/// `kind proxy host:port`, as errors name a proxy.
+fn naming(kind: &str, proxy: &ProxyUrl) -> String {
+    format!("{kind} proxy {}:{}", proxy.host, proxy.port)
 }
 
 /// What a SOCKS4 proxy is asked for, with curl's meaning of the two schemes: for `socks4://`

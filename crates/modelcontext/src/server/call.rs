@@ -103,7 +103,7 @@ impl Call<'_> {
             }
             ClientRequest::ListTools(params) => {
                 let catalog = server.catalog();
-                let tools = catalog.tools.iter().map(|t| &*t.listed);
+                let tools = catalog.tools.iter().map(|t| &*t.listing.json);
                 Reply::Now(self.page("tools", params, tools, ToolsPage::new))
             }
             ClientRequest::CallTool(params) => self.serve::<ToolKind>(params),

@@ -39,21 +39,10 @@ impl McpServer {
         self.inner.instruments()
     }
 
-    /// The definition of a registered tool (the HTTP layer checks `x-mcp-header` mirrors).
+    /// A registered tool (the HTTP layer checks its `x-mcp-header` mirrors, see
+    /// [`header_mirrors`]).
     pub(crate) fn tool_entry(&self, name: &str) -> Option<Arc<ToolEntry>> {
         self.inner.catalog().tools.get(name).cloned()
-    }
-
-    /// The arguments the input schema of `tool` mirrors into `Mcp-Param-*` headers
-    /// (`x-mcp-header`), for a modern HTTP call to check. Only a tool whose listing mentions
-    /// the annotation has its schema walked (most have none); an annotation this server cannot
-    /// read (a passthrough tool's: its owner checks it) mirrors nothing.
-    pub(crate) fn header_mirrors(tool: &ToolEntry) -> Vec<modelcontext_types::MirroredArgument> {
-        if !tool.listed.get().contains("x-mcp-header") {
-            return Vec::new();
-        }
-        let schema = serde_json::Value::Object(tool.def.tool.input_schema.clone());
-        modelcontext_types::mirrored_arguments(&schema).unwrap_or_default()
     }
 
     /// The OAuth scopes a registered tool requires beyond the endpoint's (empty if unknown).
@@ -116,6 +105,22 @@ impl McpServer {
     }
 }
 
+/// The arguments the input schema of `tool` mirrors into `Mcp-Param-*` headers
+/// (`x-mcp-header`), found once when it is registered for each modern HTTP call to check.
+/// Only a tool whose `listed` JSON mentions the annotation has its schema walked (most have
+/// none); an annotation this server cannot read (a passthrough tool's: its owner checks it)
+/// mirrors nothing.
+pub(crate) fn header_mirrors(
+    tool: &modelcontext_types::Tool,
+    listed: &modelcontext_types::RawValue,
+) -> Vec<modelcontext_types::MirroredArgument> {
+    if !listed.get().contains("x-mcp-header") {
+        return Vec::new();
+    }
+    let schema = serde_json::Value::Object(tool.input_schema.clone());
+    modelcontext_types::mirrored_arguments(&schema).unwrap_or_default()
+}
+
 /// Delivers the answers of a `tasks/update` relayed from another instance, if the task runs
 /// here: `None` when it does not (another instance may run it).
 pub(crate) async fn answer_here(
@@ -133,4 +138,38 @@ pub(crate) fn relay_unavailable(id: &str, why: &str) -> modelcontext_types::McpE
         "Task '{id}' runs on another instance of this server, and its answers cannot be \
          passed on now ({why}): try again"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use modelcontext_types::{MirroredArgument, Tool, to_raw};
+    use serde_json::json;
+
+    use super::header_mirrors;
+
+    fn mirrors_of(schema: serde_json::Value) -> Vec<MirroredArgument> {
+        let serde_json::Value::Object(schema) = schema else { panic!("an object schema") };
+        let tool = Tool::new("t", schema);
+        header_mirrors(&tool, &to_raw(&tool).expect("serializes"))
+    }
+
+    #[test]
+    fn mirrors_are_the_annotated_arguments() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "size": {"type": "integer"}
+        }});
+        let found: Vec<_> =
+            mirrors_of(schema).into_iter().map(|m| (m.path.join("."), m.header)).collect();
+        assert_eq!(found, [("region".to_owned(), "Region".to_owned())]);
+    }
+
+    #[test]
+    fn no_annotation_or_an_unreadable_one_mirrors_nothing() {
+        let plain = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert!(mirrors_of(plain).is_empty());
+        let unreadable =
+            json!({"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}});
+        assert!(mirrors_of(unreadable).is_empty());
+    }
 }

@@ -269,6 +269,29 @@ impl Catalog {
     }
 }
 
+/// What a list or a call reads of a registered tool, worked out once when it is registered.
+pub(crate) struct Listing {
+    /// The tool as `tools/list` shows it, serialized once: a list copies these bytes.
+    pub json: Box<modelcontext_types::RawValue>,
+    /// The arguments a modern HTTP call mirrors into `Mcp-Param-*` headers
+    /// ([`front_end::header_mirrors`]); no other transport carries them.
+    #[cfg(feature = "http")]
+    pub mirrors: Vec<modelcontext_types::MirroredArgument>,
+}
+
+impl Listing {
+    /// The listing of `tool`. Made once its schema has passed its limits, if it is ours to
+    /// check: finding the mirrors walks the schema.
+    fn new(tool: &modelcontext_types::Tool) -> Result<Listing, serde_json::Error> {
+        let json = modelcontext_types::to_raw(tool)?;
+        Ok(Listing {
+            #[cfg(feature = "http")]
+            mirrors: front_end::header_mirrors(tool, &json),
+            json,
+        })
+    }
+}
+
 impl ServerInner {
     /// The current catalog: an `Arc` clone under a read lock held for that clone only.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {

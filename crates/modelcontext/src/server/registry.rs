@@ -37,7 +37,7 @@ impl McpServer {
         check_tool_name(&name)?;
         // Compiling first checks the schema limits before anything else walks the schema.
         let limits = self.inner.schema_limits;
-        // Compiling also finds the `x-mcp-header` arguments, refusing invalid annotations.
+        // Compiling also finds the `x-mcp-header` arguments once, refusing invalid annotations.
         let entry = Arc::new(ToolEntry::compile(def, limits).map_err(Error::registration)?);
         self.inner.change_catalog(|c| c.tools.insert("tool", &name, entry))?;
         self.notify_tools_changed();

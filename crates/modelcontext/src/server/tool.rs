@@ -25,12 +25,11 @@ use std::sync::Arc;
 
 use modelcontext_types::{
     CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock, INVALID_PARAMS, Icon,
-    McpError, RawValue, Tool, ToolAnnotations, method, mirrored_arguments,
+    McpError, Tool, ToolAnnotations, method, mirrored_arguments,
 };
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use super::ServerInner;
 use super::handler::{
     Arguments, ErasedHandler, Handler, Kind, KindOutput, Located, RequestParts, Route, erase,
 };
@@ -39,6 +38,7 @@ use super::mrtr::Binding;
 use super::output::{IntoToolResult, ToolFailure};
 use super::schema::{SchemaLimits, Validator, input_schema};
 use super::tasks::TaskSupport;
+use super::{Listing, ServerInner};
 
 /// A registered tool: its advertised definition and its handler.
 #[derive(Clone)]
@@ -202,8 +202,8 @@ pub struct NoArgs {}
 /// A tool ready to serve: its definition, compiled validators and handler.
 pub(crate) struct ToolEntry {
     pub def: ToolDef,
-    /// The tool as `tools/list` shows it, serialized once: a list copies these bytes.
-    pub listed: Box<RawValue>,
+    /// What a list or a call reads of the tool, worked out here once.
+    pub listing: Listing,
     /// `None` for a passthrough tool: another server checks its arguments.
     input: Option<Validator>,
     output: Option<Validator>,
@@ -212,10 +212,8 @@ pub(crate) struct ToolEntry {
 impl ToolEntry {
     pub(crate) fn compile(def: ToolDef, limits: SchemaLimits) -> Result<ToolEntry, String> {
         let name = &def.tool.name;
-        let listed = modelcontext_types::to_raw(&def.tool)
-            .map_err(|e| format!("tool '{name}' does not serialize: {e}"))?;
         if def.passthrough {
-            return Ok(ToolEntry::passthrough(def, listed));
+            return ToolEntry::passthrough(def);
         }
         let input = Validator::compile_with(&def.tool.input_schema, limits)
             .map_err(|e| format!("tool '{name}' has an invalid input schema: {e}"))?;
@@ -226,24 +224,31 @@ impl ToolEntry {
             ),
             _ => None,
         };
-        // Invalid annotations are refused with every feature set; only HTTP reads them, per
-        // call (see `front_end::header_mirrors`).
+        // Invalid annotations are refused with every feature set; only HTTP keeps the
+        // arguments they mirror (in `listing`).
         let schema = Value::Object(def.tool.input_schema.clone());
         mirrored_arguments(&schema).map_err(|reason| {
             format!("tool '{name}' has an invalid x-mcp-header annotation: {reason}")
         })?;
-        Ok(ToolEntry { def, listed, input: Some(input), output })
+        let listing = listing(&def.tool)?;
+        Ok(ToolEntry { def, listing, input: Some(input), output })
     }
 
     /// A passthrough tool's entry: no validators (its owner checks the arguments and the
     /// result, and refuses a call that breaks its header mirroring).
-    fn passthrough(def: ToolDef, listed: Box<RawValue>) -> ToolEntry {
-        ToolEntry { def, listed, input: None, output: None }
+    fn passthrough(def: ToolDef) -> Result<ToolEntry, String> {
+        let listing = listing(&def.tool)?;
+        Ok(ToolEntry { def, listing, input: None, output: None })
     }
 
     fn name(&self) -> &str {
         &self.def.tool.name
     }
+}
+
+/// The listing of `tool`, or why it has none.
+fn listing(tool: &Tool) -> Result<Listing, String> {
+    Listing::new(tool).map_err(|e| format!("tool '{}' does not serialize: {e}", tool.name))
 }
 
 /// `tools/call`.

@@ -222,18 +222,5 @@ async fn progress_sent_right_before_the_answer_arrives_first() {
         "done"
     });
     let server = McpServer::new("quick").tool(quick).expect("registers");
-    for &http in crate::support::TRANSPORTS {
-        for mode in [EraMode::Handshake, EraMode::Modern] {
-            let builder = Client::builder().era(mode);
-            let client = crate::support::connect(server.clone(), builder, http).await;
-            for _ in 0..30 {
-                let seen = Arc::new(Mutex::new(Vec::new()));
-                let log = Arc::clone(&seen);
-                let options = CallOptions::new()
-                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
-                client.call_tool_with("quick", json!({}), &options).await.expect("answered");
-                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {mode:?}");
-            }
-        }
-    }
+    crate::support::check_progress_comes_first(&server, "quick", json!({}), 30).await;
 }

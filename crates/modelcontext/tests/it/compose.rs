@@ -252,20 +252,7 @@ async fn progress_sent_right_before_the_answer_comes_through_first() {
     let upstream = McpServer::new("quick").tool(quick).expect("registers");
     let gateway =
         McpServer::new("Gateway").mount_server(&upstream, Transform::new()).await.expect("mounts");
-    for &http in crate::support::TRANSPORTS {
-        for era in ERAS {
-            let builder = Client::builder().era(era);
-            let client = crate::support::connect(gateway.clone(), builder, http).await;
-            for _ in 0..30 {
-                let seen = Arc::new(Mutex::new(Vec::new()));
-                let log = Arc::clone(&seen);
-                let options = CallOptions::new()
-                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
-                client.call_tool_with("quick", json!({}), &options).await.expect("answered");
-                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {era:?}");
-            }
-        }
-    }
+    crate::support::check_progress_comes_first(&gateway, "quick", json!({}), 30).await;
 }
 
 /// The `progress` example as a child process behind the gateway: its updates, the last
@@ -284,21 +271,5 @@ async fn a_child_process_upstream_relays_its_progress() {
     .expect("connects");
     let gateway =
         McpServer::new("Gateway").mount(&upstream, Transform::new()).await.expect("mounts");
-    for &http in crate::support::TRANSPORTS {
-        for era in ERAS {
-            let builder = Client::builder().era(era);
-            let client = crate::support::connect(gateway.clone(), builder, http).await;
-            for _ in 0..10 {
-                let seen = Arc::new(Mutex::new(Vec::new()));
-                let log = Arc::clone(&seen);
-                let options = CallOptions::new()
-                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
-                client
-                    .call_tool_with("index", json!({"files": 3}), &options)
-                    .await
-                    .expect("answered");
-                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {era:?}");
-            }
-        }
-    }
+    crate::support::check_progress_comes_first(&gateway, "index", json!({"files": 3}), 10).await;
 }

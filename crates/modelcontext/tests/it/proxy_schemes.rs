@@ -11,14 +11,12 @@ use modelcontext::Client;
 use modelcontext::net::HttpClient;
 use modelcontext::server::http::{AllowList, HttpOptions};
 use modelcontext::transport::http::HttpTransport;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::test_ca::{Leaf, TestCa};
-use crate::tls_client::{failure, loopback, proxied_server};
+use crate::tls_client::{BOTH, failure, loopback, proxied_server};
 
 /// SOCKS4's reply codes: request granted, request rejected or failed.
 const GRANTED: u8 = 90;
@@ -178,7 +176,7 @@ async fn https_proxy(
 ) -> (u16, Recorded<Seen>) {
     let listener = loopback().await;
     let port = listener.local_addr().expect("addr").port();
-    let acceptor = acceptor(leaf);
+    let acceptor = leaf.acceptor(BOTH);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
     tokio::spawn(async move {
@@ -191,22 +189,6 @@ async fn https_proxy(
         }
     });
     (port, seen)
-}
-
-fn acceptor(leaf: &Leaf) -> tokio_rustls::TlsAcceptor {
-    let chain = CertificateDer::pem_slice_iter(leaf.chain_pem.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .expect("chain PEM");
-    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).expect("key PEM");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .expect("certificate and key");
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    tokio_rustls::TlsAcceptor::from(Arc::new(config))
 }
 
 async fn https_proxy_session(

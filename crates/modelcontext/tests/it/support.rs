@@ -2,12 +2,13 @@
 //! validation of every message against the official schema of the revision in use.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use modelcontext::types::{INVALID_PARAMS, Message};
 use modelcontext::{
-    McpError, McpServer, PromptDef, ResourceDef, ResourceError, Stdio, ToolDef, ToolError,
+    CallOptions, EraMode, McpError, McpServer, PromptDef, ResourceDef, ResourceError, Stdio,
+    ToolDef, ToolError,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -423,3 +424,29 @@ pub async fn connect(
 /// The transports every feature test runs over: in memory (the stdio framing), and HTTP when
 /// the feature is on.
 pub const TRANSPORTS: &[bool] = if cfg!(feature = "http") { &[false, true] } else { &[false] };
+
+/// Calls `tool` with `arguments` on `server` `rounds` times, over every transport in both
+/// eras, and checks that each call's three progress updates (the tool's last one sent right
+/// before its answer) all reached the caller before the answer did.
+pub async fn check_progress_comes_first(
+    server: &McpServer,
+    tool: &str,
+    arguments: Value,
+    rounds: usize,
+) {
+    for &http in TRANSPORTS {
+        for era in [EraMode::Handshake, EraMode::Modern] {
+            let builder = modelcontext::Client::builder().era(era);
+            let client = connect(server.clone(), builder, http).await;
+            for _ in 0..rounds {
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let log = Arc::clone(&seen);
+                let options = CallOptions::new()
+                    .on_progress(move |p| log.lock().expect("lock").push(p.progress));
+                let answer = client.call_tool_with(tool, arguments.clone(), &options).await;
+                answer.expect("answered");
+                assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0], "http {http}, {era:?}");
+            }
+        }
+    }
+}

@@ -2,10 +2,14 @@
 //! (good, expired, for another name). Nothing is stored in the repository, so nothing expires
 //! under CI.
 
+use std::sync::Arc;
+
 use rcgen::{
     BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose,
     date_time_ymd,
 };
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A root CA that signs leaf certificates.
 pub struct TestCa {
@@ -61,6 +65,26 @@ impl TestCa {
             chain_pem: format!("{}{}", cert.pem(), self.cert.pem()),
             key_pem: key.serialize_pem(),
         }
+    }
+}
+
+impl Leaf {
+    /// A TLS acceptor that presents this certificate and offers `alpn`, for the servers and
+    /// proxies the tests write.
+    pub fn acceptor(&self, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
+        let chain = CertificateDer::pem_slice_iter(self.chain_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .expect("chain PEM");
+        let key = PrivateKeyDer::from_pem_slice(self.key_pem.as_bytes()).expect("key PEM");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("certificate and key");
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        tokio_rustls::TlsAcceptor::from(Arc::new(config))
     }
 }
 

@@ -18,8 +18,6 @@ use modelcontext::server::http::{AllowList, HttpOptions, ServerTls};
 use modelcontext::transport::http::HttpTransport;
 use modelcontext::types::Era;
 use modelcontext::{CallOptions, Client, Context, EraMode, McpServer, ToolDef, Transport};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -52,19 +50,7 @@ pub fn serve_tls(
     leaf: &Leaf,
     alpn: &[&[u8]],
 ) -> TlsServer {
-    let chain = CertificateDer::pem_slice_iter(leaf.chain_pem.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .expect("chain PEM");
-    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).expect("key PEM");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .expect("certificate and key");
-    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = leaf.acceptor(alpn);
     let port = listener.local_addr().expect("addr").port();
     let alpn = Arc::new(Mutex::new(Vec::new()));
     let seen = alpn.clone();

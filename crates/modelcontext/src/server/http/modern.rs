@@ -168,8 +168,8 @@ fn admit_modern(
         ClientRequest::CallTool(params) => shared.server.tool_entry(&params.name),
         _ => None,
     };
-    let mirrored = tool.as_deref().map(crate::server::McpServer::header_mirrors);
-    let facts = body_facts(version, &parsed, mirrored.as_deref());
+    let mirrored = tool.as_deref().map(|tool| tool.listing.mirrors.as_slice());
+    let facts = body_facts(version, &parsed, mirrored);
     headers::check(headers, &facts).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     let client = modern_view(meta).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     Ok(Admitted { request: parsed, client })
