@@ -25,6 +25,11 @@ use crate::config::{self, Entry};
 use crate::connect::{StdioCommand, Target};
 use crate::failure::{Exit, Failure};
 
+#[cfg(feature = "otel")]
+mod otlp;
+#[cfg(feature = "gateway")]
+mod telemetry;
+
 /// What `serve` was asked to do, beside the servers.
 #[derive(Default)]
 struct Serving {
@@ -88,12 +93,20 @@ fn worker_threads(cores: usize, starts_a_process: bool) -> usize {
     }
 }
 
-/// Connects every server, mounts them, and serves until Ctrl-C.
+/// Connects every server, mounts them, and serves until Ctrl-C or SIGTERM; then flushes
+/// the telemetry.
 async fn run(cli: Cli, servers: Vec<(String, Target)>) -> Result<(), Failure> {
     let serving = serving(&cli.command);
     check_features(&serving)?;
     #[cfg(feature = "gateway")]
-    init_logs();
+    let telemetry = telemetry::Telemetry::init()?;
+    let served = serve(cli, serving, servers).await;
+    #[cfg(feature = "gateway")]
+    telemetry.flush().await;
+    served
+}
+
+async fn serve(cli: Cli, serving: Serving, servers: Vec<(String, Target)>) -> Result<(), Failure> {
     let several = servers.len() > 1;
     let names: Vec<String> = servers.iter().map(|(name, _)| name.clone()).collect();
     let mut upstreams = Vec::new();
@@ -125,8 +138,23 @@ async fn run(cli: Cli, servers: Vec<(String, Target)>) -> Result<(), Failure> {
     };
     tokio::select! {
         served = serve => served,
-        _ = tokio::signal::ctrl_c() => Ok(()),
+        () = stopped() => Ok(()),
     }
+}
+
+/// Ctrl-C, or SIGTERM: what a service manager or a container runtime sends to stop a service.
+async fn stopped() {
+    #[cfg(unix)]
+    if let Ok(mut terminate) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        return;
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// One server is served as itself: its name, version, title and instructions, so that a
@@ -191,14 +219,6 @@ fn check_features(serving: &Serving) -> Result<(), Failure> {
         }
         None => Ok(()),
     }
-}
-
-/// `RUST_LOG` logs and request spans on stderr (stdout may carry the protocol).
-#[cfg(feature = "gateway")]
-fn init_logs() {
-    let filter = tracing_subscriber::EnvFilter::from_default_env();
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
 /// The HTTP options: TLS, and the OAuth resource server in front when asked.

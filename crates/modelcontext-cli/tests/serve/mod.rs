@@ -13,6 +13,9 @@ use serde_json::json;
 
 use super::{bookshop, example};
 
+#[cfg(feature = "otel")]
+mod otel;
+
 /// `mcp serve --http 127.0.0.1:0 ARGS…`, and the URL it printed.
 struct Gateway {
     child: Child,

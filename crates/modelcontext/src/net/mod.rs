@@ -45,12 +45,17 @@ use crate::Error;
 
 mod connect;
 mod dial;
+#[cfg(feature = "otel")]
+mod otlp;
 mod proxy;
 mod resolver;
 #[cfg(feature = "tls")]
 mod tls;
 mod via_proxy;
 
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use otlp::OtlpHttpClient;
 pub use proxy::Proxies;
 
 /// Default time allowed to open a connection (TCP, proxy tunnel and TLS handshake together).

@@ -1,5 +1,6 @@
-//! Features `otel` and `http`: `examples/otel`'s OTLP/HTTP client (the SDK's `HttpClient` behind
-//! `opentelemetry-http`'s trait) posts real exports to a tiny OTLP/HTTP receiver on loopback.
+//! Features `otel` and `http`: `net::OtlpHttpClient` (the SDK's `HttpClient` behind
+//! `opentelemetry-http`'s trait), as `examples/otel.rs` uses it, posts real exports to a tiny
+//! OTLP/HTTP receiver on loopback.
 
 use std::sync::{Arc, Mutex};
 
@@ -17,9 +18,6 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use serde_json::json;
 use tracing_subscriber::layer::SubscriberExt;
-
-#[path = "../../examples/otel/otlp_http.rs"]
-mod otlp_http;
 
 /// One export as the receiver saw it.
 #[derive(Debug, Clone)]
@@ -64,7 +62,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` (tests must not set process-wide variables).
 fn providers(base: &str) -> (SdkTracerProvider, SdkMeterProvider) {
     let no_proxy = modelcontext::net::HttpClient::builder().no_proxy().build();
-    let http = otlp_http::OtlpHttpClient::new(no_proxy);
+    let http = modelcontext::net::OtlpHttpClient::new(no_proxy);
     let spans = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(http.clone())
@@ -84,7 +82,7 @@ fn providers(base: &str) -> (SdkTracerProvider, SdkMeterProvider) {
 }
 
 #[tokio::test]
-async fn the_examples_otlp_client_exports_spans_and_metrics_as_protobuf() {
+async fn the_otlp_http_client_exports_spans_and_metrics_as_protobuf() {
     crate::observe::always_interested();
     let (base, received) = receiver().await;
     let (tracer_provider, meter_provider) = providers(&base);

@@ -10,10 +10,8 @@
 //! With `OTEL_EXPORTER_OTLP_ENDPOINT` set (`http://localhost:4318`, a collector's OTLP/HTTP
 //! port), spans and metrics are posted there as OTLP/HTTP protobuf (`/v1/traces`,
 //! `/v1/metrics`; the exporter's other `OTEL_EXPORTER_OTLP_*` variables apply too), through the
-//! SDK's own HTTP client (`otlp_http.rs`): no reqwest, no gRPC stack. Without it they print on
+//! SDK's own HTTP client (`net::OtlpHttpClient`): no reqwest, no gRPC stack. Without it they print on
 //! stdout.
-
-mod otlp_http;
 
 use modelcontext::{Client, HttpTransport, McpServer, tool};
 use opentelemetry::trace::TracerProvider as _;
@@ -80,7 +78,7 @@ fn init_telemetry() -> Result<(SdkTracerProvider, SdkMeterProvider), Box<dyn std
 /// once per span.
 fn otlp_providers() -> Result<(SdkTracerProvider, SdkMeterProvider), Box<dyn std::error::Error>> {
     use opentelemetry_otlp::WithHttpConfig;
-    let http = otlp_http::OtlpHttpClient::new(modelcontext::net::HttpClient::new());
+    let http = modelcontext::net::OtlpHttpClient::new(modelcontext::net::HttpClient::new());
     let spans = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(http.clone())

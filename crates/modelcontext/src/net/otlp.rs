@@ -1,24 +1,43 @@
-//! The OTLP/HTTP exporters' HTTP client: the SDK's own [`modelcontext::net::HttpClient`] (its
-//! proxies, TLS roots and connection pool), behind `opentelemetry-http`'s `HttpClient` trait.
-//! Shared with the `otel` integration test, which runs it against a receiver of its own.
+//! The OTLP/HTTP exporters' HTTP client (features `otel` and `http`): the SDK's own
+//! [`HttpClient`] (its proxies, TLS roots and connection pool) behind `opentelemetry-http`'s
+//! `HttpClient` trait, so that `opentelemetry-otlp` without its default features (no reqwest,
+//! no tonic) posts exports through it.
 
 use bytes::Bytes;
 use http::{Request, Response};
 use opentelemetry_http::HttpError;
 
+use super::HttpClient;
+
 /// A collector answers an export with a small protobuf message; anything larger is not one.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
-/// Posts OTLP exports through the SDK's HTTP client, on the tokio runtime it was made on.
+/// Posts OTLP exports through an [`HttpClient`], on the tokio runtime it was made on.
+///
+/// ```no_run
+/// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use modelcontext::net::{HttpClient, OtlpHttpClient};
+/// use opentelemetry_otlp::WithHttpConfig;
+/// // Inside a tokio runtime; the endpoint comes from `OTEL_EXPORTER_OTLP_ENDPOINT`.
+/// let spans = opentelemetry_otlp::SpanExporter::builder()
+///     .with_http()
+///     .with_http_client(OtlpHttpClient::new(HttpClient::new()))
+///     .build()?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct OtlpHttpClient {
-    http: modelcontext::net::HttpClient,
+    http: HttpClient,
     runtime: tokio::runtime::Handle,
 }
 
 impl OtlpHttpClient {
-    /// A client on the current tokio runtime. Must be called inside one.
-    pub fn new(http: modelcontext::net::HttpClient) -> OtlpHttpClient {
+    /// A client on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as [`tokio::runtime::Handle::current`] does.
+    pub fn new(http: HttpClient) -> OtlpHttpClient {
         OtlpHttpClient { http, runtime: tokio::runtime::Handle::current() }
     }
 }
