@@ -57,7 +57,10 @@ impl Call<'_> {
     /// Without middleware this is [`Call::dispatch`] itself: nothing is boxed or cloned.
     pub(super) fn dispatch_with_middleware(self, request: ClientRequest) -> Reply {
         let stack = &self.server.middleware;
-        if stack.is_empty() { self.dispatch(request) } else { self.through(stack, request) }
+        match stack.runs_for(request.method()) {
+            true => self.through(stack, request),
+            false => self.dispatch(request),
+        }
     }
 
     /// Answers `request` through `stack`, then its method: one future that owns what the

@@ -379,9 +379,9 @@ impl Next {
     /// to run the rest of the chain more than once.
     pub async fn run(self, request: Request) -> Response {
         let Next { stack, position, endpoint } = self;
-        match stack.0.get(position).cloned() {
-            Some(middleware) => {
-                let next = Next { stack, position: position + 1, endpoint };
+        match stack.next_for(position, request.method()) {
+            Some((at, middleware)) => {
+                let next = Next { stack, position: at + 1, endpoint };
                 middleware.handle(request, next).await
             }
             None => Response(endpoint(request.into_request()).await),
@@ -397,7 +397,22 @@ impl std::fmt::Debug for Next {
 
 /// Middleware in the order it was added (the first outermost). Cheap to clone.
 #[derive(Clone, Default)]
-pub(crate) struct Stack(Arc<[Arc<dyn Middleware>]>);
+pub(crate) struct Stack(Arc<[Layer]>);
+
+/// One middleware of a stack, and the methods it is for.
+#[derive(Clone)]
+struct Layer {
+    middleware: Arc<dyn Middleware>,
+    /// `None`: every method. The SDK's own middleware that only looks at a few methods says
+    /// which, so that a request of any other method is not made to pass through it.
+    methods: Option<&'static [&'static str]>,
+}
+
+impl Layer {
+    fn is_for(&self, method: &str) -> bool {
+        self.methods.is_none_or(|methods| methods.contains(&method))
+    }
+}
 
 impl Stack {
     /// The stack with `middleware` added innermost.
@@ -405,15 +420,43 @@ impl Stack {
         self.inserted(self.0.len(), middleware)
     }
 
+    /// The stack with `middleware` added innermost, for requests of `methods` only.
+    pub(crate) fn with_for(
+        &self,
+        methods: &'static [&'static str],
+        middleware: impl Middleware,
+    ) -> Stack {
+        self.with_layer(
+            self.0.len(),
+            Layer { middleware: Arc::new(middleware), methods: Some(methods) },
+        )
+    }
+
     /// The stack with `middleware` added at `position` (0 is outermost).
     pub(crate) fn inserted(&self, position: usize, middleware: impl Middleware) -> Stack {
+        self.with_layer(position, Layer { middleware: Arc::new(middleware), methods: None })
+    }
+
+    fn with_layer(&self, position: usize, layer: Layer) -> Stack {
         let mut all = self.0.to_vec();
-        all.insert(position, Arc::new(middleware));
+        all.insert(position, layer);
         Stack(all.into())
     }
 
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Whether any middleware of the stack is for `method`.
+    pub(crate) fn runs_for(&self, method: &str) -> bool {
+        self.0.iter().any(|layer| layer.is_for(method))
+    }
+
+    /// The first middleware from `position` on that is for `method`, and where it is.
+    fn next_for(&self, position: usize, method: &str) -> Option<(usize, Arc<dyn Middleware>)> {
+        let rest = self.0.get(position..)?;
+        let found = rest.iter().position(|layer| layer.is_for(method))?;
+        Some((position + found, Arc::clone(&rest[found].middleware)))
     }
 
     /// The stack, when there is one and it is to run.

@@ -273,3 +273,44 @@ async fn a_child_process_upstream_relays_its_progress() {
         McpServer::new("Gateway").mount(&upstream, Transform::new()).await.expect("mounts");
     crate::support::check_progress_comes_first(&gateway, "index", json!({"files": 3}), 10).await;
 }
+
+/// Middleware of the gateway's own runs around a mounted tool's calls and lists, before and
+/// after the mount, though the mount's own watcher looks only at lists and subscriptions.
+#[tokio::test]
+async fn the_gateways_middleware_runs_around_mounted_tools() {
+    use modelcontext::server::middleware::{Next, Request, from_fn};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let noted = |tag: &'static str| {
+        let seen = Arc::clone(&seen);
+        from_fn(move |mut request: Request, next: Next| {
+            let seen = Arc::clone(&seen);
+            async move {
+                seen.lock().expect("lock").push(format!("{tag} {}", request.method()));
+                if let Some(arguments) = request.arguments_mut() {
+                    arguments.insert("title".into(), json!("Dune"));
+                }
+                next.run(request).await
+            }
+        })
+    };
+    let gateway = McpServer::new("Gateway")
+        .middleware(noted("outer"))
+        .mount_server(&bookshop(), Transform::new().namespace("a"))
+        .await
+        .expect("mounts")
+        .middleware(noted("inner"));
+    let client = client(&gateway, EraMode::Handshake).await;
+    seen.lock().expect("lock").clear();
+    let result = client.call_tool("a_get_author", json!({"title": "?"})).await.expect("calls");
+    assert_eq!(
+        serde_json::to_value(&result).expect("json"),
+        json!({"content": [{"type": "text", "text": "Frank Herbert"}]})
+    );
+    let names: Vec<String> =
+        client.list_all_tools().await.expect("lists").into_iter().map(|t| t.name).collect();
+    assert!(names.contains(&"a_get_author".to_owned()), "{names:?}");
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        ["outer tools/call", "inner tools/call", "outer tools/list", "inner tools/list"]
+    );
+}

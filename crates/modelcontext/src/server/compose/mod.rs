@@ -71,9 +71,10 @@ impl McpServer {
         mounted.import().await?;
         mounted.follow();
         let watcher = Arc::clone(&mounted);
-        Ok(self.middleware(from_fn(move |request, next| {
-            Arc::clone(&watcher).see_requests(request, next)
-        })))
+        let sees = from_fn(move |request, next| Arc::clone(&watcher).see_requests(request, next));
+        let inner = self.inner_mut();
+        inner.middleware = inner.middleware.with_for(mount::Mounted::SEEN_METHODS, sees);
+        Ok(self)
     }
 
     /// Mounts `server` in process (over an in-memory connection): [`McpServer::mount`] of

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
     ClientRequest, Prompt, PromptReference, Reference, Resource, ResourceTemplate,
-    ResourceTemplateReference, ServerNotification, SubscriptionFilter, Tool,
+    ResourceTemplateReference, ServerNotification, SubscriptionFilter, Tool, method,
 };
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
@@ -258,6 +258,14 @@ impl Mounted {
             self.watch(&uri);
         }
     }
+
+    /// The methods [`Mounted::see_requests`] looks at; requests of others do not pass it.
+    pub(super) const SEEN_METHODS: &'static [&'static str] = &[
+        method::RESOURCES_SUBSCRIBE,
+        method::RESOURCES_UNSUBSCRIBE,
+        method::SUBSCRIPTIONS_LISTEN,
+        method::TOOLS_LIST,
+    ];
 
     /// Sees the subscriptions clients make, to make them upstream too, and hides from a
     /// tool list the tools its caller lacks the scopes to call; lets every request through.
