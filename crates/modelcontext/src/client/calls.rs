@@ -63,6 +63,7 @@ impl Client {
         options: &CallOptions,
     ) -> Result<(R, usize), Error> {
         let answered = self.request_mrtr_raw(method, params, options).await?;
+        handled(method, answered.result_type.as_ref())?;
         Ok((serde_json::from_str(answered.raw.get())?, answered.rounds))
     }
 
@@ -215,7 +216,12 @@ impl Client {
 /// A modern result other than `complete` needs handling this client does not do yet; an
 /// absent `resultType` (a handshake-era server) means complete.
 fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
-    match result_type(raw) {
+    handled(method, result_type(raw).as_ref())
+}
+
+/// Whether a result of `result_type` is one this client decodes as the method's result.
+fn handled(method: &str, result_type: Option<&ResultType>) -> Result<(), Error> {
+    match result_type {
         None | Some(ResultType::Complete) => Ok(()),
         Some(other) => Err(McpError::internal(format!(
             "'{method}' answered with resultType '{other}', which this client does not handle"

@@ -61,8 +61,7 @@ impl Client {
         params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<CallAnswer, Error> {
-        let answered = self.request_mrtr_raw(method::TOOLS_CALL, params, options).await?;
-        CallAnswer::from_raw(&answered.raw, answered.result_type.as_ref())
+        self.call_answer_object(&mut super::calls::object(params)?, options).await
     }
 
     /// [`Client::call_answer`] with the params already an object, which stay the caller's.

@@ -518,3 +518,34 @@ async fn the_connections_own_requests_reach_the_middleware() {
         ["logging/setLevel -", "resources/subscribe mem://note", "resources/subscribe mem://none"]
     );
 }
+
+/// A result kind the client does not handle for the method (here a task handle for
+/// `prompts/get`) is refused with its `resultType` named, not decoded as a prompt.
+#[tokio::test]
+async fn a_result_kind_the_client_does_not_handle_is_refused_by_name() {
+    let task = json!({"resultType": "task", "task": {"taskId": "t1", "status": "working"}});
+    let server = McpServer::new("odd")
+        .prompt(modelcontext::PromptDef::new("hello", || async { "Say hello." }))
+        .expect("prompt")
+        .middleware(from_fn(move |request: Request, next: Next| {
+            let task = task.clone();
+            async move {
+                match request.method() {
+                    "prompts/get" => Response::from_result(&task),
+                    _ => next.run(request).await,
+                }
+            }
+        }));
+    let client =
+        Client::builder().era(EraMode::Modern).connect(server.in_memory()).await.expect("connects");
+    let no_arguments: [(String, String); 0] = [];
+    let error = client.get_prompt("hello", no_arguments).await.expect_err("a task is no prompt");
+    let error = error.as_mcp_error().expect("an error object");
+    assert_eq!(
+        (error.code, error.message.as_str()),
+        (
+            ErrorCode::INTERNAL_ERROR,
+            "'prompts/get' answered with resultType 'task', which this client does not handle"
+        )
+    );
+}
