@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
@@ -464,30 +464,29 @@ fn log_forwarder(shared: Weak<Shared>) -> mpsc::UnboundedSender<LoggingMessageNo
     sender
 }
 
-/// Consecutive failures and, once too many, the time until which calls fail at once.
-#[derive(Default)]
+/// Consecutive failures and, once too many, the time until which calls fail at once: kept
+/// in atomics, since every call checks it.
 struct Breaker {
     failures: AtomicU32,
-    /// Whether `open_until` may still be ahead: a closed breaker is checked without a lock.
-    open: AtomicBool,
-    open_until: Mutex<Option<Instant>>,
+    /// What `open_until` counts from.
+    born: Instant,
+    /// Milliseconds after `born` until which calls are refused; 0 when it never opened.
+    open_until: AtomicU64,
+}
+
+impl Default for Breaker {
+    fn default() -> Breaker {
+        Breaker { failures: AtomicU32::new(0), born: Instant::now(), open_until: AtomicU64::new(0) }
+    }
 }
 
 impl Breaker {
     fn check(&self, name: &str) -> Result<(), String> {
-        if !self.open.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        // The flag changes under the lock only, so a breaker opened again meanwhile stays so.
-        let open_until = self.open_until.lock().unwrap_or_else(|e| e.into_inner());
-        match *open_until {
-            Some(until) if Instant::now() < until => Err(format!(
+        match self.now() < self.open_until.load(Ordering::Relaxed) {
+            true => Err(format!(
                 "upstream server '{name}' failed too often; calls are refused for a while"
             )),
-            _ => {
-                self.open.store(false, Ordering::Release);
-                Ok(())
-            }
+            false => Ok(()),
         }
     }
 
@@ -495,11 +494,14 @@ impl Breaker {
         let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
         if failures >= options.failures_to_open {
             self.failures.store(0, Ordering::Relaxed);
-            let until = Instant::now() + options.open_for;
-            let mut open_until = self.open_until.lock().unwrap_or_else(|e| e.into_inner());
-            *open_until = Some(until);
-            self.open.store(true, Ordering::Release);
+            let open_for = u64::try_from(options.open_for.as_millis()).unwrap_or(u64::MAX);
+            self.open_until.store(self.now().saturating_add(open_for), Ordering::Relaxed);
         }
+    }
+
+    /// Milliseconds since `born`; at least 1, so a breaker that never opened (0) is closed.
+    fn now(&self) -> u64 {
+        u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX).max(1)
     }
 
     fn succeeded(&self) {
