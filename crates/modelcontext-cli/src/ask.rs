@@ -58,7 +58,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Whether a person can answer: stdin is a terminal.
-fn at_terminal() -> bool {
+pub fn at_terminal() -> bool {
     std::io::stdin().is_terminal()
 }
 

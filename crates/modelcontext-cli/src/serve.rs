@@ -52,10 +52,12 @@ struct Serving {
 /// every instance of one fleet.
 const DEPLOYMENT: &str = "mcp-serve";
 
-/// `mcp serve`, start to end: the servers are chosen (a `--config` file read) before the
-/// runtime is built, because how many workers it gets depends on them.
+/// `mcp serve`, start to end: options this build cannot honour are refused first; then the
+/// servers are chosen (a `--config` file read) before the runtime is built, because how many
+/// workers it gets depends on them.
 pub fn main(cli: Cli) -> Exit {
-    let served = selected(&cli).and_then(|servers| {
+    let checked = check_features(&serving(&cli.command));
+    let served = checked.and_then(|()| selected(&cli)).and_then(|servers| {
         let runtime = runtime(&cli, &servers)?;
         runtime.block_on(run(cli, servers))
     });
@@ -97,7 +99,6 @@ fn worker_threads(cores: usize, starts_a_process: bool) -> usize {
 /// the telemetry.
 async fn run(cli: Cli, servers: Vec<(String, Target)>) -> Result<(), Failure> {
     let serving = serving(&cli.command);
-    check_features(&serving)?;
     #[cfg(feature = "gateway")]
     let telemetry = telemetry::Telemetry::init()?;
     let served = serve(cli, serving, servers).await;

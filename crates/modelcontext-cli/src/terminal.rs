@@ -26,7 +26,7 @@ impl Source for Process {
     }
 
     fn can_ask(&self) -> bool {
-        std::io::IsTerminal::is_terminal(&std::io::stdin())
+        crate::ask::at_terminal()
     }
 
     fn ask(&self, prompt: &str, hidden: bool) -> Result<String, String> {
