@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use modelcontext_types::{
-    InputRequests, InputRequiredResult, InputResponses, McpError, ProgressNotificationParams,
+    Era, InputRequests, InputRequiredResult, InputResponses, McpError, ProgressNotificationParams,
     ProgressToken, RawValue, RequestId, ResultType, to_raw,
 };
 use serde::Serialize;
@@ -38,7 +38,7 @@ impl Client {
         options: &CallOptions,
     ) -> Result<R, Error> {
         let raw = self.exchange(method, &mut object(params)?, options).await?;
-        check_result_type(method, raw.get())?;
+        handled(method, self.result_type(&raw).as_ref())?;
         Ok(serde_json::from_str(raw.get())?)
     }
 
@@ -90,7 +90,7 @@ impl Client {
         let mut rounds = 0;
         loop {
             let raw = self.exchange(method, params, options).await?;
-            let result_type = result_type(raw.get());
+            let result_type = self.result_type(&raw);
             if result_type != Some(ResultType::InputRequired) {
                 return Ok(Answered { raw, result_type, rounds });
             }
@@ -203,6 +203,15 @@ impl Client {
         }
     }
 
+    /// The `resultType` of an answer. It is a 2026-07-28 member: a handshake-era answer is the
+    /// result itself, whatever members it carries, and is not scanned for one.
+    fn result_type(&self, raw: &RawValue) -> Option<ResultType> {
+        match self.era {
+            Era::Handshake => None,
+            _ => result_type(raw.get()),
+        }
+    }
+
     /// The span of one outgoing request (see [`observe`]).
     fn span(&self, method: &str, id: &RequestId, params: &Map<String, Value>) -> tracing::Span {
         let span = observe::client_span(method, id, &self.protocol_version, self.network_transport);
@@ -213,13 +222,9 @@ impl Client {
     }
 }
 
-/// A modern result other than `complete` needs handling this client does not do yet; an
-/// absent `resultType` (a handshake-era server) means complete.
-fn check_result_type(method: &str, raw: &str) -> Result<(), Error> {
-    handled(method, result_type(raw).as_ref())
-}
-
-/// Whether a result of `result_type` is one this client decodes as the method's result.
+/// Whether a result of `result_type` is one this client decodes as the method's result: a
+/// modern result other than `complete` needs handling this client does not do yet; an absent
+/// `resultType` means complete.
 fn handled(method: &str, result_type: Option<&ResultType>) -> Result<(), Error> {
     match result_type {
         None | Some(ResultType::Complete) => Ok(()),

@@ -133,8 +133,16 @@ pub trait EventStore: Send + Sync + 'static {
 
 /// `<stream>-<position>`: the SSE id of an event.
 pub fn event_id(stream: StreamId, position: impl fmt::Display) -> String {
-    format!("{stream}-{position}")
+    use fmt::Write;
+    // One format of three numbers into room for the longest, instead of a nested
+    // `Display` writing into a growing string: every answer on a stream gets an id.
+    let mut id = String::with_capacity(EVENT_ID_BYTES);
+    let _ = write!(id, "{:x}.{}-{position}", stream.instance, stream.number);
+    id
 }
+
+/// A stream's instance in hex, its number and a position in decimal, and the separators.
+const EVENT_ID_BYTES: usize = 16 + 1 + 20 + 1 + 20;
 
 /// Splits a `Last-Event-ID` written by [`event_id`] into its stream and position.
 pub(crate) fn parse_event_id(text: &str) -> Option<(StreamId, &str)> {
