@@ -2,8 +2,10 @@
 //!
 //! Claude Desktop and Cursor keep `{"mcpServers": {NAME: ENTRY}}`; VS Code's `mcp.json` keeps
 //! `{"servers": {NAME: ENTRY}}` (and its `settings.json` the same under `"mcp"`). An entry is
-//! a command (`command`, `args`, `env`, `cwd`) or a remote server (`url`, `headers`; VS Code
-//! adds `"type": "http"` or `"sse"`). Those values may hold VS Code's variables (`${env:..}`,
+//! a command (`command`, `args`, `env`, `cwd`; VS Code adds `envFile`, read as
+//! [`crate::env_file`] describes, its path relative to the config file's folder, its
+//! variables under `env`'s) or a remote server (`url`, `headers`; VS Code adds
+//! `"type": "http"` or `"sse"`). Those values may hold VS Code's variables (`${env:..}`,
 //! `${input:..}` from the file's `inputs`, `${workspaceFolder}`, ...), expanded in any of the
 //! hosts' files as [`crate::config_vars`] describes. Comments and trailing commas (VS Code's
 //! files are JSON with comments) are allowed.
@@ -36,7 +38,7 @@ fn load_from(path: &Path, name: Option<&str>, source: &dyn Source) -> Result<Ent
     let (name, entry) =
         pick(servers_in(path, &json)?, name).map_err(|e| format!("--config {shown}: {e}"))?;
     let mut variables = Variables::new(path, &json, source);
-    parse_entry(entry, &mut variables)
+    parse_entry(entry, folder_of(path), &mut variables)
         .map_err(|e| format!("--config {shown}, server {name:?}: {e}"))
 }
 
@@ -48,11 +50,16 @@ pub fn load_all(path: &Path) -> Result<Vec<(String, Entry)>, String> {
     servers_in(path, &json)?
         .iter()
         .map(|(name, entry)| {
-            let entry = parse_entry(entry, &mut variables)
+            let entry = parse_entry(entry, folder_of(path), &mut variables)
                 .map_err(|e| format!("--config {shown}, server {name:?}: {e}"))?;
             Ok((name.clone(), entry))
         })
         .collect()
+}
+
+/// The folder of the config file at `path`, which relative paths in it start from.
+fn folder_of(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new("."))
 }
 
 /// The JSON of the file at `path`.
@@ -116,8 +123,8 @@ fn pick<'a>(
     }
 }
 
-/// A command entry or a URL entry, its variables expanded.
-fn parse_entry(entry: &Value, variables: &mut Variables) -> Result<Entry, String> {
+/// A command entry or a URL entry, its variables expanded; `folder` holds the config file.
+fn parse_entry(entry: &Value, folder: &Path, variables: &mut Variables) -> Result<Entry, String> {
     let kind = entry.get("type").and_then(Value::as_str);
     if let Some(url) = entry.get("url").and_then(Value::as_str) {
         if kind.is_some_and(|k| k == "stdio") {
@@ -137,12 +144,30 @@ fn parse_entry(entry: &Value, variables: &mut Variables) -> Result<Entry, String
             other => return Err(format!("\"args\" holds {other}, not a string")),
         }
     }
-    let env = string_map(entry, "env", variables)?;
+    let mut env = env_file(entry, folder, variables)?;
+    for (name, value) in string_map(entry, "env", variables)? {
+        env.retain(|(from_file, _)| *from_file != name);
+        env.push((name, value));
+    }
     let cwd = match entry.get("cwd").and_then(Value::as_str) {
         Some(cwd) => Some(PathBuf::from(variables.expand(cwd)?)),
         None => None,
     };
     Ok(Entry::Stdio { words, env, cwd })
+}
+
+/// The variables of the entry's `envFile`, if it names one.
+fn env_file(
+    entry: &Value,
+    folder: &Path,
+    variables: &mut Variables,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(named) = entry.get("envFile") else { return Ok(Vec::new()) };
+    let Some(named) = named.as_str() else { return Err("\"envFile\" is not a string".into()) };
+    let path = folder.join(variables.expand(named)?);
+    let shown = path.display();
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("envFile {shown}: {e}"))?;
+    crate::env_file::parse(&text).map_err(|e| format!("envFile {shown}, {e}"))
 }
 
 /// An object of strings (`env`, `headers`) as pairs, values expanded; absent is empty.
@@ -173,7 +198,11 @@ mod tests {
         let servers = servers(&json).ok_or("no servers")?;
         let (_, entry) = pick(servers, name)?;
         let source = Fake::with(&[]);
-        parse_entry(entry, &mut Variables::new(Path::new("mcp.json"), &json, &source))
+        parse_entry(
+            entry,
+            Path::new("."),
+            &mut Variables::new(Path::new("mcp.json"), &json, &source),
+        )
     }
 
     #[test]
@@ -264,6 +293,39 @@ mod tests {
             "--config {shown}, server \"cmd\": ${{env:PROGRAM}}: the environment variable PROGRAM is not set"
         );
         assert_eq!(error, Err(expected));
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
+
+    #[test]
+    fn an_env_file_is_read_beside_the_config_and_env_wins_a_clash() {
+        let dir = std::env::temp_dir().join(format!("mcp-config-env-file-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("secrets")).expect("dir");
+        let env_file = "# keys\nAPI_KEY=abc$def\nMODE=slow\n";
+        std::fs::write(dir.join("secrets").join("shop.env"), env_file).expect("written");
+        let config = json!({"servers": {
+            "shop": {"command": "srv", "envFile": "secrets/${env:WHICH}.env", "env": {"MODE": "fast"}},
+            "missing": {"command": "srv", "envFile": "nowhere.env"},
+            "bad": {"command": "srv", "envFile": "secrets/bad.env"}
+        }});
+        std::fs::write(dir.join("secrets").join("bad.env"), "A=1\nnot a variable\n")
+            .expect("written");
+        let file = dir.join("mcp.json");
+        std::fs::write(&file, config.to_string()).expect("written");
+        let source = Fake::with(&[("WHICH", "shop")]);
+        let env = vec![("API_KEY".into(), "abc$def".into()), ("MODE".into(), "fast".into())];
+        let shop = Entry::Stdio { words: vec!["srv".into()], env, cwd: None };
+        assert_eq!(load_from(&file, Some("shop"), &source), Ok(shop));
+        let (shown, folder) = (file.display(), dir.display());
+        let missing = load_from(&file, Some("missing"), &source).expect_err("no such file");
+        let prefix =
+            format!("--config {shown}, server \"missing\": envFile {folder}/nowhere.env: ");
+        assert!(missing.starts_with(&prefix), "{missing}");
+        assert_eq!(
+            load_from(&file, Some("bad"), &source),
+            Err(format!(
+                "--config {shown}, server \"bad\": envFile {folder}/secrets/bad.env, line 2: no '=' after the name"
+            ))
+        );
         std::fs::remove_dir_all(&dir).expect("removed");
     }
 }

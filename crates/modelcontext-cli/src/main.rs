@@ -67,6 +67,7 @@ mod config;
 mod config_vars;
 mod connect;
 mod edit;
+mod env_file;
 mod failure;
 mod hosts;
 mod install;
