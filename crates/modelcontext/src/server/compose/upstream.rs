@@ -454,14 +454,29 @@ fn log_forwarder(shared: Weak<Shared>) -> mpsc::UnboundedSender<LoggingMessageNo
     let (sender, mut messages) = mpsc::unbounded_channel::<LoggingMessageNotificationParams>();
     tokio::spawn(async move {
         while let Some(message) = messages.recv().await {
-            let Some(caller) = shared.upgrade().and_then(|s| s.callers.current()) else {
-                tracing::debug!(?message, "upstream log message outside any request");
+            let Some(shared) = shared.upgrade() else { return };
+            let Some(caller) = shared.callers.current() else {
+                log_here(&shared.name, &message);
                 continue;
             };
             caller.cx.log_to(message.logger.as_deref(), message.level, message.data).await;
         }
     });
     sender
+}
+
+/// A log message the upstream sent outside any request: no caller of a server shared by
+/// all of them may see it, so it goes to this process's own log, at its level.
+fn log_here(upstream: &str, message: &LoggingMessageNotificationParams) {
+    let (logger, data) = (message.logger.as_deref().unwrap_or(""), &message.data);
+    match message.level {
+        LoggingLevel::Debug => tracing::debug!(upstream, logger, %data, "upstream log"),
+        LoggingLevel::Info | LoggingLevel::Notice => {
+            tracing::info!(upstream, logger, %data, "upstream log")
+        }
+        LoggingLevel::Warning => tracing::warn!(upstream, logger, %data, "upstream log"),
+        _ => tracing::error!(upstream, logger, %data, "upstream log"),
+    }
 }
 
 /// Consecutive failures and, once too many, the time until which calls fail at once: kept
