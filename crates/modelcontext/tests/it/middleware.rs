@@ -549,3 +549,33 @@ async fn a_result_kind_the_client_does_not_handle_is_refused_by_name() {
         )
     );
 }
+
+/// `resultType` is a 2026-07-28 member: from a handshake-era server, a result carrying one is
+/// the result itself, not a task handle or a request for input.
+#[tokio::test]
+async fn a_handshake_era_answer_is_the_result_whatever_its_members() {
+    let odd = json!({"resultType": "input_required", "messages": [
+        {"role": "user", "content": {"type": "text", "text": "Say hello."}}
+    ]});
+    let server = McpServer::new("odd")
+        .prompt(modelcontext::PromptDef::new("hello", || async { "Say hello." }))
+        .expect("prompt")
+        .middleware(from_fn(move |request: Request, next: Next| {
+            let odd = odd.clone();
+            async move {
+                match request.method() {
+                    "prompts/get" => Response::from_result(&odd),
+                    _ => next.run(request).await,
+                }
+            }
+        }));
+    let client = Client::builder()
+        .era(EraMode::Handshake)
+        .connect(server.in_memory())
+        .await
+        .expect("connects");
+    let no_arguments: [(String, String); 0] = [];
+    let prompt = client.get_prompt("hello", no_arguments).await.expect("the result itself");
+    assert_eq!(prompt.messages.len(), 1);
+    assert_eq!(prompt.messages[0].content.as_text(), Some("Say hello."));
+}
