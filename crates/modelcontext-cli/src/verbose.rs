@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use modelcontext::transport::{SessionIdWatch, Settled};
 use modelcontext::types::Message;
 use modelcontext::{Connection, Transport};
 use tokio::sync::mpsc;
@@ -35,6 +36,18 @@ pub fn to_stderr() -> Sink {
 pub struct Tapped<T>(pub T, pub Sink);
 
 impl<T: Transport> Transport for Tapped<T> {
+    fn network_transport(&self) -> &'static str {
+        self.0.network_transport()
+    }
+
+    fn session_id_watch(&self) -> Option<SessionIdWatch> {
+        self.0.session_id_watch()
+    }
+
+    fn settled(&self) -> Option<Settled> {
+        self.0.settled()
+    }
+
     fn open(self) -> Connection {
         let Tapped(inner, sink) = self;
         let Connection { sender, mut receiver, shutdown } = inner.open();
@@ -61,9 +74,5 @@ impl<T: Transport> Transport for Tapped<T> {
             }
         });
         Connection { sender: to_peer, receiver: incoming, shutdown }
-    }
-
-    fn network_transport(&self) -> &'static str {
-        self.0.network_transport()
     }
 }

@@ -198,6 +198,7 @@ impl ClientBuilder {
         let batches = Arc::clone(&dispatch.batches);
         let network_transport = transport.network_transport();
         let session_id = transport.session_id_watch();
+        let settled = transport.settled();
         let (peer, run, stop) = crate::engine::start(transport.open(), dispatch);
         let engine = tokio::spawn(run);
         let mut client = Client {
@@ -220,7 +221,7 @@ impl ClientBuilder {
             cache_owner: super::cache::next_owner(),
             batches,
         };
-        client.negotiate().await?;
+        client.negotiate(settled).await?;
         Ok(client)
     }
 }

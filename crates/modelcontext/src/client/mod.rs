@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::Error;
 use crate::engine::{Peer, Stop};
-use crate::transport::Transport;
+use crate::transport::{Settled, Transport};
 
 mod apps;
 mod builder;
@@ -147,9 +147,11 @@ impl Client {
         self.instructions.as_deref()
     }
 
-    async fn negotiate(&mut self) -> Result<(), Error> {
+    /// Settles the era; `settled` is the transport's word that what it opens after the
+    /// handshake is open (see [`crate::transport::Transport::settled`]).
+    async fn negotiate(&mut self, settled: Option<Settled>) -> Result<(), Error> {
         match self.options.mode {
-            EraMode::Handshake => self.initialize().await,
+            EraMode::Handshake => self.initialize(settled).await,
             EraMode::Modern => self.discover().await,
             EraMode::Auto => match self.discover().await {
                 Ok(()) => Ok(()),
@@ -159,7 +161,7 @@ impl Client {
                 Err(err) if self.peer.is_closed() => Err(err),
                 Err(err) => {
                     tracing::debug!(err = %format_args!("{err:#}"), "server/discover failed; falling back to initialize");
-                    self.initialize().await
+                    self.initialize(settled).await
                 }
             },
         }
@@ -200,7 +202,7 @@ impl Client {
         self.request(method::SERVER_DISCOVER, params).await
     }
 
-    async fn initialize(&mut self) -> Result<(), Error> {
+    async fn initialize(&mut self, settled: Option<Settled>) -> Result<(), Error> {
         self.era = Era::Handshake;
         let params = InitializeRequestParams::new(
             LATEST_HANDSHAKE_VERSION,
@@ -222,6 +224,12 @@ impl Client {
         self.instructions = result.instructions;
         let initialized = Notification { method: method::INITIALIZED.into(), params: None };
         self.peer.notify(initialized).await?;
+        // Connected means a change the server announces from now on reaches us: over HTTP
+        // that needs the GET stream open, which the transport does after `initialized`. It
+        // bounds its own wait for the stream; this bound is for a transport that stopped.
+        if let Some(settled) = settled {
+            let _ = tokio::time::timeout(DEFAULT_REQUEST_TIMEOUT, settled.wait()).await;
+        }
         match self.options.log_level {
             Some(level) if self.server_capabilities.logging.is_some() => {
                 let params = SetLevelRequestParams::new(level);

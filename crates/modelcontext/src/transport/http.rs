@@ -37,7 +37,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::net::{HttpClient, HttpClientBuilder, ResponseBody as Body, invalid_input};
-use crate::transport::{CHANNEL_CAPACITY, Connection, Incoming, SessionIdWatch, Transport};
+use crate::transport::{
+    CHANNEL_CAPACITY, Connection, Incoming, SessionIdWatch, Settled, Transport,
+};
 use crate::{Client, Error};
 
 #[cfg(feature = "auth-client")]
@@ -79,6 +81,18 @@ pub struct HttpTransport {
     auth: Option<Arc<dyn crate::auth::client::AuthProvider>>,
     /// The handshake-era session id, for the client's spans.
     session_watch: SessionSlot,
+    /// Said once the GET stream answered after `notifications/initialized`.
+    settled: SettledSlot,
+}
+
+/// A transport's [`Settled`], one per connection like [`SessionSlot`].
+#[derive(Default)]
+struct SettledSlot(Settled);
+
+impl Clone for SettledSlot {
+    fn clone(&self) -> SettledSlot {
+        SettledSlot::default()
+    }
 }
 
 /// A transport's [`SessionIdWatch`]. A clone of the transport (a template for several
@@ -107,6 +121,7 @@ impl HttpTransport {
             #[cfg(feature = "auth-client")]
             auth: None,
             session_watch: SessionSlot::default(),
+            settled: SettledSlot::default(),
         })
     }
 
@@ -191,6 +206,10 @@ impl Transport for HttpTransport {
 
     fn session_id_watch(&self) -> Option<SessionIdWatch> {
         Some(self.session_watch.0.clone())
+    }
+
+    fn settled(&self) -> Option<Settled> {
+        Some(self.settled.0.clone())
     }
 
     fn open(self) -> Connection {
@@ -350,10 +369,14 @@ impl Shared {
         let initialized = notification.method == method::INITIALIZED;
         let headers = self.session_headers(false);
         self.post_in_order(notification.into(), headers).await;
+        if !initialized {
+            return;
+        }
         // The 2024-11-05 transport's one stream is already open.
-        if initialized && self.state().legacy_endpoint.is_none() {
+        if self.state().legacy_endpoint.is_none() {
             self.start_get_stream().await;
         }
+        self.config.settled.0.say();
     }
 
     /// Stops reading the cancelled request's answer. Returns true when the notification must

@@ -72,6 +72,33 @@ pub trait Transport: Send + 'static {
     fn session_id_watch(&self) -> Option<SessionIdWatch> {
         None
     }
+
+    /// Where the transport says that what it opens for a session after the client's
+    /// `notifications/initialized` is open (over HTTP, the handshake era's GET stream), so
+    /// that the client is connected only then. Asked before [`Transport::open`].
+    #[doc(hidden)]
+    fn settled(&self) -> Option<Settled> {
+        None
+    }
+}
+
+/// Said once by a transport when the session it carries is fully open, and waited for once
+/// by the client that connects through it: a server-initiated message sent right after the
+/// client connected (a list change) then finds its stream there.
+#[doc(hidden)]
+#[derive(Clone, Debug, Default)]
+pub struct Settled(std::sync::Arc<tokio::sync::Notify>);
+
+impl Settled {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn say(&self) {
+        // A permit: the client may start waiting after it was said.
+        self.0.notify_one();
+    }
+
+    pub(crate) async fn wait(&self) {
+        self.0.notified().await;
+    }
 }
 
 /// A session id a transport learns as it goes, shared with the client that reads it into its

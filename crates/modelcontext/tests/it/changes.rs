@@ -110,7 +110,8 @@ async fn the_client_listens_in_both_eras() {
 }
 
 /// Over Streamable HTTP each modern request has its own engine whose input ends at once: a
-/// listen stream must outlive that and end only when the client lets go.
+/// listen stream must outlive that and end only when the client lets go. A change published
+/// right after connecting reaches the client in both eras.
 #[cfg(feature = "http")]
 #[tokio::test]
 async fn the_client_listens_over_http_in_both_eras() {
@@ -125,21 +126,13 @@ async fn the_client_listens_over_http_in_both_eras() {
         let client = Client::builder().era(mode).connect(transport).await.expect("up");
         let filter = SubscriptionFilter::default().with_tools_list_changed(true);
         let mut changes = client.listen(filter).await.expect("listening");
-        // Handshake era: the notification rides the session's GET stream, which the client
-        // opens in the background, and a change published before it is open reaches nobody
-        // (spec 2025-11-25: no stream, no delivery). Publish until one arrives.
-        let first = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-            loop {
-                server.notify_tools_changed();
-                let wait = std::time::Duration::from_millis(50);
-                if let Ok(next) = tokio::time::timeout(wait, changes.next()).await {
-                    return next;
-                }
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{mode:?}: no notification in time"))
-        .expect("a notification");
+        // Handshake era: the notification rides the session's GET stream. The client is
+        // connected only once that stream is open, so a change published at once reaches it.
+        server.notify_tools_changed();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), changes.next())
+            .await
+            .unwrap_or_else(|_| panic!("{mode:?}: no notification in time"))
+            .expect("a notification");
         assert!(matches!(first, ServerNotification::ToolListChanged(_)), "{mode:?}: {first:?}");
     }
 }

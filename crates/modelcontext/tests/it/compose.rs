@@ -207,15 +207,18 @@ async fn progress_comes_back_and_a_cancellation_goes_up() {
     }
 }
 
+/// Over HTTP the change reaches a 2026-07-28 caller on its `subscriptions/listen` stream and
+/// a handshake-era one on its GET stream (no request of its is open when the change comes).
 #[tokio::test]
 async fn an_upstream_list_change_reaches_a_listening_caller() {
-    for era in ERAS {
+    for (&http, era) in crate::support::TRANSPORTS.iter().flat_map(|h| ERAS.map(|e| (h, e))) {
         let upstream = bookshop();
         let gateway = McpServer::new("Gateway")
             .mount_server(&upstream, Transform::new().namespace("u"))
             .await
             .expect("mounts");
-        let client = client(&gateway, era).await;
+        let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
+        let era = (era, if http { "HTTP" } else { "in memory" });
         let filter = SubscriptionFilter::default().with_tools_list_changed(true);
         let mut changes = client.listen(filter).await.expect("listens");
         let added = ToolDef::new("added", || async { "new" });
