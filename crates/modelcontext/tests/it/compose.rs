@@ -17,6 +17,15 @@ use crate::support::bookshop;
 
 const ERAS: [EraMode; 2] = [EraMode::Handshake, EraMode::Modern];
 
+/// Every way a caller may come: in memory and (with the feature) over HTTP, in both eras.
+fn callers() -> impl Iterator<Item = (bool, EraMode)> {
+    crate::support::TRANSPORTS.iter().flat_map(|&http| ERAS.map(move |era| (http, era)))
+}
+
+fn over(http: bool) -> &'static str {
+    if http { "over HTTP" } else { "in memory" }
+}
+
 async fn client(server: &McpServer, era: EraMode) -> Client {
     Client::builder().era(era).connect(server.in_memory()).await.expect("connects")
 }
@@ -88,8 +97,12 @@ async fn results_and_errors_come_through_as_the_upstream_gave_them() {
         ("model_error", json!({})),
         ("search_books", json!({"query": "dune", "limit": 2})),
     ];
-    for era in ERAS {
-        let (through, direct) = (client(&gateway, era).await, client(&direct_server, era).await);
+    for (http, era) in callers() {
+        let connect = |server: &McpServer| {
+            crate::support::connect(server.clone(), Client::builder().era(era), http)
+        };
+        let (through, direct) = (connect(&gateway).await, connect(&direct_server).await);
+        let era = (era, over(http));
         for (name, arguments) in &calls {
             let seen = through.call_tool(name, arguments).await;
             let expected = direct.call_tool(name, arguments).await;
@@ -124,13 +137,11 @@ async fn questions_reach_the_caller_in_every_pairing_of_eras() {
         .expect("connects");
         let gateway =
             McpServer::new("Gateway").mount(&upstream, Transform::new()).await.expect("mounts");
-        for era in ERAS {
-            let pairing = format!("{era:?} caller, {upstream_era:?} upstream");
+        for (http, era) in callers() {
+            let pairing = format!("{era:?} caller {}, {upstream_era:?} upstream", over(http));
             let calls = Arc::new(AtomicUsize::new(0));
-            let client = answering_client(era, Arc::clone(&calls))
-                .connect(gateway.in_memory())
-                .await
-                .expect("connects");
+            let builder = answering_client(era, Arc::clone(&calls));
+            let client = crate::support::connect(gateway.clone(), builder, http).await;
             let call = |name: &'static str| client.call_tool(name, json!({"title": "Dune"}));
             assert_eq!(text(&call("order").await.expect("order")), "ordered Dune", "{pairing}");
             assert_eq!(
@@ -176,14 +187,15 @@ fn patient_server(seen: Arc<Mutex<Option<tokio::sync::oneshot::Sender<bool>>>>) 
 
 #[tokio::test]
 async fn progress_comes_back_and_a_cancellation_goes_up() {
-    for era in ERAS {
+    for (http, era) in callers() {
         let (sender, cancelled) = tokio::sync::oneshot::channel();
         let upstream = patient_server(Arc::new(Mutex::new(Some(sender))));
         let gateway = McpServer::new("Gateway")
             .mount_server(&upstream, Transform::new().namespace("p"))
             .await
             .expect("mounts");
-        let client = client(&gateway, era).await;
+        let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
+        let era = (era, over(http));
         let progress = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&progress);
         let options = CallOptions::new().on_progress(move |update| {
@@ -211,14 +223,14 @@ async fn progress_comes_back_and_a_cancellation_goes_up() {
 /// a handshake-era one on its GET stream (no request of its is open when the change comes).
 #[tokio::test]
 async fn an_upstream_list_change_reaches_a_listening_caller() {
-    for (&http, era) in crate::support::TRANSPORTS.iter().flat_map(|h| ERAS.map(|e| (h, e))) {
+    for (http, era) in callers() {
         let upstream = bookshop();
         let gateway = McpServer::new("Gateway")
             .mount_server(&upstream, Transform::new().namespace("u"))
             .await
             .expect("mounts");
         let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
-        let era = (era, if http { "HTTP" } else { "in memory" });
+        let era = (era, over(http));
         let filter = SubscriptionFilter::default().with_tools_list_changed(true);
         let mut changes = client.listen(filter).await.expect("listens");
         let added = ToolDef::new("added", || async { "new" });
