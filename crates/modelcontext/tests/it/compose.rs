@@ -329,3 +329,43 @@ async fn the_gateways_middleware_runs_around_mounted_tools() {
         ["outer tools/call", "inner tools/call", "outer tools/list", "inner tools/list"]
     );
 }
+
+/// An upstream reached over Streamable HTTP, in either era: its tools answer through the
+/// gateway, and a tool it adds reaches a caller listening for changes (from a handshake-era
+/// upstream, on the gateway's GET stream to it).
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn an_upstream_over_http_answers_and_announces_its_changes() {
+    for upstream_era in ERAS {
+        let upstream = bookshop();
+        let url = crate::support::serve_http(upstream.clone()).await;
+        let remote = Upstream::builder("remote", move |client| {
+            let transport = modelcontext::HttpTransport::new(&url);
+            async move { client.era(upstream_era).connect(transport?).await }
+        })
+        .connect()
+        .await
+        .expect("connects");
+        let gateway =
+            McpServer::new("Gateway").mount(&remote, Transform::new().namespace("r")).await;
+        let gateway = gateway.expect("mounts");
+        for (round, (http, era)) in callers().enumerate() {
+            let pairing = format!("{era:?} caller {}, {upstream_era:?} upstream", over(http));
+            let builder = Client::builder().era(era);
+            let client = crate::support::connect(gateway.clone(), builder, http).await;
+            let author = client.call_tool("r_get_author", json!({"title": "Dune"})).await;
+            assert_eq!(text(&author.expect("calls")), "Frank Herbert", "{pairing}");
+            let filter = SubscriptionFilter::default().with_tools_list_changed(true);
+            let mut changes = client.listen(filter).await.expect("listens");
+            let added = format!("added_{round}");
+            upstream.add_tool(ToolDef::new(added.clone(), || async { "new" })).expect("adds");
+            let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
+            assert!(
+                matches!(change, Ok(Some(ServerNotification::ToolListChanged(_)))),
+                "{pairing}: {change:?}"
+            );
+            let new = client.call_tool(&format!("r_{added}"), json!({})).await;
+            assert_eq!(text(&new.expect("the new tool")), "new", "{pairing}");
+        }
+    }
+}
