@@ -8,7 +8,7 @@ use std::time::Duration;
 use modelcontext::client::CallOptions;
 use modelcontext::server::NoArgs;
 use modelcontext::server::compose::{Transform, Upstream};
-use modelcontext::types::{ContentBlock, ServerNotification, SubscriptionFilter};
+use modelcontext::types::{ContentBlock, ServerNotification, SubscriptionFilter, method};
 use modelcontext::{Client, Context, EraMode, McpServer, ToolDef};
 use serde_json::{Value, json};
 
@@ -366,6 +366,40 @@ async fn an_upstream_over_http_answers_and_announces_its_changes() {
             );
             let new = client.call_tool(&format!("r_{added}"), json!({})).await;
             assert_eq!(text(&new.expect("the new tool")), "new", "{pairing}");
+        }
+    }
+}
+
+/// A caller's subscription to a mounted resource, under the URI it is shown, is made upstream
+/// before the caller is answered, however slowly the upstream makes it: an update the
+/// upstream sends right after reaches the caller under that URI, and only what it asked for.
+#[tokio::test]
+async fn a_subscription_to_a_mounted_resource_hears_its_updates() {
+    use modelcontext::server::middleware::{Next, Request, from_fn};
+    for (http, era) in callers() {
+        let upstream = bookshop().middleware(from_fn(|request: Request, next: Next| async move {
+            let subscribing = [method::RESOURCES_SUBSCRIBE, method::SUBSCRIPTIONS_LISTEN];
+            if subscribing.contains(&request.method()) {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            next.run(request).await
+        }));
+        let gateway = McpServer::new("Gateway")
+            .mount_server(&upstream, Transform::new().namespace("u"))
+            .await
+            .expect("mounts");
+        let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
+        let pairing = format!("{era:?} caller {}", over(http));
+        let filter = SubscriptionFilter::default()
+            .with_resource_subscriptions(vec!["books://u/Dune".to_owned()]);
+        let mut updates = client.listen(filter).await.expect("listens");
+        upstream.notify_resource_updated("books://Emma");
+        upstream.notify_resource_updated("books://Dune");
+        match tokio::time::timeout(Duration::from_secs(5), updates.next()).await {
+            Ok(Some(ServerNotification::ResourceUpdated(params))) => {
+                assert_eq!(params.uri, "books://u/Dune", "{pairing}");
+            }
+            other => panic!("{pairing}: {other:?}"),
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
 use modelcontext_types::uri_template::UriTemplate;
 use modelcontext_types::{
@@ -11,7 +12,7 @@ use modelcontext_types::{
     ResourceTemplateReference, ServerNotification, SubscriptionFilter, Tool, method,
 };
 use serde_json::{Map, Value};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::forward;
@@ -38,7 +39,14 @@ pub(super) struct Mounted {
     /// What this mount put in the catalog, replaced whole by each import.
     owned: Mutex<Owned>,
     /// The upstream subscriptions kept for resources clients subscribed to, by shown URI.
-    watched: Mutex<HashMap<String, JoinHandle<()>>>,
+    watched: Mutex<HashMap<String, Watch>>,
+}
+
+/// An upstream subscription kept for a resource clients subscribed to.
+struct Watch {
+    task: JoinHandle<()>,
+    /// `true` once the upstream answered the subscription (or refused it).
+    made: watch::Receiver<bool>,
 }
 
 /// The catalog keys of one import, and the templates, whose URIs it matches.
@@ -229,23 +237,27 @@ impl Mounted {
             || owned.templates.iter().any(|t| t.match_uri(uri).is_some())
     }
 
-    /// Starts watching `uri` upstream for a client's subscription (once per URI).
-    fn watch(self: &Arc<Mounted>, uri: &str) {
+    /// Starts watching `uri` upstream for a client's subscription (once per URI); what says
+    /// when the upstream subscription is made, if `uri` is this mount's.
+    fn watch(self: &Arc<Mounted>, uri: &str) -> Option<watch::Receiver<bool>> {
         if !self.owns_resource(uri) {
-            return;
+            return None;
         }
-        let Some(upstream_uri) = self.transform.upstream_uri(uri) else { return };
+        let upstream_uri = self.transform.upstream_uri(uri)?;
         let mut watched = self.watched.lock().unwrap_or_else(|e| e.into_inner());
-        if watched.get(uri).is_some_and(|task| !task.is_finished()) {
-            return;
+        if let Some(kept) = watched.get(uri).filter(|kept| !kept.task.is_finished()) {
+            return Some(kept.made.clone());
         }
-        let task = tokio::spawn(watch_resource(Arc::downgrade(self), uri.to_owned(), upstream_uri));
-        watched.insert(uri.to_owned(), task);
+        let (tell, made) = watch::channel(false);
+        let watching = watch_resource(Arc::downgrade(self), uri.to_owned(), upstream_uri, tell);
+        let task = tokio::spawn(watching);
+        watched.insert(uri.to_owned(), Watch { task, made: made.clone() });
+        Some(made)
     }
 
     fn unwatch(&self, uri: &str) {
-        if let Some(task) = self.watched.lock().unwrap_or_else(|e| e.into_inner()).remove(uri) {
-            task.abort();
+        if let Some(kept) = self.watched.lock().unwrap_or_else(|e| e.into_inner()).remove(uri) {
+            kept.task.abort();
         }
     }
 
@@ -255,7 +267,7 @@ impl Mounted {
             self.watched.lock().unwrap_or_else(|e| e.into_inner()).keys().cloned().collect();
         for uri in uris {
             self.unwatch(&uri);
-            self.watch(&uri);
+            let _made = self.watch(&uri);
         }
     }
 
@@ -270,15 +282,22 @@ impl Mounted {
     /// Sees the subscriptions clients make, to make them upstream too, and hides from a
     /// tool list the tools its caller lacks the scopes to call; lets every request through.
     pub(super) async fn see_requests(self: Arc<Mounted>, request: Request, next: Next) -> Response {
-        match request.request() {
-            ClientRequest::Subscribe(params) => self.watch(&params.uri),
-            ClientRequest::Unsubscribe(params) => self.unwatch(&params.uri),
-            ClientRequest::SubscriptionsListen(params) => {
-                for uri in params.notifications.resource_subscriptions.iter().flatten() {
-                    self.watch(uri);
-                }
+        let made: Vec<watch::Receiver<bool>> = match request.request() {
+            ClientRequest::Subscribe(params) => self.watch(&params.uri).into_iter().collect(),
+            ClientRequest::Unsubscribe(params) => {
+                self.unwatch(&params.uri);
+                Vec::new()
             }
-            _ => {}
+            ClientRequest::SubscriptionsListen(params) => {
+                let uris = params.notifications.resource_subscriptions.iter().flatten();
+                uris.filter_map(|uri| self.watch(uri)).collect()
+            }
+            _ => Vec::new(),
+        };
+        // The caller's subscription is answered once the upstream's is made, so that an
+        // update the upstream sends after the answer reaches the caller.
+        for made in made {
+            made_upstream(made, self.upstream.call_timeout()).await;
         }
         let granted = match request.request() {
             ClientRequest::ListTools(_) => granted_scopes(&request),
@@ -340,13 +359,26 @@ async fn follow(mounted: Weak<Mounted>, mut announcements: broadcast::Receiver<A
     }
 }
 
+/// Waits until `made` says the upstream subscription is made, or its watch ended, at most
+/// `bound`.
+async fn made_upstream(mut made: watch::Receiver<bool>, bound: Duration) {
+    let _ = tokio::time::timeout(bound, made.wait_for(|made| *made)).await;
+}
+
 /// Keeps an upstream subscription to `upstream_uri` and tells the server's clients of each
-/// update under `shown`. Ends with the connection (a reconnection makes it again).
-async fn watch_resource(mounted: Weak<Mounted>, shown: String, upstream_uri: String) {
+/// update under `shown`; `made` is told once the upstream answered. Ends with the connection
+/// (a reconnection makes it again).
+async fn watch_resource(
+    mounted: Weak<Mounted>,
+    shown: String,
+    upstream_uri: String,
+    made: watch::Sender<bool>,
+) {
     let Some(upstream) = mounted.upgrade().map(|m| m.upstream.clone()) else { return };
     let Ok(client) = upstream.client().await else { return };
     let filter = SubscriptionFilter::default().with_resource_subscriptions(vec![upstream_uri]);
     let subscription = client.listen(filter).await;
+    let _ = made.send(true);
     drop(client);
     let mut subscription = match subscription {
         Ok(subscription) => subscription,
