@@ -403,3 +403,50 @@ async fn a_subscription_to_a_mounted_resource_hears_its_updates() {
         }
     }
 }
+
+/// Through a mount, a modern caller may run a tool as a task at the gateway, and a plain call
+/// of a tool the upstream runs only as a task waits on the upstream's task; a handshake-era
+/// caller gets the plain result.
+#[tokio::test]
+async fn tasks_work_through_a_mount() {
+    use modelcontext::client::ToolCall;
+    use modelcontext::server::TaskSupport;
+    let quick = ToolDef::new("quick", |cx: Context, _: NoArgs| async move {
+        cx.run_as_task().await;
+        "done"
+    });
+    let only_task = ToolDef::new("only_task", |cx: Context, _: NoArgs| async move {
+        cx.run_as_task().await;
+        "ran as a task"
+    });
+    let upstream = McpServer::new("Tasks")
+        .task_poll_interval(Duration::from_millis(5))
+        .tool(quick.task(TaskSupport::Optional))
+        .and_then(|server| server.tool(only_task.task(TaskSupport::Required)))
+        .expect("registers");
+    let gateway = McpServer::new("Gateway")
+        .task_poll_interval(Duration::from_millis(5))
+        .mount_server(&upstream, Transform::new().namespace("t"))
+        .await
+        .expect("mounts");
+    for (http, era) in callers() {
+        let pairing = format!("{era:?} caller {}", over(http));
+        let client =
+            crate::support::connect(gateway.clone(), Client::builder().era(era), http).await;
+        let only = client.call_tool("t_only_task", json!({})).await;
+        assert_eq!(
+            text(&only.expect("waits on the upstream's task")),
+            "ran as a task",
+            "{pairing}"
+        );
+        let quick = client.call_tool_as_task("t_quick", json!({})).await.expect("calls");
+        let result = match (era, quick) {
+            (EraMode::Modern, ToolCall::Task(task)) => {
+                client.wait_for_task(&task).await.expect("completes")
+            }
+            (EraMode::Handshake, ToolCall::Done(result)) => result,
+            (_, other) => panic!("{pairing}: {other:?}"),
+        };
+        assert_eq!(text(&result), "done", "{pairing}");
+    }
+}
