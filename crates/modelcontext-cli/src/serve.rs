@@ -55,7 +55,11 @@ const DEPLOYMENT: &str = "mcp-serve";
 /// `mcp serve`, start to end: options this build cannot honour are refused first; then the
 /// servers are chosen (a `--config` file read) before the runtime is built, because how many
 /// workers it gets depends on them.
-pub fn main(cli: Cli) -> Exit {
+pub fn main(mut cli: Cli) -> Exit {
+    // The URL may come after `serve` too, as for every other subcommand.
+    if let Err(message) = cli.settle() {
+        return crate::commands::report(Failure::Usage(message), false, None);
+    }
     let checked = check_features(&serving(&cli.command));
     let served = checked.and_then(|()| selected(&cli)).and_then(|servers| {
         let runtime = runtime(&cli, &servers)?;

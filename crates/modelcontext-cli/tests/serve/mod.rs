@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use modelcontext::types::ContentBlock;
-use modelcontext::{Client, HttpTransport};
+use modelcontext::{ChildProcess, Client, EraMode, HttpTransport};
 use serde_json::json;
 
 use super::{bookshop, example};
@@ -123,6 +123,37 @@ async fn two_servers_with_a_clash_are_namespaced_and_a_denied_tool_is_gone() {
     let error = denied.expect_err("unknown");
     assert_eq!(error.as_mcp_error().map(|e| e.code.0), Some(-32602));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--stdio-out`: a remote server handed to a host that only starts commands. A client that
+/// starts `mcp serve --stdio-out URL` gets the remote's tools, results and errors, in both
+/// eras, as from the remote directly.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_server_is_served_on_stdio_in_both_eras() {
+    let remote = super::HttpBookshop::start();
+    for era in [EraMode::Handshake, EraMode::Modern] {
+        let gateway = ChildProcess::new(env!("CARGO_BIN_EXE_mcp"))
+            .args(["serve", "--stdio-out", &remote.url])
+            .spawn()
+            .expect("mcp serve starts");
+        let client = Client::builder().era(era).connect(gateway).await.expect("connects");
+        let direct = HttpTransport::new(&remote.url).expect("url");
+        let direct = Client::builder().era(era).connect(direct).await.expect("connects");
+        let names = |tools: Vec<modelcontext::types::Tool>| -> Vec<String> {
+            tools.into_iter().map(|tool| tool.name).collect()
+        };
+        assert_eq!(
+            names(client.list_all_tools().await.expect("lists")),
+            names(direct.list_all_tools().await.expect("lists")),
+            "{era:?}"
+        );
+        let result = client.call_tool("get_author", json!({"title": "Dune"})).await;
+        assert_eq!(text(&result.expect("calls")), "Frank Herbert", "{era:?}");
+        let failed = client.call_tool("get_author", json!({"title": "Nope"})).await;
+        assert_eq!(failed.expect("a tool error is a result").is_error, Some(true), "{era:?}");
+        let unknown = client.call_tool("nope", json!({})).await.expect_err("unknown");
+        assert_eq!(unknown.as_mcp_error().map(|e| e.code.0), Some(-32602), "{era:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
