@@ -156,6 +156,23 @@ async fn a_remote_server_is_served_on_stdio_in_both_eras() {
     }
 }
 
+/// `--tls-cert`/`--tls-key`: the endpoint is https, and a client that trusts the CA calls
+/// through it; one that does not is refused by its TLS check.
+#[test]
+fn the_endpoint_serves_https_with_the_given_certificate() {
+    let dir = scratch("tls");
+    let (ca, cert, key) = super::test_ca(&dir);
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let shop = bookshop().display().to_string();
+    let gateway = Gateway::start(&["--tls-cert", &cert, "--tls-key", &key, "--stdio", &shop], &[]);
+    assert!(gateway.url.starts_with("https://127.0.0.1:"), "{}", gateway.url);
+    let ca = ca.display().to_string();
+    let run = super::mcp(&["--cacert", &ca, "call", "get_author", "title=Dune", &gateway.url]);
+    assert_eq!(run.code(0).stdout, "Frank Herbert\n");
+    super::mcp(&["tools", &gateway.url]).code(4).stderr_has("unknown issuer");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crashed_server_fails_the_call_in_flight_and_serves_the_next_after_a_restart() {
     let indexer = format!("'{}' --stdio", example("progress").display());
