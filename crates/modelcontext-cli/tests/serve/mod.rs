@@ -125,6 +125,28 @@ async fn two_servers_with_a_clash_are_namespaced_and_a_denied_tool_is_gone() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// `--allow` keeps only the matching tools: for one server (`SERVER:PATTERN`) or for all; a
+/// tool left out is neither listed nor callable, and a pattern naming no server is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn allow_lists_keep_only_their_tools_per_server() {
+    let dir = scratch("allow");
+    let shop = bookshop().display().to_string();
+    let file = config(&dir, json!({"a": {"command": shop}, "b": {"command": shop}}));
+    let args = ["--config", &file, "--allow", "a:get_author*", "--allow", "search_books"];
+    let gateway = Gateway::start(&args, &[]);
+    let client = gateway.client().await;
+    let mut names: Vec<String> =
+        client.list_all_tools().await.expect("lists").into_iter().map(|t| t.name).collect();
+    names.sort();
+    let expected = ["a_get_author", "a_get_author_strict", "a_search_books", "b_search_books"];
+    assert_eq!(names, expected);
+    let hidden = client.call_tool("b_get_author", json!({"title": "Dune"})).await;
+    assert_eq!(hidden.expect_err("unknown").as_mcp_error().map(|e| e.code.0), Some(-32602));
+    let run = super::mcp(&["serve", "--http", "127.0.0.1:0", "--config", &file, "--allow", "c:x"]);
+    run.code(64).stderr_has("--allow c:x: no server named \"c\"");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `--stdio-out`: a remote server handed to a host that only starts commands. A client that
 /// starts `mcp serve --stdio-out URL` gets the remote's tools, results and errors, in both
 /// eras, as from the remote directly.
