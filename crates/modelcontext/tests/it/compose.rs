@@ -330,15 +330,24 @@ async fn the_gateways_middleware_runs_around_mounted_tools() {
     );
 }
 
-/// An upstream reached over Streamable HTTP, in either era: its tools answer through the
-/// gateway, and a tool it adds reaches a caller listening for changes (from a handshake-era
-/// upstream, on the gateway's GET stream to it).
+/// An upstream reached over HTTP (Streamable HTTP in either era, or the 2024-11-05 HTTP+SSE
+/// transport): its tools answer through the gateway, and a tool it adds reaches a caller
+/// listening for changes (from a handshake-era upstream, on the one stream it keeps open to
+/// the gateway).
 #[cfg(feature = "http")]
 #[tokio::test]
 async fn an_upstream_over_http_answers_and_announces_its_changes() {
-    for upstream_era in ERAS {
+    use modelcontext::server::http::HttpOptions;
+    let kinds = [("Streamable HTTP", EraMode::Handshake), ("Streamable HTTP", EraMode::Modern)];
+    for (kind, upstream_era) in kinds.into_iter().chain([("HTTP+SSE", EraMode::Handshake)]) {
         let upstream = bookshop();
-        let url = crate::support::serve_http(upstream.clone()).await;
+        let legacy = kind == "HTTP+SSE";
+        let options = HttpOptions::default().legacy_sse(legacy);
+        let endpoint = upstream.http_endpoint_with(options);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { endpoint.serve(listener).await });
+        let url = format!("http://{addr}/{}", if legacy { "sse" } else { "mcp" });
         let remote = Upstream::builder("remote", move |client| {
             let transport = modelcontext::HttpTransport::new(&url);
             async move { client.era(upstream_era).connect(transport?).await }
@@ -350,7 +359,8 @@ async fn an_upstream_over_http_answers_and_announces_its_changes() {
             McpServer::new("Gateway").mount(&remote, Transform::new().namespace("r")).await;
         let gateway = gateway.expect("mounts");
         for (round, (http, era)) in callers().enumerate() {
-            let pairing = format!("{era:?} caller {}, {upstream_era:?} upstream", over(http));
+            let pairing =
+                format!("{era:?} caller {}, {upstream_era:?} upstream over {kind}", over(http));
             let builder = Client::builder().era(era);
             let client = crate::support::connect(gateway.clone(), builder, http).await;
             let author = client.call_tool("r_get_author", json!({"title": "Dune"})).await;
