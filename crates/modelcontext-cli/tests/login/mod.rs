@@ -355,6 +355,20 @@ fn login_stores_private_tokens_that_later_commands_use_and_refresh() {
     assert!(stderr.contains("mcp login"), "the refusal says how to log in: {stderr}");
 }
 
+/// `mcp serve` in front of a server behind OAuth connects with the login `mcp login` stored:
+/// a client of the gateway (here `mcp` itself, starting `mcp serve --stdio-out URL`) calls
+/// through it as the logged-in user.
+#[test]
+fn serve_connects_upstream_with_the_stored_login() {
+    let servers = Servers::start(|_| {});
+    let (code, stderr, _) = servers.login(&[]);
+    assert_eq!(code, 0, "mcp login failed:\n{stderr}");
+    let gateway = format!("'{}' serve --stdio-out {}", env!("CARGO_BIN_EXE_mcp"), servers.url);
+    let (code, stdout, stderr) = servers.run(&["--stdio", &gateway, "call", "whoami"]);
+    assert_eq!((code, stdout.as_str()), (0, "alice\n"), "{stderr}");
+    assert_eq!(servers.issuer.state().grants.len(), 1, "no second authorization");
+}
+
 #[test]
 fn install_with_login_writes_the_stored_token_for_a_host() {
     let servers = Servers::start(|_| {});
