@@ -618,14 +618,16 @@ fn a_server_from_a_claude_desktop_config() {
 }
 
 /// VS Code's `${env:..}`, `${input:..}` (answered by its environment variable, as under a
-/// supervisor) and `${workspaceFolder}` reach the server's arguments, environment and folder.
+/// supervisor), `${workspaceFolder}` and `envFile` reach the server's arguments, environment
+/// and folder.
 #[test]
 fn a_vs_code_file_s_variables_reach_the_server() {
     let dir = temp_dir("vscode-vars");
     let script = format!(
-        r#"test "$SHELF" = fiction && test "$1" = s3cret && test "$(pwd -P)" = '{}' && exec "$0""#,
+        r#"test "$SHELF" = fiction && test "$1" = s3cret && test "$(pwd -P)" = '{}' && test "$KEY" = 'abc$def' && exec "$0""#,
         dir.canonicalize().expect("dir").display()
     );
+    std::fs::write(dir.join(".env"), "# the shop\nKEY=abc$def\nSHELF=ignored\n").expect("env");
     let config = serde_json::json!({
         "inputs": [{"type": "promptString", "id": "shelf-name", "description": "Shelf", "password": true}],
         "servers": {"books": {
@@ -633,6 +635,7 @@ fn a_vs_code_file_s_variables_reach_the_server() {
             "command": "sh",
             "args": ["-c", script, bookshop(), "${env:MCP_TEST_TOKEN}"],
             "env": {"SHELF": "${input:shelf-name}"},
+            "envFile": "${workspaceFolder}/.env",
             "cwd": "${workspaceFolder}"
         }}
     });
@@ -648,6 +651,7 @@ fn a_vs_code_file_s_variables_reach_the_server() {
         "server \"books\": ${input:shelf-name} (Shelf): set MCP_INPUT_SHELF_NAME, or run at a terminal to be asked",
     );
 }
+
 #[test]
 fn verbose_prints_every_message_both_ways() {
     let run = stdio(&["--verbose", "call", "get_author", "title=Dune"]).code(0);
