@@ -31,7 +31,8 @@ async fn styles(request: CompletionRequest) -> Vec<String> {
     }
 }
 
-fn server() -> McpServer {
+/// A prompt and a template whose arguments complete (also mounted in `compose.rs`).
+pub fn server() -> McpServer {
     let chapter = ResourceDef::new("books://{title}/chapters/{n}", |p: Chapter| async move {
         format!("{} {}", p.title, p.n)
     })

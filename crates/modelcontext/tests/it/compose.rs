@@ -460,3 +460,55 @@ async fn tasks_work_through_a_mount() {
         assert_eq!(text(&result), "done", "{pairing}");
     }
 }
+
+/// Completions of a mounted prompt's and template's arguments are asked upstream under the
+/// names and URIs it gives them, with the other arguments as context.
+#[tokio::test]
+async fn completions_come_through_a_mount_under_the_names_shown() {
+    use modelcontext::types::{PromptReference, Reference, ResourceTemplateReference};
+    let gateway = McpServer::new("Gateway")
+        .mount_server(&crate::completion::server(), Transform::new().namespace("c"))
+        .await
+        .expect("mounts");
+    for (http, era) in callers() {
+        let pairing = format!("{era:?} caller {}", over(http));
+        let client =
+            crate::support::connect(gateway.clone(), Client::builder().era(era), http).await;
+        let prompt = Reference::Prompt(PromptReference::new("c_review"));
+        let titles = client.complete(prompt.clone(), ("title", "Du")).await.expect("titles");
+        assert_eq!(titles.completion.values, ["Dune", "Dune Messiah"], "{pairing}");
+        let context = [("title".to_owned(), "Emma".to_owned())].into();
+        let styles = client.complete_in_context(prompt, ("style", ""), context).await;
+        assert_eq!(styles.expect("styles").completion.values, ["regency"], "{pairing}");
+        let uri = "books://c/{title}/chapters/{n}";
+        let template = Reference::Resource(ResourceTemplateReference::new(uri));
+        let chapters = client.complete(template, ("n", "")).await.expect("chapters");
+        assert_eq!(chapters.completion.values, ["1", "2"], "{pairing}");
+    }
+}
+
+/// Every page of an upstream's lists is imported, and the caller lists them all through the
+/// gateway, page by page.
+#[tokio::test]
+async fn every_page_of_an_upstreams_lists_comes_through() {
+    let mut upstream = McpServer::new("Many").page_size(2);
+    for n in 0..5 {
+        let tool = ToolDef::new(format!("tool_{n}"), move || async move { format!("{n}") });
+        upstream = upstream.tool(tool).expect("registers");
+    }
+    let gateway = McpServer::new("Gateway")
+        .page_size(3)
+        .mount_server(&upstream, Transform::new().namespace("m"))
+        .await
+        .expect("mounts");
+    for (http, era) in callers() {
+        let client =
+            crate::support::connect(gateway.clone(), Client::builder().era(era), http).await;
+        let mut names: Vec<String> =
+            client.list_all_tools().await.expect("lists").into_iter().map(|t| t.name).collect();
+        names.sort();
+        assert_eq!(names, ["m_tool_0", "m_tool_1", "m_tool_2", "m_tool_3", "m_tool_4"]);
+        let last = client.call_tool("m_tool_4", json!({})).await.expect("calls");
+        assert_eq!(text(&last), "4", "{era:?} caller {}", over(http));
+    }
+}
