@@ -261,8 +261,9 @@ pub fn check_http(url: &str, headers: &[(String, String)]) -> Result<(), String>
     Ok(())
 }
 
-/// What was wrong with the URL or header typed: the error beneath the SDK's "I/O error" layer.
-fn io_message(err: &modelcontext::Error) -> String {
+/// What was wrong (with the URL or header typed, or a server that did not start): the error
+/// beneath the SDK's "I/O error" layer.
+pub fn io_message(err: &modelcontext::Error) -> String {
     std::error::Error::source(err).map_or_else(|| chain(err), chain)
 }
 

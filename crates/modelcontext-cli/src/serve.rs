@@ -319,10 +319,10 @@ async fn connect(cli: &Cli, name: &str, target: Target) -> Result<Upstream, Fail
         true => builder,
         false => builder.call_timeout(cli.timeout),
     };
-    builder
-        .connect()
-        .await
-        .map_err(|error| Failure::Connection(format!("server {name:?} did not start: {}", error)))
+    builder.connect().await.map_err(|error| {
+        let cause = crate::connect::io_message(&error);
+        Failure::Connection(format!("server {name:?} did not start: {cause}"))
+    })
 }
 
 /// The transform of server `name`: namespaced when there are several, filtered by the

@@ -147,6 +147,22 @@ async fn allow_lists_keep_only_their_tools_per_server() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A server of the config that cannot start stops `mcp serve` before it serves, with the
+/// reason and the server named.
+#[test]
+fn a_server_that_cannot_start_is_named_with_the_reason() {
+    let dir = scratch("missing");
+    let shop = bookshop().display().to_string();
+    let missing = dir.join("no-such-server").display().to_string();
+    let file = config(&dir, json!({"a": {"command": shop}, "b": {"command": missing}}));
+    let run = super::mcp(&["serve", "--http", "127.0.0.1:0", "--config", &file]);
+    let expected = format!(
+        "server \"b\" did not start: cannot start the server \"{missing}\": No such file or directory"
+    );
+    run.code(4).stderr_has(&expected);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `--stdio-out`: a remote server handed to a host that only starts commands. A client that
 /// starts `mcp serve --stdio-out URL` gets the remote's tools, results and errors, in both
 /// eras, as from the remote directly.
