@@ -9,7 +9,7 @@ use modelcontext::client::CallOptions;
 use modelcontext::server::NoArgs;
 use modelcontext::server::compose::{Transform, Upstream};
 use modelcontext::types::{ContentBlock, ServerNotification, SubscriptionFilter, method};
-use modelcontext::{Client, Context, EraMode, McpServer, ToolDef};
+use modelcontext::{Client, ClientBuilder, Context, EraMode, McpServer, ToolDef};
 use serde_json::{Value, json};
 
 use crate::input::{answering_client, asking_server, text};
@@ -17,13 +17,35 @@ use crate::support::bookshop;
 
 const ERAS: [EraMode; 2] = [EraMode::Handshake, EraMode::Modern];
 
-/// Every way a caller may come: in memory and (with the feature) over HTTP, in both eras.
-fn callers() -> impl Iterator<Item = (bool, EraMode)> {
-    crate::support::TRANSPORTS.iter().flat_map(|&http| ERAS.map(move |era| (http, era)))
+/// One way a caller may come: in memory or (with the feature) over HTTP, in one era. Shown
+/// as such in a failure's message.
+#[derive(Clone, Copy)]
+struct Caller {
+    http: bool,
+    era: EraMode,
 }
 
-fn over(http: bool) -> &'static str {
-    if http { "over HTTP" } else { "in memory" }
+impl Caller {
+    /// A client of `server` this way, built from `builder`.
+    async fn connect_with(self, server: &McpServer, builder: ClientBuilder) -> Client {
+        crate::support::connect(server.clone(), builder.era(self.era), self.http).await
+    }
+
+    async fn connect(self, server: &McpServer) -> Client {
+        self.connect_with(server, Client::builder()).await
+    }
+}
+
+impl std::fmt::Display for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let over = if self.http { "over HTTP" } else { "in memory" };
+        write!(f, "{:?} caller {over}", self.era)
+    }
+}
+
+/// Every way a caller may come: in memory and (with the feature) over HTTP, in both eras.
+fn callers() -> impl Iterator<Item = Caller> {
+    crate::support::TRANSPORTS.iter().flat_map(|&http| ERAS.map(move |era| Caller { http, era }))
 }
 
 async fn client(server: &McpServer, era: EraMode) -> Client {
@@ -97,12 +119,9 @@ async fn results_and_errors_come_through_as_the_upstream_gave_them() {
         ("model_error", json!({})),
         ("search_books", json!({"query": "dune", "limit": 2})),
     ];
-    for (http, era) in callers() {
-        let connect = |server: &McpServer| {
-            crate::support::connect(server.clone(), Client::builder().era(era), http)
-        };
-        let (through, direct) = (connect(&gateway).await, connect(&direct_server).await);
-        let era = (era, over(http));
+    for caller in callers() {
+        let (through, direct) =
+            (caller.connect(&gateway).await, caller.connect(&direct_server).await);
         for (name, arguments) in &calls {
             let seen = through.call_tool(name, arguments).await;
             let expected = direct.call_tool(name, arguments).await;
@@ -110,19 +129,19 @@ async fn results_and_errors_come_through_as_the_upstream_gave_them() {
                 (Ok(seen), Ok(expected)) => assert_eq!(
                     unstamped(&seen, "Gateway"),
                     unstamped(&expected, "Bookshop"),
-                    "{name} {arguments} {era:?}"
+                    "{name} {arguments} {caller}"
                 ),
                 (Err(seen), Err(expected)) => {
                     let (seen, expected) = (seen.as_mcp_error(), expected.as_mcp_error());
-                    assert_eq!(seen, expected, "{name} {arguments} {era:?}");
+                    assert_eq!(seen, expected, "{name} {arguments} {caller}");
                     assert!(seen.is_some(), "a protocol error ({name})");
                 }
-                (seen, expected) => panic!("{name} {era:?}: {seen:?} against {expected:?}"),
+                (seen, expected) => panic!("{name} {caller}: {seen:?} against {expected:?}"),
             }
         }
         let read = through.read_resource("books://Dune").await.expect("reads");
         let expected = direct.read_resource("books://Dune").await.expect("reads");
-        assert_eq!(unstamped(&read, "Gateway"), unstamped(&expected, "Bookshop"), "{era:?}");
+        assert_eq!(unstamped(&read, "Gateway"), unstamped(&expected, "Bookshop"), "{caller}");
     }
 }
 
@@ -137,11 +156,11 @@ async fn questions_reach_the_caller_in_every_pairing_of_eras() {
         .expect("connects");
         let gateway =
             McpServer::new("Gateway").mount(&upstream, Transform::new()).await.expect("mounts");
-        for (http, era) in callers() {
-            let pairing = format!("{era:?} caller {}, {upstream_era:?} upstream", over(http));
+        for caller in callers() {
+            let pairing = format!("{caller}, {upstream_era:?} upstream");
             let calls = Arc::new(AtomicUsize::new(0));
-            let builder = answering_client(era, Arc::clone(&calls));
-            let client = crate::support::connect(gateway.clone(), builder, http).await;
+            let builder = answering_client(caller.era, Arc::clone(&calls));
+            let client = caller.connect_with(&gateway, builder).await;
             let call = |name: &'static str| client.call_tool(name, json!({"title": "Dune"}));
             assert_eq!(text(&call("order").await.expect("order")), "ordered Dune", "{pairing}");
             assert_eq!(
@@ -187,15 +206,14 @@ fn patient_server(seen: Arc<Mutex<Option<tokio::sync::oneshot::Sender<bool>>>>) 
 
 #[tokio::test]
 async fn progress_comes_back_and_a_cancellation_goes_up() {
-    for (http, era) in callers() {
+    for caller in callers() {
         let (sender, cancelled) = tokio::sync::oneshot::channel();
         let upstream = patient_server(Arc::new(Mutex::new(Some(sender))));
         let gateway = McpServer::new("Gateway")
             .mount_server(&upstream, Transform::new().namespace("p"))
             .await
             .expect("mounts");
-        let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
-        let era = (era, over(http));
+        let client = caller.connect(&gateway).await;
         let progress = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&progress);
         let options = CallOptions::new().on_progress(move |update| {
@@ -203,9 +221,13 @@ async fn progress_comes_back_and_a_cancellation_goes_up() {
         });
         let call = client.call_tool_with("p_wait", json!({}), &options);
         let outcome = tokio::time::timeout(Duration::from_millis(500), call).await;
-        assert!(outcome.is_err(), "the call waits until it is dropped ({era:?})");
+        assert!(outcome.is_err(), "the call waits until it is dropped ({caller})");
         let cancelled = tokio::time::timeout(Duration::from_secs(5), cancelled).await;
-        assert_eq!(cancelled.ok().and_then(Result::ok), Some(true), "cancelled upstream ({era:?})");
+        assert_eq!(
+            cancelled.ok().and_then(Result::ok),
+            Some(true),
+            "cancelled upstream ({caller})"
+        );
         let working = Some("working".to_owned());
         assert_eq!(
             *progress.lock().expect("lock"),
@@ -214,7 +236,7 @@ async fn progress_comes_back_and_a_cancellation_goes_up() {
                 (2.0, Some(3.0), working.clone()),
                 (3.0, Some(3.0), working)
             ],
-            "{era:?}"
+            "{caller}"
         );
     }
 }
@@ -223,14 +245,13 @@ async fn progress_comes_back_and_a_cancellation_goes_up() {
 /// a handshake-era one on its GET stream (no request of its is open when the change comes).
 #[tokio::test]
 async fn an_upstream_list_change_reaches_a_listening_caller() {
-    for (http, era) in callers() {
+    for caller in callers() {
         let upstream = bookshop();
         let gateway = McpServer::new("Gateway")
             .mount_server(&upstream, Transform::new().namespace("u"))
             .await
             .expect("mounts");
-        let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
-        let era = (era, over(http));
+        let client = caller.connect(&gateway).await;
         let filter = SubscriptionFilter::default().with_tools_list_changed(true);
         let mut changes = client.listen(filter).await.expect("listens");
         let added = ToolDef::new("added", || async { "new" });
@@ -238,13 +259,13 @@ async fn an_upstream_list_change_reaches_a_listening_caller() {
         let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
         assert!(
             matches!(change, Ok(Some(ServerNotification::ToolListChanged(_)))),
-            "{era:?}: {change:?}"
+            "{caller}: {change:?}"
         );
         let result = client.call_tool("u_added", json!({})).await.expect("the new tool");
-        assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "new"), "{era:?}");
+        assert!(matches!(&result.content[0], ContentBlock::Text(t) if t.text == "new"), "{caller}");
         upstream.remove_tool("added");
         let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
-        assert!(matches!(change, Ok(Some(_))), "{era:?}");
+        assert!(matches!(change, Ok(Some(_))), "{caller}");
         let tools: Vec<Value> = client
             .list_all_tools()
             .await
@@ -252,7 +273,7 @@ async fn an_upstream_list_change_reaches_a_listening_caller() {
             .into_iter()
             .map(|t| Value::String(t.name))
             .collect();
-        assert!(!tools.contains(&json!("u_added")), "{era:?}: {tools:?}");
+        assert!(!tools.contains(&json!("u_added")), "{caller}: {tools:?}");
     }
 }
 
@@ -358,11 +379,9 @@ async fn an_upstream_over_http_answers_and_announces_its_changes() {
         let gateway =
             McpServer::new("Gateway").mount(&remote, Transform::new().namespace("r")).await;
         let gateway = gateway.expect("mounts");
-        for (round, (http, era)) in callers().enumerate() {
-            let pairing =
-                format!("{era:?} caller {}, {upstream_era:?} upstream over {kind}", over(http));
-            let builder = Client::builder().era(era);
-            let client = crate::support::connect(gateway.clone(), builder, http).await;
+        for (round, caller) in callers().enumerate() {
+            let pairing = format!("{caller}, {upstream_era:?} upstream over {kind}");
+            let client = caller.connect(&gateway).await;
             let author = client.call_tool("r_get_author", json!({"title": "Dune"})).await;
             assert_eq!(text(&author.expect("calls")), "Frank Herbert", "{pairing}");
             let filter = SubscriptionFilter::default().with_tools_list_changed(true);
@@ -386,7 +405,7 @@ async fn an_upstream_over_http_answers_and_announces_its_changes() {
 #[tokio::test]
 async fn a_subscription_to_a_mounted_resource_hears_its_updates() {
     use modelcontext::server::middleware::{Next, Request, from_fn};
-    for (http, era) in callers() {
+    for caller in callers() {
         let upstream = bookshop().middleware(from_fn(|request: Request, next: Next| async move {
             let subscribing = [method::RESOURCES_SUBSCRIBE, method::SUBSCRIPTIONS_LISTEN];
             if subscribing.contains(&request.method()) {
@@ -398,8 +417,7 @@ async fn a_subscription_to_a_mounted_resource_hears_its_updates() {
             .mount_server(&upstream, Transform::new().namespace("u"))
             .await
             .expect("mounts");
-        let client = crate::support::connect(gateway, Client::builder().era(era), http).await;
-        let pairing = format!("{era:?} caller {}", over(http));
+        let client = caller.connect(&gateway).await;
         let filter = SubscriptionFilter::default()
             .with_resource_subscriptions(vec!["books://u/Dune".to_owned()]);
         let mut updates = client.listen(filter).await.expect("listens");
@@ -407,9 +425,9 @@ async fn a_subscription_to_a_mounted_resource_hears_its_updates() {
         upstream.notify_resource_updated("books://Dune");
         match tokio::time::timeout(Duration::from_secs(5), updates.next()).await {
             Ok(Some(ServerNotification::ResourceUpdated(params))) => {
-                assert_eq!(params.uri, "books://u/Dune", "{pairing}");
+                assert_eq!(params.uri, "books://u/Dune", "{caller}");
             }
-            other => panic!("{pairing}: {other:?}"),
+            other => panic!("{caller}: {other:?}"),
         }
     }
 }
@@ -439,25 +457,19 @@ async fn tasks_work_through_a_mount() {
         .mount_server(&upstream, Transform::new().namespace("t"))
         .await
         .expect("mounts");
-    for (http, era) in callers() {
-        let pairing = format!("{era:?} caller {}", over(http));
-        let client =
-            crate::support::connect(gateway.clone(), Client::builder().era(era), http).await;
+    for caller in callers() {
+        let client = caller.connect(&gateway).await;
         let only = client.call_tool("t_only_task", json!({})).await;
-        assert_eq!(
-            text(&only.expect("waits on the upstream's task")),
-            "ran as a task",
-            "{pairing}"
-        );
+        assert_eq!(text(&only.expect("waits on the upstream's task")), "ran as a task", "{caller}");
         let quick = client.call_tool_as_task("t_quick", json!({})).await.expect("calls");
-        let result = match (era, quick) {
+        let result = match (caller.era, quick) {
             (EraMode::Modern, ToolCall::Task(task)) => {
                 client.wait_for_task(&task).await.expect("completes")
             }
             (EraMode::Handshake, ToolCall::Done(result)) => result,
-            (_, other) => panic!("{pairing}: {other:?}"),
+            (_, other) => panic!("{caller}: {other:?}"),
         };
-        assert_eq!(text(&result), "done", "{pairing}");
+        assert_eq!(text(&result), "done", "{caller}");
     }
 }
 
@@ -470,20 +482,18 @@ async fn completions_come_through_a_mount_under_the_names_shown() {
         .mount_server(&crate::completion::server(), Transform::new().namespace("c"))
         .await
         .expect("mounts");
-    for (http, era) in callers() {
-        let pairing = format!("{era:?} caller {}", over(http));
-        let client =
-            crate::support::connect(gateway.clone(), Client::builder().era(era), http).await;
+    for caller in callers() {
+        let client = caller.connect(&gateway).await;
         let prompt = Reference::Prompt(PromptReference::new("c_review"));
         let titles = client.complete(prompt.clone(), ("title", "Du")).await.expect("titles");
-        assert_eq!(titles.completion.values, ["Dune", "Dune Messiah"], "{pairing}");
+        assert_eq!(titles.completion.values, ["Dune", "Dune Messiah"], "{caller}");
         let context = [("title".to_owned(), "Emma".to_owned())].into();
         let styles = client.complete_in_context(prompt, ("style", ""), context).await;
-        assert_eq!(styles.expect("styles").completion.values, ["regency"], "{pairing}");
+        assert_eq!(styles.expect("styles").completion.values, ["regency"], "{caller}");
         let uri = "books://c/{title}/chapters/{n}";
         let template = Reference::Resource(ResourceTemplateReference::new(uri));
         let chapters = client.complete(template, ("n", "")).await.expect("chapters");
-        assert_eq!(chapters.completion.values, ["1", "2"], "{pairing}");
+        assert_eq!(chapters.completion.values, ["1", "2"], "{caller}");
     }
 }
 
@@ -501,14 +511,13 @@ async fn every_page_of_an_upstreams_lists_comes_through() {
         .mount_server(&upstream, Transform::new().namespace("m"))
         .await
         .expect("mounts");
-    for (http, era) in callers() {
-        let client =
-            crate::support::connect(gateway.clone(), Client::builder().era(era), http).await;
+    for caller in callers() {
+        let client = caller.connect(&gateway).await;
         let mut names: Vec<String> =
             client.list_all_tools().await.expect("lists").into_iter().map(|t| t.name).collect();
         names.sort();
         assert_eq!(names, ["m_tool_0", "m_tool_1", "m_tool_2", "m_tool_3", "m_tool_4"]);
         let last = client.call_tool("m_tool_4", json!({})).await.expect("calls");
-        assert_eq!(text(&last), "4", "{era:?} caller {}", over(http));
+        assert_eq!(text(&last), "4", "{caller}");
     }
 }
