@@ -519,23 +519,28 @@ async fn the_connections_own_requests_reach_the_middleware() {
     );
 }
 
+/// A server whose `prompts/get` answers `answer`, whatever is asked.
+fn prompts_answered_with(answer: Value) -> McpServer {
+    McpServer::new("odd")
+        .prompt(modelcontext::PromptDef::new("hello", || async { "Say hello." }))
+        .expect("prompt")
+        .middleware(from_fn(move |request: Request, next: Next| {
+            let answer = answer.clone();
+            async move {
+                match request.method() {
+                    "prompts/get" => Response::from_result(&answer),
+                    _ => next.run(request).await,
+                }
+            }
+        }))
+}
+
 /// A result kind the client does not handle for the method (here a task handle for
 /// `prompts/get`) is refused with its `resultType` named, not decoded as a prompt.
 #[tokio::test]
 async fn a_result_kind_the_client_does_not_handle_is_refused_by_name() {
     let task = json!({"resultType": "task", "task": {"taskId": "t1", "status": "working"}});
-    let server = McpServer::new("odd")
-        .prompt(modelcontext::PromptDef::new("hello", || async { "Say hello." }))
-        .expect("prompt")
-        .middleware(from_fn(move |request: Request, next: Next| {
-            let task = task.clone();
-            async move {
-                match request.method() {
-                    "prompts/get" => Response::from_result(&task),
-                    _ => next.run(request).await,
-                }
-            }
-        }));
+    let server = prompts_answered_with(task);
     let client =
         Client::builder().era(EraMode::Modern).connect(server.in_memory()).await.expect("connects");
     let no_arguments: [(String, String); 0] = [];
@@ -557,18 +562,7 @@ async fn a_handshake_era_answer_is_the_result_whatever_its_members() {
     let odd = json!({"resultType": "input_required", "messages": [
         {"role": "user", "content": {"type": "text", "text": "Say hello."}}
     ]});
-    let server = McpServer::new("odd")
-        .prompt(modelcontext::PromptDef::new("hello", || async { "Say hello." }))
-        .expect("prompt")
-        .middleware(from_fn(move |request: Request, next: Next| {
-            let odd = odd.clone();
-            async move {
-                match request.method() {
-                    "prompts/get" => Response::from_result(&odd),
-                    _ => next.run(request).await,
-                }
-            }
-        }));
+    let server = prompts_answered_with(odd);
     let client = Client::builder()
         .era(EraMode::Handshake)
         .connect(server.in_memory())
