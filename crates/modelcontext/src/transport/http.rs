@@ -80,29 +80,20 @@ pub struct HttpTransport {
     #[cfg(feature = "auth-client")]
     auth: Option<Arc<dyn crate::auth::client::AuthProvider>>,
     /// The handshake-era session id, for the client's spans.
-    session_watch: SessionSlot,
+    session_watch: PerConnection<SessionIdWatch>,
     /// Said once the GET stream answered after `notifications/initialized`.
-    settled: SettledSlot,
+    settled: PerConnection<Settled>,
 }
 
-/// A transport's [`Settled`], one per connection like [`SessionSlot`].
+/// What each connection of a transport has its own of (its session id, its word that the
+/// session is open): a clone of the transport, a template for several connections, starts
+/// afresh rather than sharing the original's.
 #[derive(Default)]
-struct SettledSlot(Settled);
+struct PerConnection<T>(T);
 
-impl Clone for SettledSlot {
-    fn clone(&self) -> SettledSlot {
-        SettledSlot::default()
-    }
-}
-
-/// A transport's [`SessionIdWatch`]. A clone of the transport (a template for several
-/// connections) gets a watch of its own: each connection has its own session.
-#[derive(Default)]
-struct SessionSlot(SessionIdWatch);
-
-impl Clone for SessionSlot {
-    fn clone(&self) -> SessionSlot {
-        SessionSlot::default()
+impl<T: Default> Clone for PerConnection<T> {
+    fn clone(&self) -> PerConnection<T> {
+        PerConnection::default()
     }
 }
 
@@ -120,8 +111,8 @@ impl HttpTransport {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             #[cfg(feature = "auth-client")]
             auth: None,
-            session_watch: SessionSlot::default(),
-            settled: SettledSlot::default(),
+            session_watch: PerConnection::default(),
+            settled: PerConnection::default(),
         })
     }
 
